@@ -1,0 +1,22 @@
+// Command prickle-gen turns the Prickle tool-reference pages into a
+// canonical spec, lints and formats them, and generates the typed Go API.
+//
+// Usage:
+//
+//	prickle-gen spec [-o FILE] [PATH...]
+//	prickle-gen lint [-json] [PATH...]
+//	prickle-gen fmt [-l] [-d] [-w] [PATH...]
+//
+// PATH is a page or a folder of pages; with none, the bundled pages. Exit
+// status: 0 clean, 1 findings or a diff, 2 usage or I/O error.
+package main
+
+import (
+	"os"
+
+	"github.com/prickle-dev/prickle/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

@@ -1,0 +1,118 @@
+// Package cli implements the prickle-gen command, so that tests can run it
+// in-process (see cmd/prickle-gen and the testscript goldens).
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Exit statuses.
+const (
+	ExitOK       = 0 // clean
+	ExitFindings = 1 // findings, a diff, something breaking
+	ExitUsage    = 2 // usage or I/O error
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	usage   string // argument synopsis
+	summary string
+	run     func(c *ctx, args []string) int
+}
+
+// commands is filled by the files that implement them.
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// ctx carries the streams of one invocation.
+type ctx struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// fail prints a one-line reason and returns ExitUsage.
+func (c *ctx) fail(format string, args ...any) int {
+	fmt.Fprintf(c.stderr, "prickle-gen: "+format+"\n", args...)
+	return ExitUsage
+}
+
+// flags returns a flag set for a subcommand that prints its usage on -h.
+func (c *ctx) flags(cmd *command) *flag.FlagSet {
+	fs := flag.NewFlagSet("prickle-gen "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(c.stderr, "usage: prickle-gen %s %s\n\n%s\n", cmd.name, cmd.usage, cmd.summary)
+		if hasFlags(fs) {
+			fmt.Fprintln(c.stderr, "\nflags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// parse parses flags; ok is false when the command should exit with code.
+func (c *ctx) parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK, false
+		}
+		return ExitUsage, false
+	}
+	return 0, true
+}
+
+// Run runs prickle-gen with args (without the program name) and returns
+// the exit status.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &ctx{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		usage(stderr)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return ExitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		return c.fail("unknown command %q (run 'prickle-gen help')", args[0])
+	}
+	return cmd.run(c, args[1:])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: prickle-gen COMMAND [flags] [PATH...]")
+	fmt.Fprintln(w, "\nPATH is a page or a folder of pages; with none, the bundled pages.")
+	fmt.Fprintln(w, "Exit status: 0 clean, 1 findings or a diff, 2 usage or I/O error.")
+	fmt.Fprintln(w, "\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, firstLine(commands[n].summary))
+	}
+	fmt.Fprintln(w, "\nRun 'prickle-gen COMMAND -h' for a command's flags.")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

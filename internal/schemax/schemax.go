@@ -1,0 +1,256 @@
+// Package schemax compiles and applies the JSON Schemas of the tool pages the
+// way the docs mean them: JSON Schema 2020-12, ECMA-262 regular expressions
+// (the documented patterns use lookahead, which Go's RE2 lacks), and `format`
+// asserted rather than treated as an annotation.
+package schemax
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dlclark/regexp2"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// MatchTimeout bounds one regular-expression match. regexp2 backtracks, so
+// without a limit a hostile input could stall a validator (ReDoS).
+const MatchTimeout = 100 * time.Millisecond
+
+var printer = message.NewPrinter(language.English)
+
+// regexpCache memoises compiled patterns: a corpus repeats the same few.
+var regexpCache sync.Map // string -> *regexp2.Regexp or error
+
+// CompileRegexp compiles an ECMA-262 regular expression with MatchTimeout.
+func CompileRegexp(src string) (*regexp2.Regexp, error) {
+	if v, ok := regexpCache.Load(src); ok {
+		if err, ok := v.(error); ok {
+			return nil, err
+		}
+		return v.(*regexp2.Regexp), nil
+	}
+	re, err := regexp2.Compile(src, regexp2.ECMAScript)
+	if err != nil {
+		err = fmt.Errorf("invalid ECMA-262 regular expression %q: %w", src, err)
+		regexpCache.Store(src, err)
+		return nil, err
+	}
+	re.MatchTimeout = MatchTimeout
+	regexpCache.Store(src, re)
+	return re, nil
+}
+
+// ecmaRegexp adapts regexp2 to jsonschema.Regexp.
+type ecmaRegexp struct{ re *regexp2.Regexp }
+
+func (r ecmaRegexp) MatchString(s string) bool {
+	ok, err := r.re.MatchString(s)
+	return err == nil && ok // a timed-out match counts as no match
+}
+
+func (r ecmaRegexp) String() string { return r.re.String() }
+
+func ecmaEngine(s string) (jsonschema.Regexp, error) {
+	re, err := CompileRegexp(s)
+	if err != nil {
+		return nil, err
+	}
+	return ecmaRegexp{re}, nil
+}
+
+// NewCompiler returns a compiler for draft 2020-12 with the ECMAScript
+// regexp engine and format assertion.
+func NewCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseRegexpEngine(ecmaEngine)
+	c.AssertFormat()
+	return c
+}
+
+// Unmarshal decodes JSON for the validator, keeping numbers exact.
+func Unmarshal(raw []byte) (any, error) {
+	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+}
+
+// Compile compiles one schema document, named url, from its raw bytes.
+// A schema that is not valid against the 2020-12 meta-schema yields a
+// *SchemaError listing the violations by JSON pointer into the schema.
+func Compile(url string, raw []byte) (*jsonschema.Schema, error) {
+	doc, err := Unmarshal(raw)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", url, err)
+	}
+	c := NewCompiler()
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("schema %s: %w", url, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		var sve *jsonschema.SchemaValidationError
+		if errors.As(err, &sve) {
+			return nil, &SchemaError{URL: url, Violations: Violations(sve.Err)}
+		}
+		return nil, fmt.Errorf("schema %s: %w", url, err)
+	}
+	return s, nil
+}
+
+// SchemaError reports a schema that is not valid JSON Schema 2020-12.
+type SchemaError struct {
+	URL        string
+	Violations []Violation // Pointer is a location inside the schema
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("schema %s is not valid JSON Schema 2020-12: %s", e.URL, joinViolations(e.Violations))
+}
+
+// Violation is one reason an instance fails a schema.
+type Violation struct {
+	// Pointer is the JSON pointer (RFC 6901) of the offending value.
+	Pointer string `json:"pointer"`
+	// Keyword is the schema keyword that failed, e.g. "pattern".
+	Keyword string `json:"keyword"`
+	// Message says what is wrong, in English.
+	Message string `json:"message"`
+	// KeywordLocation is the keyword's JSON pointer inside the schema.
+	KeywordLocation string `json:"keywordLocation,omitempty"`
+}
+
+func (v Violation) String() string {
+	p := v.Pointer
+	if p == "" {
+		p = "/"
+	}
+	return fmt.Sprintf("%s: %s (%s)", p, v.Message, v.Keyword)
+}
+
+// ValidationError is a failed validation: its violations sorted by pointer,
+// then keyword location, then message, so that output is deterministic
+// (the library's own order changes from run to run).
+type ValidationError struct {
+	Violations []Violation
+}
+
+func (e *ValidationError) Error() string {
+	return "invalid: " + joinViolations(e.Violations)
+}
+
+func joinViolations(vs []Violation) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = v.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Violations flattens a jsonschema validation error into sorted leaves.
+// Any other error becomes a single violation at the root.
+func Violations(err error) []Violation {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Violation{{Pointer: "", Keyword: "", Message: err.Error()}}
+	}
+	var out []Violation
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			kp := e.ErrorKind.KeywordPath()
+			kw := ""
+			if len(kp) > 0 {
+				kw = kp[len(kp)-1]
+			}
+			loc := keywordLocation(e)
+			out = append(out, Violation{
+				Pointer:         pointer(e.InstanceLocation),
+				Keyword:         kw,
+				Message:         e.ErrorKind.LocalizedString(printer),
+				KeywordLocation: loc,
+			})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	SortViolations(out)
+	return out
+}
+
+// keywordLocation is the failing keyword's location in the schema, taken
+// from the absolute schema URL's fragment.
+func keywordLocation(e *jsonschema.ValidationError) string {
+	frag := ""
+	if i := strings.IndexByte(e.SchemaURL, '#'); i >= 0 {
+		frag = e.SchemaURL[i+1:]
+	}
+	return frag + pointer(e.ErrorKind.KeywordPath())
+}
+
+// SortViolations sorts in the deterministic order used everywhere.
+func SortViolations(vs []Violation) {
+	sort.SliceStable(vs, func(i, j int) bool {
+		a, b := vs[i], vs[j]
+		if a.Pointer != b.Pointer {
+			return a.Pointer < b.Pointer
+		}
+		if a.KeywordLocation != b.KeywordLocation {
+			return a.KeywordLocation < b.KeywordLocation
+		}
+		return a.Message < b.Message
+	})
+}
+
+// Pointer renders reference tokens as an RFC 6901 JSON pointer.
+func pointer(tokens []string) string {
+	var sb strings.Builder
+	for _, t := range tokens {
+		sb.WriteByte('/')
+		sb.WriteString(EscapeToken(t))
+	}
+	return sb.String()
+}
+
+// EscapeToken escapes one JSON-pointer reference token.
+func EscapeToken(t string) string {
+	t = strings.ReplaceAll(t, "~", "~0")
+	return strings.ReplaceAll(t, "/", "~1")
+}
+
+// Validate validates raw JSON against s. It returns nil or a
+// *ValidationError (a JSON syntax error becomes a violation at the root).
+func Validate(s *jsonschema.Schema, raw []byte) error {
+	inst, err := Unmarshal(raw)
+	if err != nil {
+		return &ValidationError{Violations: []Violation{{Keyword: "json", Message: "invalid JSON: " + err.Error()}}}
+	}
+	return ValidateValue(s, inst)
+}
+
+// ValidateValue validates a decoded instance (from Unmarshal) against s.
+func ValidateValue(s *jsonschema.Schema, inst any) error {
+	if err := s.Validate(inst); err != nil {
+		return &ValidationError{Violations: Violations(err)}
+	}
+	return nil
+}
+
+// Compact returns raw with insignificant white space removed, keeping key
+// order and number literals exactly as written.
+func Compact(raw []byte) ([]byte, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

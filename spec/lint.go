@@ -1,0 +1,153 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Rules lists every lint rule with its severity and what it finds.
+var Rules = []struct {
+	ID       string
+	Severity Severity
+	Doc      string
+}{
+	{"title-missing", Error, "the page has no # title, or text comes before it"},
+	{"heading-duplicate", Error, "a second # title"},
+	{"heading-level", Error, "a heading of level 4 or deeper"},
+	{"tool-missing", Error, "no ## tool heading"},
+	{"tool-multiple", Error, "more than one ## tool heading on a page"},
+	{"tool-name", Error, "a tool name that is not snake_case"},
+	{"tool-duplicate", Error, "two pages document the same tool"},
+	{"description-missing", Error, "no description paragraph under the tool heading"},
+	{"section-missing", Error, "Example input, Input schema or Output schema is missing"},
+	{"section-duplicate", Error, "a section appears twice"},
+	{"section-order", Error, "sections out of order, or text between them"},
+	{"section-unknown", Error, "a ### heading that is not a known section"},
+	{"fence-missing", Error, "a section heading with no ```json fence after it"},
+	{"fence-language", Error, "a section fence whose language is not json"},
+	{"fence-unexpected", Error, "a code fence outside a section"},
+	{"block-unexpected", Error, "a list, quote, rule or HTML block: pages hold none"},
+	{"json-syntax", Error, "a fence that is not valid JSON (line and column in the page)"},
+	{"link-missing", Error, "the page does not end with [Read online](URL)"},
+	{"link-url", Error, "the doc link is not an absolute URL"},
+	{"link-tool", Error, "the doc link's tool= disagrees with the heading, or is missing"},
+	{"schema-root", Error, "an input or output schema whose root is not type object"},
+	{"schema-invalid", Error, "a schema that is not valid JSON Schema 2020-12"},
+	{"pattern-invalid", Error, "a pattern that is not a valid ECMA-262 regular expression"},
+	{"required-unknown", Error, "required names a property the schema does not define"},
+	{"example-invalid", Error, "the example input does not validate against the input schema (format asserted)"},
+	{"shared-drift", Warning, "pages disagree on text they share: title, preamble, notes, docs host"},
+	{"catalog-undocumented", Info, "a catalog name (from allowed_tools) with no page"},
+}
+
+// Lint parses the pages and runs every rule. Findings are sorted.
+func Lint(pages []*Page, parseDiags Diagnostics) (*Spec, Diagnostics) {
+	ds := append(Diagnostics(nil), parseDiags...)
+	s, bd := Build(pages)
+	ds = append(ds, bd...)
+	for _, t := range s.Tools {
+		ds = append(ds, lintTool(t)...)
+	}
+	ds.Sort()
+	return s, ds
+}
+
+func lintTool(t *Tool) Diagnostics {
+	var ds Diagnostics
+	var input *jsonschema.Schema
+	for _, sec := range []struct {
+		name string
+		b    *JSONBlock
+	}{{SectionInput, t.InputSchema}, {SectionOutput, t.OutputSchema}} {
+		if sec.b == nil || !sec.b.Valid() {
+			continue
+		}
+		sch, sd := lintSchema(t, sec.name, sec.b)
+		ds = append(ds, sd...)
+		if sec.name == SectionInput {
+			input = sch
+		}
+	}
+	if ex := t.ExampleInput; ex != nil && ex.Valid() && input != nil {
+		if err := schemax.Validate(input, ex.JSON); err != nil {
+			var ve *schemax.ValidationError
+			if errors.As(err, &ve) {
+				for _, v := range ve.Violations {
+					ds = append(ds, Diagnostic{Pos: ex.PointerPos(v.Pointer), Severity: Error, Rule: "example-invalid",
+						Message: fmt.Sprintf("%s: example input at %s: %s (%s)", t.Name, ptrOrRoot(v.Pointer), v.Message, v.Keyword)})
+				}
+			}
+		}
+	}
+	return ds
+}
+
+// lintSchema checks one schema and returns it compiled when it is valid.
+func lintSchema(t *Tool, section string, b *JSONBlock) (*jsonschema.Schema, Diagnostics) {
+	var ds Diagnostics
+	add := func(ptr, rule, format string, args ...any) {
+		ds = append(ds, Diagnostic{Pos: b.PointerPos(ptr), Severity: Error, Rule: rule,
+			Message: fmt.Sprintf("%s: %s at %s: ", t.Name, section, ptrOrRoot(ptr)) + fmt.Sprintf(format, args...)})
+	}
+	root := objectOf(b.JSON)
+	var typ string
+	if root == nil || json.Unmarshal(root["type"], &typ) != nil || typ != "object" {
+		add("", "schema-root", "a tool's schema must be an object schema (\"type\": \"object\")")
+	}
+	badPattern := map[string]bool{}
+	walkSchema(b, func(ptr string, node map[string]json.RawMessage) {
+		var pat string
+		if raw, ok := node["pattern"]; ok && json.Unmarshal(raw, &pat) == nil {
+			if _, err := schemax.CompileRegexp(pat); err != nil {
+				add(ptr+"/pattern", "pattern-invalid", "%v", errors.Unwrap(err))
+				badPattern[ptr+"/pattern"] = true
+			}
+		}
+		for name := range objectOf(node["patternProperties"]) {
+			p := ptr + "/patternProperties/" + schemax.EscapeToken(name)
+			if _, err := schemax.CompileRegexp(name); err != nil {
+				add(p, "pattern-invalid", "%v", errors.Unwrap(err))
+				badPattern[p] = true
+			}
+		}
+		var req []string
+		if json.Unmarshal(node["required"], &req) == nil {
+			props := objectOf(node["properties"])
+			if len(objectOf(node["patternProperties"])) > 0 {
+				return // a pattern may define the name
+			}
+			for i, r := range req {
+				if _, ok := props[r]; !ok {
+					add(fmt.Sprintf("%s/required/%d", ptr, i), "required-unknown", "required property %q is not among the schema's properties", r)
+				}
+			}
+		}
+	})
+	sch, err := schemax.Compile(t.Name+"/"+section, b.JSON)
+	if err != nil {
+		var se *schemax.SchemaError
+		if errors.As(err, &se) {
+			for _, v := range se.Violations {
+				if badPattern[v.Pointer] {
+					continue // already reported as pattern-invalid
+				}
+				add(v.Pointer, "schema-invalid", "not valid JSON Schema 2020-12: %s (%s)", v.Message, v.Keyword)
+			}
+		} else {
+			add("", "schema-invalid", "%v", err)
+		}
+		return nil, ds
+	}
+	return sch, ds
+}
+
+func ptrOrRoot(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}

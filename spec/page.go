@@ -1,0 +1,405 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/prickle-dev/prickle/internal/jsonpos"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
+)
+
+// Section names, in the order a page must give them.
+const (
+	SectionExample = "Example input"
+	SectionInput   = "Input schema"
+	SectionOutput  = "Output schema"
+)
+
+var sectionOrder = []string{SectionExample, SectionInput, SectionOutput}
+
+// readOnline is the text of the link that closes every page.
+const readOnline = "Read online"
+
+var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// Paragraph is a paragraph of a page, kept as its markdown source.
+type Paragraph struct {
+	Text string `json:"text"`
+	Pos  Pos    `json:"pos"`
+}
+
+// JSONBlock is the JSON of a ```json fence, kept exactly: key order and
+// number literals as written.
+type JSONBlock struct {
+	JSON json.RawMessage `json:"json"`
+	Pos  Pos             `json:"pos"` // the first line inside the fence
+
+	page   *Page
+	segs   []segment // where the body's bytes sit in the page
+	body   []byte    // the fence's body as written
+	parsed bool      // JSON is valid
+	index  jsonpos.Index
+}
+
+type segment struct{ start, stop, bodyOff int }
+
+// Page is one parsed tool-reference page.
+type Page struct {
+	File string
+	Src  []byte
+
+	Title       string
+	TitlePos    Pos
+	Preamble    []Paragraph
+	Tool        string
+	ToolPos     Pos
+	Description []Paragraph
+	Sections    map[string]*JSONBlock
+	SectionPos  map[string]Pos
+	Notes       []Paragraph
+	DocURL      string
+	DocURLPos   Pos
+
+	lines []int // byte offsets of line starts
+}
+
+// Pos converts a byte offset in the page into a position.
+func (p *Page) Pos(off int) Pos {
+	i := sort.Search(len(p.lines), func(i int) bool { return p.lines[i] > off }) - 1
+	if i < 0 {
+		i = 0
+	}
+	return Pos{File: p.File, Line: i + 1, Col: off - p.lines[i] + 1}
+}
+
+// endPos is the position just past the page's last byte.
+func (p *Page) endPos() Pos { return p.Pos(len(p.Src)) }
+
+// SrcOffset maps an offset in the fence body to an offset in the page.
+func (b *JSONBlock) SrcOffset(bodyOff int) int {
+	for i := len(b.segs) - 1; i >= 0; i-- {
+		if s := b.segs[i]; bodyOff >= s.bodyOff {
+			return s.start + bodyOff - s.bodyOff
+		}
+	}
+	if len(b.segs) > 0 {
+		return b.segs[0].start
+	}
+	return 0
+}
+
+// PosAt maps an offset in the fence body to a position in the page.
+func (b *JSONBlock) PosAt(bodyOff int) Pos {
+	if b.page == nil {
+		return b.Pos
+	}
+	return b.page.Pos(b.SrcOffset(bodyOff))
+}
+
+// Body returns the fence's body exactly as written.
+func (b *JSONBlock) Body() []byte { return b.body }
+
+// Valid reports whether the block holds syntactically valid JSON.
+func (b *JSONBlock) Valid() bool { return b.parsed }
+
+var md = goldmark.New()
+
+// ParsePage parses one page. It always returns a page (possibly partial)
+// and the structural findings: sections missing, repeated or misordered,
+// JSON syntax errors, a link that disagrees with the heading, and so on.
+func ParsePage(file string, src []byte) (*Page, Diagnostics) {
+	p := &Page{File: file, Src: src, Sections: map[string]*JSONBlock{}, SectionPos: map[string]Pos{}}
+	p.lines = append(p.lines, 0)
+	for i, c := range src {
+		if c == '\n' {
+			p.lines = append(p.lines, i+1)
+		}
+	}
+	var ds Diagnostics
+	report := func(pos Pos, sev Severity, rule, format string, args ...any) {
+		ds = append(ds, Diagnostic{Pos: pos, Severity: sev, Rule: rule, Message: fmt.Sprintf(format, args...)})
+	}
+
+	doc := md.Parser().Parse(text.NewReader(src))
+	const (
+		stTop = iota
+		stPreamble
+		stDescription
+		stSection // just after a ### heading: a fence must follow
+		stAfterFence
+		stNotes
+	)
+	state := stTop
+	var curSection string
+	lastSection := -1
+	var lastPara *Paragraph // trailing paragraph: the link, if it is one
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		pos := p.Pos(nodeStart(n))
+		if state == stSection {
+			if fb, ok := n.(*ast.FencedCodeBlock); ok {
+				p.Sections[curSection] = p.parseFence(fb, curSection, report)
+				state = stAfterFence
+				continue
+			}
+			report(p.SectionPos[curSection], Error, "fence-missing", "section %q has no ```json fence after its heading", curSection)
+			state = stAfterFence
+		}
+		switch n := n.(type) {
+		case *ast.Heading:
+			title := headingText(n, src)
+			switch n.Level {
+			case 1:
+				if p.TitlePos.Line != 0 {
+					report(pos, Error, "heading-duplicate", "second page title %q; a page has one # title", title)
+					continue
+				}
+				if state != stTop {
+					report(pos, Error, "section-order", "page title %q must come first", title)
+				}
+				p.Title, p.TitlePos = title, pos
+				state = stPreamble
+			case 2:
+				if p.Tool != "" {
+					report(pos, Error, "tool-multiple", "second tool %q on the page of %q; a page documents one tool", title, p.Tool)
+					continue
+				}
+				if p.TitlePos.Line == 0 {
+					report(pos, Error, "title-missing", "the page has no # title before its tool heading")
+				}
+				if !toolNameRE.MatchString(title) {
+					report(pos, Error, "tool-name", "tool name %q is not snake_case (want %s)", title, toolNameRE)
+				}
+				p.Tool, p.ToolPos = title, pos
+				state = stDescription
+			case 3:
+				idx := indexOf(sectionOrder, title)
+				switch {
+				case p.Tool == "":
+					report(pos, Error, "section-order", "section %q comes before the tool heading", title)
+				case idx < 0:
+					report(pos, Error, "section-unknown", "unknown section %q (want %s)", title, strings.Join(quoteAll(sectionOrder), ", "))
+					state = stAfterFence
+					continue
+				case p.Sections[title] != nil || p.SectionPos[title].Line != 0:
+					report(pos, Error, "section-duplicate", "section %q repeated (first at line %d)", title, p.SectionPos[title].Line)
+					state = stAfterFence
+					continue
+				case idx < lastSection:
+					report(pos, Error, "section-order", "section %q must come before %q", title, sectionOrder[lastSection])
+				}
+				if idx < 0 {
+					continue
+				}
+				if state == stNotes {
+					report(pos, Error, "section-order", "section %q comes after the page's notes", title)
+				}
+				lastSection = max(lastSection, idx)
+				curSection = title
+				p.SectionPos[title] = pos
+				state = stSection
+			default:
+				report(pos, Error, "heading-level", "unexpected level-%d heading %q", n.Level, title)
+			}
+		case *ast.Paragraph:
+			para := Paragraph{Text: paragraphText(n, src), Pos: pos}
+			switch state {
+			case stTop:
+				report(pos, Error, "title-missing", "text before the page's # title")
+			case stPreamble:
+				p.Preamble = append(p.Preamble, para)
+			case stDescription:
+				p.Description = append(p.Description, para)
+			case stAfterFence, stNotes:
+				if lastSection != len(sectionOrder)-1 {
+					report(pos, Error, "section-order", "paragraph between sections; notes come after %q", SectionOutput)
+				}
+				p.Notes = append(p.Notes, para)
+				lastPara = &p.Notes[len(p.Notes)-1]
+				state = stNotes
+			}
+		case *ast.FencedCodeBlock:
+			report(pos, Error, "fence-unexpected", "code fence outside a section")
+		default:
+			report(pos, Error, "block-unexpected", "unexpected %s block; a page holds headings, paragraphs and ```json fences", n.Kind())
+		}
+	}
+	if state == stSection {
+		report(p.SectionPos[curSection], Error, "fence-missing", "section %q has no ```json fence after its heading", curSection)
+	}
+	switch {
+	case p.TitlePos.Line == 0 && p.Tool == "":
+		report(Pos{File: file, Line: 1, Col: 1}, Error, "title-missing", "the page has no # title")
+	}
+	if p.Tool == "" {
+		report(p.endPos(), Error, "tool-missing", "the page documents no tool (no ## heading)")
+		return p, ds
+	}
+	if len(p.Description) == 0 {
+		report(p.ToolPos, Error, "description-missing", "tool %q has no description paragraph", p.Tool)
+	}
+	for _, s := range sectionOrder {
+		if p.SectionPos[s].Line == 0 {
+			report(p.endPos(), Error, "section-missing", "tool %q has no %q section", p.Tool, s)
+		}
+	}
+	// The closing [Read online](URL) link.
+	if lastPara != nil {
+		if u, ok := linkParagraph(lastPara.Text); ok {
+			p.DocURL, p.DocURLPos = u, lastPara.Pos
+			p.Notes = p.Notes[:len(p.Notes)-1]
+		}
+	}
+	if p.DocURL == "" {
+		report(p.endPos(), Error, "link-missing", "the page does not end with a [%s](URL) link", readOnline)
+	} else {
+		checkDocURL(p, report)
+	}
+	return p, ds
+}
+
+func checkDocURL(p *Page, report func(Pos, Severity, string, string, ...any)) {
+	u, err := url.Parse(p.DocURL)
+	if err != nil || !u.IsAbs() {
+		report(p.DocURLPos, Error, "link-url", "doc link %q is not an absolute URL", p.DocURL)
+		return
+	}
+	switch t := u.Query().Get("tool"); {
+	case t == "":
+		report(p.DocURLPos, Error, "link-tool", "doc link %q has no tool= parameter", p.DocURL)
+	case t != p.Tool:
+		report(p.DocURLPos, Error, "link-tool", "doc link names tool=%s but the heading documents %q", t, p.Tool)
+	}
+}
+
+// linkParagraph recognises a paragraph that is exactly [Read online](URL).
+func linkParagraph(s string) (string, bool) {
+	const pre = "[" + readOnline + "]("
+	if !strings.HasPrefix(s, pre) || !strings.HasSuffix(s, ")") {
+		return "", false
+	}
+	u := s[len(pre) : len(s)-1]
+	if u == "" || strings.ContainsAny(u, " \t\n()") {
+		return "", false
+	}
+	return u, true
+}
+
+func (p *Page) parseFence(fb *ast.FencedCodeBlock, section string, report func(Pos, Severity, string, string, ...any)) *JSONBlock {
+	b := &JSONBlock{page: p}
+	lines := fb.Lines()
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		b.segs = append(b.segs, segment{start: seg.Start, stop: seg.Stop, bodyOff: len(b.body)})
+		b.body = append(b.body, seg.Value(p.Src)...)
+	}
+	fencePos := p.Pos(fb.Pos())
+	if len(b.segs) > 0 {
+		b.Pos = p.Pos(b.segs[0].start)
+	} else {
+		b.Pos = fencePos
+	}
+	if lang := string(fb.Language(p.Src)); lang != "json" {
+		report(fencePos, Error, "fence-language", "section %q: fence language is %q, want \"json\"", section, lang)
+	}
+	if len(bytes.TrimSpace(b.body)) == 0 {
+		report(fencePos, Error, "json-syntax", "section %q: empty JSON fence", section)
+		return b
+	}
+	if off, err := checkJSON(b.body); err != nil {
+		report(b.PosAt(off), Error, "json-syntax", "section %q: %v", section, err)
+		return b
+	}
+	compact, _ := compactJSON(b.body)
+	b.JSON = compact
+	b.parsed = true
+	return b
+}
+
+// checkJSON reports the first syntax error and its offset in raw.
+func checkJSON(raw []byte) (int, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			off := int(se.Offset)
+			if off > 0 {
+				off-- // Offset is just past the offending byte
+			}
+			return off, fmt.Errorf("invalid JSON: %s", se.Error())
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return len(bytes.TrimRight(raw, " \t\r\n")), errors.New("invalid JSON: unexpected end of input")
+		}
+		return 0, fmt.Errorf("invalid JSON: %w", err)
+	}
+	off := int(dec.InputOffset())
+	rest := raw[off:]
+	if trimmed := bytes.TrimLeft(rest, " \t\r\n"); len(trimmed) > 0 {
+		return off + len(rest) - len(trimmed), errors.New("invalid JSON: data after the top-level value")
+	}
+	return 0, nil
+}
+
+func compactJSON(raw []byte) (json.RawMessage, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func nodeStart(n ast.Node) int {
+	if l := n.Lines(); l != nil && l.Len() > 0 {
+		if _, ok := n.(*ast.Heading); !ok {
+			return l.At(0).Start
+		}
+	}
+	return n.Pos()
+}
+
+func headingText(h *ast.Heading, src []byte) string {
+	var b strings.Builder
+	l := h.Lines()
+	for i := 0; i < l.Len(); i++ {
+		seg := l.At(i)
+		b.Write(seg.Value(src))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// paragraphText is the paragraph's markdown source, without trailing space.
+func paragraphText(pg *ast.Paragraph, src []byte) string {
+	l := pg.Lines()
+	if l.Len() == 0 {
+		return ""
+	}
+	return strings.TrimRight(string(src[l.At(0).Start:l.At(l.Len()-1).Stop]), " \t\r\n")
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func quoteAll(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}

@@ -1,0 +1,450 @@
+package spec
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// FormatVersion is the version of the canonical spec document.
+const FormatVersion = 1
+
+// Spec is the canonical spec: every page merged into one document. Its
+// JSON form (see Marshal) is deterministic to the byte; FORMAT.md
+// describes it.
+type Spec struct {
+	Format int    `json:"format"`
+	Hash   string `json:"hash"`
+	// Title, Preamble, Notes and DocsBase are the text the pages share, as
+	// most pages give it (lint warns where a page disagrees).
+	Title    string         `json:"title"`
+	Preamble []Paragraph    `json:"preamble"`
+	Notes    []Paragraph    `json:"notes"`
+	DocsBase string         `json:"docs_base"`
+	Catalog  []CatalogEntry `json:"catalog"`
+	Tools    []*Tool        `json:"tools"`
+}
+
+// CatalogEntry is one tool name the API knows: a tool with a page, or a
+// name listed in an allowed_tools enum.
+type CatalogEntry struct {
+	Name       string `json:"name"`
+	Documented bool   `json:"documented"`
+	Pos        Pos    `json:"pos"` // its page's heading, or its first enum listing
+}
+
+// Tool is one documented tool.
+type Tool struct {
+	Name         string      `json:"name"`
+	Pos          Pos         `json:"pos"`
+	Description  []Paragraph `json:"description"`
+	Sentences    []Sentence  `json:"sentences"`
+	ExampleInput *JSONBlock  `json:"example_input"`
+	InputSchema  *JSONBlock  `json:"input_schema"`
+	OutputSchema *JSONBlock  `json:"output_schema"`
+	Notes        []Paragraph `json:"notes"`
+	DocURL       string      `json:"doc_url"`
+	DocURLPos    Pos         `json:"doc_url_pos"`
+	Page         PageText    `json:"page"`
+}
+
+// PageText is the page-level text of a tool's own page, kept so that the
+// page can be rendered back exactly.
+type PageText struct {
+	File     string      `json:"file"`
+	Title    string      `json:"title"`
+	TitlePos Pos         `json:"title_pos"`
+	Preamble []Paragraph `json:"preamble"`
+}
+
+// Sentence is one normative sentence of a tool's description.
+type Sentence struct {
+	// ID is "<tool>#<8 hex digits>" derived from the sentence's own text, so
+	// editing another sentence never changes it, and editing this one does.
+	// A sentence repeated word for word in one tool gets "-2", "-3"...
+	ID   string `json:"id"`
+	Text string `json:"text"`
+	Pos  Pos    `json:"pos"`
+}
+
+// Tool returns the tool named name, or nil.
+func (s *Spec) Tool(name string) *Tool {
+	for _, t := range s.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Build merges parsed pages into a spec. Pages with structural errors are
+// still merged as far as they go; the findings tell what is wrong. Build's
+// own findings cover what only shows across pages: duplicates, drift in
+// shared text, undocumented catalog names.
+func Build(pages []*Page) (*Spec, Diagnostics) {
+	var ds Diagnostics
+	pages = append([]*Page(nil), pages...)
+	sort.SliceStable(pages, func(i, j int) bool {
+		if pages[i].Tool != pages[j].Tool {
+			return pages[i].Tool < pages[j].Tool
+		}
+		return pages[i].File < pages[j].File
+	})
+	s := &Spec{Format: FormatVersion, Catalog: []CatalogEntry{}, Tools: []*Tool{}, Preamble: []Paragraph{}, Notes: []Paragraph{}}
+	seen := map[string]*Page{}
+	var kept []*Page
+	for _, p := range pages {
+		if p.Tool == "" {
+			continue
+		}
+		if first, dup := seen[p.Tool]; dup {
+			ds = append(ds, Diagnostic{Pos: p.ToolPos, Severity: Error, Rule: "tool-duplicate",
+				Message: fmt.Sprintf("tool %q is documented twice (also at %s)", p.Tool, first.ToolPos)})
+			continue
+		}
+		seen[p.Tool] = p
+		kept = append(kept, p)
+		s.Tools = append(s.Tools, toolOf(p))
+	}
+	ds = append(ds, shared(s, kept)...)
+	ds = append(ds, catalog(s)...)
+	return s, ds
+}
+
+func toolOf(p *Page) *Tool {
+	t := &Tool{
+		Name:         p.Tool,
+		Pos:          p.ToolPos,
+		Description:  nonNil(p.Description),
+		Sentences:    splitSentences(p),
+		ExampleInput: p.Sections[SectionExample],
+		InputSchema:  p.Sections[SectionInput],
+		OutputSchema: p.Sections[SectionOutput],
+		Notes:        nonNil(p.Notes),
+		DocURL:       p.DocURL,
+		DocURLPos:    p.DocURLPos,
+		Page:         PageText{File: p.File, Title: p.Title, TitlePos: p.TitlePos, Preamble: nonNil(p.Preamble)},
+	}
+	return t
+}
+
+func nonNil(ps []Paragraph) []Paragraph {
+	if ps == nil {
+		return []Paragraph{}
+	}
+	return ps
+}
+
+// shared picks the majority version of the text that all pages share and
+// warns, naming both places, where a page disagrees with it.
+func shared(s *Spec, pages []*Page) Diagnostics {
+	if len(pages) == 0 {
+		return nil
+	}
+	var ds Diagnostics
+	type variant struct {
+		key   string
+		pages []*Page
+	}
+	// majority groups pages by key and returns the winning group (most
+	// pages; ties go to the group whose first page sorts first).
+	majority := func(key func(*Page) string) (*variant, []*variant) {
+		var vs []*variant
+		byKey := map[string]*variant{}
+		for _, p := range pages {
+			k := key(p)
+			v := byKey[k]
+			if v == nil {
+				v = &variant{key: k}
+				byKey[k] = v
+				vs = append(vs, v)
+			}
+			v.pages = append(v.pages, p)
+		}
+		best := vs[0]
+		for _, v := range vs[1:] {
+			if len(v.pages) > len(best.pages) {
+				best = v
+			}
+		}
+		return best, vs
+	}
+	warn := func(what string, key func(*Page) string, pos func(*Page) Pos, show func(*Page) string) *Page {
+		best, vs := majority(key)
+		ref := best.pages[0]
+		for _, v := range vs {
+			if v == best {
+				continue
+			}
+			for _, p := range v.pages {
+				ds = append(ds, Diagnostic{Pos: pos(p), Severity: Warning, Rule: "shared-drift",
+					Message: fmt.Sprintf("%s differs from %s: %s, not %s", what, pos(ref), show(p), show(ref))})
+			}
+		}
+		return ref
+	}
+	ref := warn("page title", func(p *Page) string { return p.Title }, func(p *Page) Pos { return p.TitlePos },
+		func(p *Page) string { return fmt.Sprintf("%q", p.Title) })
+	s.Title = ref.Title
+	// Preamble and notes compare paragraph by paragraph.
+	maxLen := func(get func(*Page) []Paragraph) int {
+		n := 0
+		for _, p := range pages {
+			n = max(n, len(get(p)))
+		}
+		return n
+	}
+	for _, part := range []struct {
+		name string
+		get  func(*Page) []Paragraph
+		dst  *[]Paragraph
+	}{
+		{"preamble", func(p *Page) []Paragraph { return p.Preamble }, &s.Preamble},
+		{"notes", func(p *Page) []Paragraph { return p.Notes }, &s.Notes},
+	} {
+		for i := 0; i < maxLen(part.get); i++ {
+			at := func(p *Page) *Paragraph {
+				if ps := part.get(p); i < len(ps) {
+					return &ps[i]
+				}
+				return nil
+			}
+			ref := warn(fmt.Sprintf("%s paragraph %d", part.name, i+1),
+				func(p *Page) string {
+					if a := at(p); a != nil {
+						return "+" + a.Text
+					}
+					return ""
+				},
+				func(p *Page) Pos {
+					if a := at(p); a != nil {
+						return a.Pos
+					}
+					if p.DocURLPos.Line != 0 {
+						return p.DocURLPos
+					}
+					return p.endPos()
+				},
+				func(p *Page) string {
+					if a := at(p); a != nil {
+						return fmt.Sprintf("%q", shorten(a.Text))
+					}
+					return "nothing"
+				})
+			if a := at(ref); a != nil {
+				*part.dst = append(*part.dst, *a)
+			}
+		}
+	}
+	ref = warn("docs host", func(p *Page) string { return docsBase(p.DocURL) }, func(p *Page) Pos { return p.DocURLPos },
+		func(p *Page) string { return docsBase(p.DocURL) })
+	s.DocsBase = docsBase(ref.DocURL)
+	return ds
+}
+
+// docsBase is a doc URL without its query: scheme, host and path.
+func docsBase(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	pu.RawQuery, pu.Fragment = "", ""
+	return pu.String()
+}
+
+// shorten keeps a long quotation readable in a diagnostic.
+func shorten(s string) string {
+	const n = 72
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// catalog collects every tool name: documented tools, and every name in an
+// allowed_tools enum. Undocumented names are reported as info.
+func catalog(s *Spec) Diagnostics {
+	entries := map[string]*CatalogEntry{}
+	for _, t := range s.Tools {
+		entries[t.Name] = &CatalogEntry{Name: t.Name, Documented: true, Pos: t.Pos}
+	}
+	for _, t := range s.Tools {
+		for _, b := range []*JSONBlock{t.InputSchema, t.OutputSchema} {
+			for _, n := range catalogNames(b) {
+				if _, ok := entries[n.name]; !ok {
+					entries[n.name] = &CatalogEntry{Name: n.name, Pos: n.pos}
+				}
+			}
+		}
+	}
+	var ds Diagnostics
+	names := make([]string, 0, len(entries))
+	for n := range entries {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		e := entries[n]
+		s.Catalog = append(s.Catalog, *e)
+		if !e.Documented {
+			ds = append(ds, Diagnostic{Pos: e.Pos, Severity: Info, Rule: "catalog-undocumented",
+				Message: fmt.Sprintf("catalog tool %q has no page", n)})
+		}
+	}
+	return ds
+}
+
+type posName struct {
+	name string
+	pos  Pos
+}
+
+// catalogNames finds the enum of every "allowed_tools" array property.
+func catalogNames(b *JSONBlock) []posName {
+	if b == nil || !b.Valid() {
+		return nil
+	}
+	var out []posName
+	walkSchema(b, func(ptr string, node map[string]json.RawMessage) {
+		props := objectOf(node["properties"])
+		at := objectOf(props["allowed_tools"])
+		items := objectOf(at["items"])
+		var enum []string
+		if json.Unmarshal(items["enum"], &enum) != nil {
+			return
+		}
+		for i, n := range enum {
+			out = append(out, posName{name: n, pos: b.PointerPos(fmt.Sprintf("%s/properties/allowed_tools/items/enum/%d", ptr, i))})
+		}
+	})
+	return out
+}
+
+func objectOf(raw json.RawMessage) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// splitSentences splits the description into sentences with stable IDs.
+func splitSentences(p *Page) []Sentence {
+	out := []Sentence{}
+	count := map[string]int{}
+	for _, para := range p.Description {
+		base := offsetOf(p, para.Pos)
+		for _, r := range sentenceRanges(para.Text) {
+			txt := strings.Join(strings.Fields(para.Text[r[0]:r[1]]), " ")
+			sum := sha256.Sum256([]byte(txt))
+			id := p.Tool + "#" + hex.EncodeToString(sum[:4])
+			count[id]++
+			if n := count[id]; n > 1 {
+				id += fmt.Sprintf("-%d", n)
+			}
+			out = append(out, Sentence{ID: id, Text: txt, Pos: p.Pos(base + r[0])})
+		}
+	}
+	return out
+}
+
+// offsetOf turns a position on page p back into a byte offset.
+func offsetOf(p *Page, pos Pos) int {
+	if pos.Line < 1 || pos.Line > len(p.lines) {
+		return 0
+	}
+	return p.lines[pos.Line-1] + pos.Col - 1
+}
+
+// abbreviations do not end a sentence.
+var abbreviations = []string{"e.g.", "i.e.", "etc.", "vs.", "cf."}
+
+// sentenceRanges returns [start, end) byte ranges of the sentences in s: a
+// sentence ends at '.', '!' or '?' followed by white space or the end.
+func sentenceRanges(s string) [][2]int {
+	var out [][2]int
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '.' && c != '!' && c != '?' {
+			continue
+		}
+		if i+1 < len(s) && s[i+1] != ' ' && s[i+1] != '\n' && s[i+1] != '\t' {
+			continue
+		}
+		abbr := false
+		for _, a := range abbreviations {
+			if strings.HasSuffix(strings.ToLower(s[:i+1]), a) {
+				abbr = true
+			}
+		}
+		if abbr {
+			continue
+		}
+		if seg := strings.TrimSpace(s[start : i+1]); seg != "" {
+			lead := len(s[start:i+1]) - len(strings.TrimLeft(s[start:i+1], " \t\n"))
+			out = append(out, [2]int{start + lead, i + 1})
+		}
+		start = i + 1
+	}
+	if rest := strings.TrimSpace(s[start:]); rest != "" {
+		lead := len(s[start:]) - len(strings.TrimLeft(s[start:], " \t\n"))
+		out = append(out, [2]int{start + lead, start + lead + len(rest)})
+	}
+	return out
+}
+
+// Marshal renders the canonical JSON of the spec, with its hash computed.
+func (s *Spec) Marshal() ([]byte, error) {
+	c := *s
+	c.Hash = ""
+	body, err := encode(&c)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	c.Hash = "sha256:" + hex.EncodeToString(sum[:])
+	s.Hash = c.Hash
+	return encode(&c)
+}
+
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode spec: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// Unmarshal reads a canonical spec document (as written by Marshal).
+func Unmarshal(data []byte) (*Spec, error) {
+	var s Spec
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	if s.Format != FormatVersion {
+		return nil, fmt.Errorf("read spec: format %d, this tool reads format %d", s.Format, FormatVersion)
+	}
+	for _, t := range s.Tools {
+		for _, b := range []*JSONBlock{t.ExampleInput, t.InputSchema, t.OutputSchema} {
+			if b != nil && len(b.JSON) > 0 {
+				c, err := compactJSON(b.JSON)
+				if err != nil {
+					return nil, fmt.Errorf("read spec: tool %s: %w", t.Name, err)
+				}
+				b.JSON, b.body, b.parsed = c, c, true
+			}
+		}
+	}
+	return &s, nil
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }
