@@ -1,0 +1,414 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Harness is the only claim_discussion harness version this server speaks.
+const Harness = 2
+
+// Discussion roles.
+const (
+	// RoleDraft: the lead writes the first answer.
+	RoleDraft = "draft"
+	// RoleReview: a non-lead agent reviews the lead's draft.
+	RoleReview = "review"
+	// RoleRevise: the lead revises its draft after the one review.
+	RoleRevise = "revise"
+	// RoleCombine: the lead combines two or more reviews into the final
+	// answer.
+	RoleCombine = "combine"
+)
+
+// Turn states.
+const (
+	// TurnWaiting: the turn still waits on (some of) its agents.
+	TurnWaiting = "waiting"
+	// TurnEnded: every woken agent replied, or the turn was closed.
+	TurnEnded = "ended"
+	// TurnStopped: the owner stopped the turn.
+	TurnStopped = "stopped"
+	// TurnTimedOut: the turn ran out of time.
+	TurnTimedOut = "timed_out"
+	// TurnReplaced: the owner's next message replaced the turn.
+	TurnReplaced = "replaced"
+)
+
+// MaxReplies is the most replies a turn allows (the schema's replies_left
+// maximum) and the default reply limit of a turn.
+const MaxReplies = 8
+
+// Quote is a quoted message (the draft under review).
+type Quote struct {
+	// MessageID identifies the quoted message.
+	MessageID string `json:"message_id"`
+	// Author is the authoring agent, "owner/name".
+	Author string `json:"author"`
+	// Body is the message text.
+	Body string `json:"body"`
+	// Provenance is agent_generated, from_approved_context, owner_approved
+	// or owner_instruction.
+	Provenance string `json:"provenance"`
+	// ProvenanceStatus is claimed or attested.
+	ProvenanceStatus string `json:"provenance_status"`
+}
+
+// ClaimDiscussionResult is the claim_discussion answer; its JSON form
+// matches the tool's output schema (reviewing marshals as null when nil).
+type ClaimDiscussionResult struct {
+	// Project is the slug of the room's project.
+	Project string `json:"project"`
+	// OwnRoom is always true: claims are only granted in the owner's
+	// private rooms.
+	OwnRoom bool `json:"own_room"`
+	// RepliesLeft is how many replies the turn still allows (0-8),
+	// including the one this session may post.
+	RepliesLeft int `json:"replies_left"`
+	// Lead is true for the first agent the message woke.
+	Lead bool `json:"lead"`
+	// Role is draft, review, revise or combine.
+	Role string `json:"role"`
+	// Reviewing quotes the draft for review and revise; nil otherwise.
+	Reviewing *Quote `json:"reviewing"`
+	// DiscussionCredential is the fresh 10-minute credential.
+	DiscussionCredential Credential `json:"discussion_credential"`
+	// Replayed is true when the idempotency key had been used before. Not
+	// part of the tool output.
+	Replayed bool `json:"-"`
+}
+
+type turnInfo struct {
+	project, room string
+	state         string
+	replyLimit    int
+	expiresAt     *time.Time
+	agents        []turnAgent // by wake order; agents[0] is the lead
+}
+
+type turnAgent struct {
+	agent   string
+	replied bool
+}
+
+// turnRefusal returns the refusal for a turn that no longer waits, or nil.
+func turnRefusal(t turnInfo, now time.Time) error {
+	state := t.state
+	if state == TurnWaiting && t.expiresAt != nil && !now.Before(*t.expiresAt) {
+		state = TurnTimedOut
+	}
+	switch state {
+	case TurnWaiting:
+		return nil
+	case TurnEnded:
+		return refuse(CodeTurnEnded, "the message's turn has ended")
+	case TurnStopped:
+		return refuse(CodeTurnStopped, "the owner stopped the message's turn")
+	case TurnTimedOut:
+		return refuse(CodeTurnTimedOut, "the message's turn ran out of time")
+	case TurnReplaced:
+		return refuse(CodeTurnReplaced, "the message's turn was replaced by the owner's next message")
+	default:
+		return fmt.Errorf("unknown turn state %q", state)
+	}
+}
+
+// ClaimDiscussion claims a discussion credential for messageID for the
+// runner p, in one transaction.
+//
+// Rules, in order: p must be a runner (not_runner); harness must be 2
+// (missing or below: harness_outdated, telling the runner to update
+// prickle-runner; above: harness_unsupported); the message must exist in a
+// project the owner belongs to (message_not_found), be in one of the
+// owner's private rooms (not_your_room) and have woken the runner's agent
+// (not_woken). A replayed key whose reply is posted is refused
+// (reply_posted); a turn that no longer waits is refused (turn_ended,
+// turn_stopped, turn_timed_out, turn_replaced); a superseded key is refused
+// (claim_superseded). The same (runner, message, idemKey) replays the same
+// role with a fresh credential and revokes the earlier one. A new key is
+// refused when the agent has posted its last reply in the turn
+// (reply_posted), when the harness has nothing for it yet (draft_pending,
+// reviews_pending), when the turn allows no more replies (no_replies_left)
+// or while another key's claim of the same agent and turn is live
+// (discussion_in_progress). See the package doc for the role scheme.
+func (s *Store) ClaimDiscussion(ctx context.Context, p *Principal, messageID, idemKey string, harness *int) (ClaimDiscussionResult, error) {
+	if err := Allowed(p, "claim_discussion"); err != nil {
+		return ClaimDiscussionResult{}, err
+	}
+	if harness == nil || *harness < Harness {
+		got := "no harness"
+		if harness != nil {
+			got = fmt.Sprintf("harness %d", *harness)
+		}
+		return ClaimDiscussionResult{}, refuse(CodeHarnessOutdated,
+			"%s is no longer supported: update prickle-runner to a version that sends harness: 2", got)
+	}
+	if *harness > Harness {
+		return ClaimDiscussionResult{}, refuse(CodeHarnessUnsupported,
+			"harness %d is not supported by this server; send harness: 2", *harness)
+	}
+	if idemKey == "" || len(idemKey) > 100 {
+		return ClaimDiscussionResult{}, refuse(CodeInvalidArgument, "idempotency_key must be 1 to 100 characters")
+	}
+	var res ClaimDiscussionResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = s.claimDiscussionTx(ctx, tx, p, messageID, idemKey)
+		return err
+	})
+	if err != nil {
+		if RefusalCode(err) != "" {
+			return ClaimDiscussionResult{}, err
+		}
+		return ClaimDiscussionResult{}, fmt.Errorf("store: claim discussion: %w", err)
+	}
+	return res, nil
+}
+
+// loadTurn loads the turn of messageID as seen by p, applying the room
+// rules (message_not_found, not_your_room, not_woken).
+func loadTurn(ctx context.Context, tx *sql.Tx, p *Principal, messageID string) (turnInfo, error) {
+	var t turnInfo
+	var kind string
+	var owner sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT r.id, r.project, r.kind, r.owner FROM messages m
+		JOIN rooms r ON r.id = m.room
+		JOIN memberships ms ON ms.project = r.project AND ms.person = ?
+		WHERE m.id = ?`, p.Owner, messageID).Scan(&t.room, &t.project, &kind, &owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, refuse(CodeMessageNotFound, "message %q not found", messageID)
+	}
+	if err != nil {
+		return t, err
+	}
+	if kind != "private" || owner.String != p.Owner {
+		return t, refuse(CodeNotYourRoom, "message %q is not in one of your owner's private rooms", messageID)
+	}
+	var expires sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT state, reply_limit, expires_at FROM turns WHERE message = ?`, messageID).
+		Scan(&t.state, &t.replyLimit, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, refuse(CodeNotWoken, "message %q did not wake your agent", messageID)
+	}
+	if err != nil {
+		return t, err
+	}
+	t.expiresAt = nullTime(expires)
+	rows, err := tx.QueryContext(ctx, `SELECT agent, reply_posted_at IS NOT NULL FROM turn_agents WHERE turn = ? ORDER BY wake_order`, messageID)
+	if err != nil {
+		return t, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a turnAgent
+		if err := rows.Scan(&a.agent, &a.replied); err != nil {
+			return t, err
+		}
+		t.agents = append(t.agents, a)
+	}
+	if err := rows.Err(); err != nil {
+		return t, err
+	}
+	if t.index(p.Agent) < 0 {
+		return t, refuse(CodeNotWoken, "message %q did not wake your agent", messageID)
+	}
+	return t, nil
+}
+
+func (t turnInfo) index(agent string) int {
+	return slices.IndexFunc(t.agents, func(a turnAgent) bool { return a.agent == agent })
+}
+
+func repliesLeft(ctx context.Context, tx *sql.Tx, messageID string, limit int) (int, error) {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE reply_turn = ?`, messageID).Scan(&n); err != nil {
+		return 0, err
+	}
+	return min(max(limit-n, 0), MaxReplies), nil
+}
+
+type discussionClaim struct {
+	id, role            string
+	lead                bool
+	reviewing           sql.NullString
+	superseded, replied bool
+}
+
+func findDiscussionClaim(ctx context.Context, tx *sql.Tx, runner, message, key string) (discussionClaim, bool, error) {
+	var c discussionClaim
+	err := tx.QueryRowContext(ctx, `SELECT id, role, lead, reviewing_message, superseded_at IS NOT NULL, replied_at IS NOT NULL
+		FROM discussion_claims WHERE runner = ? AND message = ? AND idempotency_key = ?`, runner, message, key).
+		Scan(&c.id, &c.role, &c.lead, &c.reviewing, &c.superseded, &c.replied)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, false, nil
+	}
+	return c, err == nil, err
+}
+
+func loadQuote(ctx context.Context, tx *sql.Tx, messageID string) (*Quote, error) {
+	var q Quote
+	var author sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT id, author_agent, body, provenance, provenance_status FROM messages WHERE id = ?`, messageID).
+		Scan(&q.MessageID, &author, &q.Body, &q.Provenance, &q.ProvenanceStatus)
+	if err != nil {
+		return nil, fmt.Errorf("load draft %q: %w", messageID, err)
+	}
+	if !author.Valid {
+		return nil, fmt.Errorf("draft %q has no agent author", messageID)
+	}
+	q.Author = author.String
+	return &q, nil
+}
+
+// nextRole computes the role of agent's next session in the turn, or a
+// refusal when the harness has nothing for it now.
+func nextRole(ctx context.Context, tx *sql.Tx, t turnInfo, messageID, agent string) (role string, lead bool, draftID sql.NullString, err error) {
+	lead = t.agents[0].agent == agent
+	err = tx.QueryRowContext(ctx, `SELECT id FROM messages WHERE reply_turn = ? AND reply_role = 'draft' AND author_agent = ?
+		ORDER BY created_at DESC, rowid DESC LIMIT 1`, messageID, t.agents[0].agent).Scan(&draftID)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", false, draftID, err
+	}
+	err = nil
+	if !draftID.Valid {
+		if lead {
+			return RoleDraft, true, draftID, nil
+		}
+		return "", false, draftID, refuse(CodeDraftPending, "the lead agent %s has not posted its draft yet; claim again after it does", t.agents[0].agent)
+	}
+	if !lead {
+		return RoleReview, false, draftID, nil
+	}
+	reviewers := t.agents[1:]
+	if len(reviewers) == 0 {
+		return "", true, draftID, refuse(CodeReplyPosted, "your agent already posted its reply in this turn")
+	}
+	for _, r := range reviewers {
+		if !r.replied {
+			return "", true, draftID, refuse(CodeReviewsPending, "not every reviewer has posted its review yet; claim again after they do")
+		}
+	}
+	if len(reviewers) == 1 {
+		return RoleRevise, true, draftID, nil
+	}
+	return RoleCombine, true, sql.NullString{}, nil
+}
+
+func (s *Store) claimDiscussionTx(ctx context.Context, tx *sql.Tx, p *Principal, messageID, idemKey string) (ClaimDiscussionResult, error) {
+	now := s.Now()
+	t, err := loadTurn(ctx, tx, p, messageID)
+	if err != nil {
+		return ClaimDiscussionResult{}, err
+	}
+	claim, found, err := findDiscussionClaim(ctx, tx, p.RunnerID, messageID, idemKey)
+	if err != nil {
+		return ClaimDiscussionResult{}, err
+	}
+	if found && claim.replied {
+		return ClaimDiscussionResult{}, refuse(CodeReplyPosted, "the reply for this claim was already posted")
+	}
+	if err := turnRefusal(t, now); err != nil {
+		return ClaimDiscussionResult{}, err
+	}
+	left, err := repliesLeft(ctx, tx, messageID, t.replyLimit)
+	if err != nil {
+		return ClaimDiscussionResult{}, err
+	}
+	replayed := found
+	if !found {
+		if t.agents[t.index(p.Agent)].replied {
+			return ClaimDiscussionResult{}, refuse(CodeReplyPosted, "your agent already posted its reply in this turn")
+		}
+		role, lead, draftID, err := nextRole(ctx, tx, t, messageID, p.Agent)
+		if err != nil {
+			return ClaimDiscussionResult{}, err
+		}
+		if left == 0 {
+			return ClaimDiscussionResult{}, refuse(CodeNoRepliesLeft, "the turn allows no more replies")
+		}
+		live, err := exists(ctx, tx, `SELECT 1 FROM discussion_claims WHERE message = ? AND agent = ?
+			AND superseded_at IS NULL AND replied_at IS NULL AND live_until > ?`, messageID, p.Agent, toDB(now))
+		if err != nil {
+			return ClaimDiscussionResult{}, err
+		}
+		if live {
+			return ClaimDiscussionResult{}, refuse(CodeDiscussionInProgress,
+				"your agent already has a live discussion claim for this message; replay its idempotency key, or retry after its credential expires")
+		}
+		id, err := newID("dsc_")
+		if err != nil {
+			return ClaimDiscussionResult{}, err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO discussion_claims(id, message, runner, agent, idempotency_key, role, lead,
+			reviewing_message, claimed_at, live_until) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+			id, messageID, p.RunnerID, p.Agent, idemKey, role, lead, draftID, toDB(now), toDB(now.Add(s.opts.DiscussionTTL)))
+		switch {
+		case err == nil:
+			claim = discussionClaim{id: id, role: role, lead: lead, reviewing: draftID}
+			if role != RoleReview && role != RoleRevise {
+				claim.reviewing = sql.NullString{}
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE discussion_claims SET superseded_at = ? WHERE message = ? AND agent = ?
+				AND id <> ? AND superseded_at IS NULL AND replied_at IS NULL`, toDB(now), messageID, p.Agent, id); err != nil {
+				return ClaimDiscussionResult{}, err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND discussion IN
+				(SELECT id FROM discussion_claims WHERE message = ? AND agent = ? AND superseded_at IS NOT NULL)`,
+				toDB(now), messageID, p.Agent); err != nil {
+				return ClaimDiscussionResult{}, err
+			}
+		case isUniqueViolation(err):
+			claim, found, err = findDiscussionClaim(ctx, tx, p.RunnerID, messageID, idemKey)
+			if err != nil {
+				return ClaimDiscussionResult{}, err
+			}
+			if !found {
+				return ClaimDiscussionResult{}, errors.New("discussion claim vanished after unique violation")
+			}
+			if claim.replied {
+				return ClaimDiscussionResult{}, refuse(CodeReplyPosted, "the reply for this claim was already posted")
+			}
+			replayed = true
+		default:
+			return ClaimDiscussionResult{}, fmt.Errorf("insert discussion claim: %w", err)
+		}
+	}
+	if claim.superseded {
+		return ClaimDiscussionResult{}, refuse(CodeClaimSuperseded, "the discussion claim made with this idempotency key was superseded by a newer claim")
+	}
+	if replayed && left == 0 {
+		return ClaimDiscussionResult{}, refuse(CodeNoRepliesLeft, "the turn allows no more replies")
+	}
+	expires := now.Add(s.opts.DiscussionTTL)
+	if replayed {
+		if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE discussion = ? AND revoked_at IS NULL`,
+			toDB(now), claim.id); err != nil {
+			return ClaimDiscussionResult{}, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE discussion_claims SET live_until = ? WHERE id = ?`, toDB(expires), claim.id); err != nil {
+			return ClaimDiscussionResult{}, err
+		}
+	}
+	var reviewing *Quote
+	if claim.reviewing.Valid {
+		if reviewing, err = loadQuote(ctx, tx, claim.reviewing.String); err != nil {
+			return ClaimDiscussionResult{}, err
+		}
+	}
+	tools := slices.Clone(DiscussionTools)
+	runner := p.RunnerID
+	tok, err := mintToken(ctx, tx, tokenRow{kind: KindDiscussion, agent: p.Agent, runner: &runner, discussion: &claim.id,
+		project: &t.project, room: &t.room, message: &messageID, allowedTools: tools, expiresAt: &expires}, now)
+	if err != nil {
+		return ClaimDiscussionResult{}, err
+	}
+	return ClaimDiscussionResult{
+		Project: t.project, OwnRoom: true, RepliesLeft: left, Lead: claim.lead, Role: claim.role, Reviewing: reviewing,
+		DiscussionCredential: Credential{Token: tok, ExpiresAt: expires, AllowedTools: tools},
+		Replayed:             replayed,
+	}, nil
+}

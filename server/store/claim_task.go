@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Attempt is one claimed run of a task, as claim_task returns it.
+type Attempt struct {
+	// AttemptID identifies the attempt.
+	AttemptID string `json:"attempt_id"`
+	// TaskID is the task the attempt runs.
+	TaskID string `json:"task_id"`
+	// ClaimedAt is when the attempt was first claimed (replays keep it).
+	ClaimedAt time.Time `json:"claimed_at"`
+}
+
+// ClaimTaskResult is the claim_task answer; its JSON form matches the
+// tool's output schema.
+type ClaimTaskResult struct {
+	// Attempt is the claimed attempt.
+	Attempt Attempt `json:"attempt"`
+	// ExecutionCredential is the fresh credential for the attempt.
+	ExecutionCredential Credential `json:"execution_credential"`
+	// Replayed is true when the idempotency key had been used before and the
+	// existing attempt was returned. Not part of the tool output.
+	Replayed bool `json:"-"`
+}
+
+// ClaimTask claims task taskID for the runner p, in one transaction.
+//
+// Rules, in order: p must be a runner (not_runner); the task must exist in a
+// project the runner's owner belongs to (task_not_found) and be routed to
+// the runner's agent (not_routed); if wakeMessageID is given it must not
+// name a mention (mention_not_cause) and must equal the task's own request
+// message (cause_mismatch; a task with no request takes no wake).
+//
+// The same (runner, task, idemKey) returns the same attempt with a fresh
+// execution credential; every earlier credential of that attempt is revoked.
+// A new key while another attempt on the task is live (its latest credential
+// has not expired) is refused with attempt_in_progress; once it has expired
+// a new attempt is created and the old one is superseded (replaying its key
+// is then refused with attempt_superseded). Uniqueness of
+// (runner, task, idemKey) is enforced by the database.
+func (s *Store) ClaimTask(ctx context.Context, p *Principal, taskID, idemKey string, wakeMessageID *string) (ClaimTaskResult, error) {
+	if err := Allowed(p, "claim_task"); err != nil {
+		return ClaimTaskResult{}, err
+	}
+	if idemKey == "" || len(idemKey) > 100 {
+		return ClaimTaskResult{}, refuse(CodeInvalidArgument, "idempotency_key must be 1 to 100 characters")
+	}
+	var res ClaimTaskResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = s.claimTaskTx(ctx, tx, p, taskID, idemKey, wakeMessageID)
+		return err
+	})
+	if err != nil {
+		if RefusalCode(err) != "" {
+			return ClaimTaskResult{}, err
+		}
+		return ClaimTaskResult{}, fmt.Errorf("store: claim task: %w", err)
+	}
+	return res, nil
+}
+
+func (s *Store) claimTaskTx(ctx context.Context, tx *sql.Tx, p *Principal, taskID, idemKey string, wake *string) (ClaimTaskResult, error) {
+	now := s.Now()
+	var agent, project string
+	var request sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT t.agent, t.project, t.request_message FROM tasks t
+		JOIN memberships m ON m.project = t.project AND m.person = ?
+		WHERE t.id = ?`, p.Owner, taskID).Scan(&agent, &project, &request)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ClaimTaskResult{}, refuse(CodeTaskNotFound, "task %q not found", taskID)
+	}
+	if err != nil {
+		return ClaimTaskResult{}, err
+	}
+	if agent != p.Agent {
+		return ClaimTaskResult{}, refuse(CodeNotRouted, "task %q is not routed to your agent %s", taskID, p.Agent)
+	}
+	if wake != nil {
+		var kind string
+		err := tx.QueryRowContext(ctx, `SELECT m.kind FROM messages m JOIN rooms r ON r.id = m.room
+			WHERE m.id = ? AND r.project = ?`, *wake, project).Scan(&kind)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return ClaimTaskResult{}, err
+		}
+		if kind == "mention" {
+			return ClaimTaskResult{}, refuse(CodeMentionNotCause, "message %q is a mention, and a mention is never a run's cause", *wake)
+		}
+		if !request.Valid {
+			return ClaimTaskResult{}, refuse(CodeCauseMismatch, "task %q was not asked for by a task request, so wake.message_id must be omitted", taskID)
+		}
+		if *wake != request.String {
+			return ClaimTaskResult{}, refuse(CodeCauseMismatch, "task %q is bound to its task request %q; wake.message_id may only repeat it", taskID, request.String)
+		}
+	}
+
+	// Insert first: the UNIQUE (runner, task, idempotency_key) constraint
+	// decides whether this is a new claim or a replay. A refusal after a
+	// successful insert rolls the whole transaction back.
+	id, err := newID("att_")
+	if err != nil {
+		return ClaimTaskResult{}, err
+	}
+	var att Attempt
+	var superseded, replayed bool
+	_, err = tx.ExecContext(ctx, `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until)
+		VALUES (?,?,?,?,?,?,?)`, id, taskID, p.RunnerID, idemKey, request, toDB(now), toDB(now.Add(s.opts.LaunchTimeout)))
+	switch {
+	case err == nil:
+		att = Attempt{AttemptID: id, TaskID: taskID, ClaimedAt: now}
+		// A live attempt under another key blocks a new one.
+		live, err := exists(ctx, tx, `SELECT 1 FROM attempts WHERE task = ? AND id <> ? AND superseded_at IS NULL AND live_until > ?`,
+			taskID, id, toDB(now))
+		if err != nil {
+			return ClaimTaskResult{}, err
+		}
+		if live {
+			return ClaimTaskResult{}, refuse(CodeAttemptInProgress,
+				"task %q already has a live attempt under another idempotency key; replay that key, or retry after its credential expires", taskID)
+		}
+		// Expired attempts under other keys are superseded by this one.
+		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET superseded_at = ? WHERE task = ? AND id <> ? AND superseded_at IS NULL`,
+			toDB(now), taskID, id); err != nil {
+			return ClaimTaskResult{}, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND attempt IN
+			(SELECT id FROM attempts WHERE task = ? AND id <> ?)`, toDB(now), taskID, id); err != nil {
+			return ClaimTaskResult{}, err
+		}
+	case isUniqueViolation(err):
+		// This key was claimed before: replay that attempt.
+		var found bool
+		att, superseded, found, err = s.findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
+		if err != nil {
+			return ClaimTaskResult{}, err
+		}
+		if !found {
+			return ClaimTaskResult{}, errors.New("attempt vanished after unique violation")
+		}
+		replayed = true
+	default:
+		return ClaimTaskResult{}, fmt.Errorf("insert attempt: %w", err)
+	}
+	if superseded {
+		return ClaimTaskResult{}, refuse(CodeAttemptSuperseded, "the attempt claimed with this idempotency key was superseded by a newer attempt")
+	}
+	expires := now.Add(s.opts.LaunchTimeout)
+	if replayed {
+		if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE attempt = ? AND revoked_at IS NULL`,
+			toDB(now), att.AttemptID); err != nil {
+			return ClaimTaskResult{}, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET live_until = ? WHERE id = ?`, toDB(expires), att.AttemptID); err != nil {
+			return ClaimTaskResult{}, err
+		}
+	}
+	tools := slices.Clone(ExecutionTools)
+	runner := p.RunnerID
+	tok, err := mintToken(ctx, tx, tokenRow{kind: KindExecution, agent: p.Agent, runner: &runner,
+		attempt: &att.AttemptID, project: &project, task: &taskID, allowedTools: tools, expiresAt: &expires}, now)
+	if err != nil {
+		return ClaimTaskResult{}, err
+	}
+	return ClaimTaskResult{Attempt: att, Replayed: replayed,
+		ExecutionCredential: Credential{Token: tok, ExpiresAt: expires, AllowedTools: tools}}, nil
+}
+
+func (s *Store) findAttempt(ctx context.Context, tx *sql.Tx, runner, task, key string) (Attempt, bool, bool, error) {
+	var a Attempt
+	var claimed int64
+	var superseded sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT id, task, claimed_at, superseded_at FROM attempts
+		WHERE runner = ? AND task = ? AND idempotency_key = ?`, runner, task, key).Scan(&a.AttemptID, &a.TaskID, &claimed, &superseded)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Attempt{}, false, false, nil
+	}
+	if err != nil {
+		return Attempt{}, false, false, err
+	}
+	a.ClaimedAt = fromDB(claimed)
+	return a, superseded.Valid, true, nil
+}

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Patterns from the tool pages' schemas (Go regexp has no lookahead, so the
+// handle/slug pattern is written without it; lengths are checked apart).
+var (
+	reSlug  = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+	reID    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	reAgent = regexp.MustCompile(`^([a-z0-9]+(?:-[a-z0-9]+)*)/([a-z0-9]+(?:-[a-z0-9]+)*)$`)
+)
+
+func validSlug(s string) bool { return len(s) <= 39 && reSlug.MatchString(s) }
+
+// Person is a person in a project, as discover_team_agents returns it.
+type Person struct {
+	// Handle is the person's handle.
+	Handle string `json:"handle"`
+	// DisplayName is the person's display name.
+	DisplayName string `json:"display_name"`
+	// AvatarURL is nil when the person has no avatar.
+	AvatarURL *string `json:"avatar_url"`
+	// Color is 0-7.
+	Color int `json:"color"`
+	// Away is true when the person is away.
+	Away bool `json:"away"`
+}
+
+// Capability is one capability of an agent.
+type Capability struct {
+	// Kind is mcp, repo, deploy, data or other.
+	Kind string `json:"kind"`
+	// Name names the capability.
+	Name string `json:"name"`
+}
+
+// Agent is an agent in a project, as discover_team_agents returns it.
+type Agent struct {
+	// AgentID is "owner/name".
+	AgentID string `json:"agent_id"`
+	// Owner is the owner's handle.
+	Owner string `json:"owner"`
+	// Name is the agent's name within its owner.
+	Name string `json:"name"`
+	// AvatarURL is nil when the agent has no avatar.
+	AvatarURL *string `json:"avatar_url"`
+	// Model is the model the agent runs.
+	Model string `json:"model"`
+	// Client is the client the agent connects with.
+	Client string `json:"client"`
+	// Role is a short description of the agent's role.
+	Role string `json:"role"`
+	// Capabilities is never nil.
+	Capabilities []Capability `json:"capabilities"`
+	// Availability is online, working, idle, asleep, away or offline.
+	Availability string `json:"availability"`
+	// TrustLevel is owner_verified or unverified.
+	TrustLevel string `json:"trust_level"`
+	// LastSeenAt is nil when the agent was never seen.
+	LastSeenAt *time.Time `json:"last_seen_at"`
+}
+
+// DiscoverResult is the discover_team_agents answer. Both slices are
+// non-nil (they marshal as [] when empty).
+type DiscoverResult struct {
+	// People are the project's members, by handle.
+	People []Person `json:"people"`
+	// Agents are the agents owned by the project's members, by agent id.
+	Agents []Agent `json:"agents"`
+}
+
+// DiscoverTeamAgents lists the people and agents of project. The caller
+// must be allowed discover_team_agents (see Allowed) and its agent's owner
+// must be a member of the project; a credential scoped to a project sees
+// only that project. A project that does not exist and one the caller
+// cannot see give the same refusal, project_not_visible, with the same
+// message.
+func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project string) (DiscoverResult, error) {
+	if err := Allowed(p, "discover_team_agents"); err != nil {
+		return DiscoverResult{}, err
+	}
+	notVisible := refuse(CodeProjectNotVisible, "the project does not exist or you cannot see it")
+	if p.Scope.Project != "" && p.Scope.Project != project {
+		return DiscoverResult{}, notVisible
+	}
+	res := DiscoverResult{People: []Person{}, Agents: []Agent{}}
+	err := s.inReadTx(ctx, func(tx *sql.Tx) error {
+		ok, err := exists(ctx, tx, `SELECT 1 FROM memberships m JOIN agents a ON a.owner = m.person
+			WHERE m.project = ? AND a.id = ?`, project, p.Agent)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notVisible
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT p.handle, p.display_name, p.avatar_url, p.color, p.away
+			FROM people p JOIN memberships m ON m.person = p.handle WHERE m.project = ? ORDER BY p.handle`, project)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var pe Person
+			var av sql.NullString
+			if err := rows.Scan(&pe.Handle, &pe.DisplayName, &av, &pe.Color, &pe.Away); err != nil {
+				rows.Close()
+				return err
+			}
+			pe.AvatarURL = nullString(av)
+			res.People = append(res.People, pe)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT a.id, a.owner, a.name, a.avatar_url, a.model, a.client, a.role,
+				a.capabilities, a.availability, a.trust_level, a.last_seen_at
+			FROM agents a JOIN memberships m ON m.person = a.owner WHERE m.project = ? ORDER BY a.id`, project)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var a Agent
+			var av sql.NullString
+			var caps string
+			var seen sql.NullInt64
+			if err := rows.Scan(&a.AgentID, &a.Owner, &a.Name, &av, &a.Model, &a.Client, &a.Role, &caps,
+				&a.Availability, &a.TrustLevel, &seen); err != nil {
+				return err
+			}
+			a.AvatarURL = nullString(av)
+			a.LastSeenAt = nullTime(seen)
+			a.Capabilities = []Capability{}
+			if err := json.Unmarshal([]byte(caps), &a.Capabilities); err != nil {
+				return fmt.Errorf("agent %s capabilities: %w", a.AgentID, err)
+			}
+			if a.Capabilities == nil {
+				a.Capabilities = []Capability{}
+			}
+			res.Agents = append(res.Agents, a)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		if RefusalCode(err) != "" {
+			return DiscoverResult{}, err
+		}
+		return DiscoverResult{}, fmt.Errorf("store: discover team agents: %w", err)
+	}
+	return res, nil
+}

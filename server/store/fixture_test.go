@@ -1,0 +1,189 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadWorldFixture(t *testing.T) {
+	c := newClock()
+	s := openT(t, ":memory:", c)
+	f, err := os.Open("testdata/world.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	issued, err := s.LoadFixture(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tokenOf(t, issued, KindAgent, "maya/builder"); got != fxBuilderAgent {
+		t.Fatalf("fixture agent token not returned as given: %q", got)
+	}
+	if got := tokenOf(t, issued, KindRunner, "maya/builder"); got != fxBuilderRunner {
+		t.Fatalf("fixture runner token not returned as given")
+	}
+	if got := tokenOf(t, issued, KindAgent, "maya/critic"); !strings.HasPrefix(got, TokenPrefix) {
+		t.Fatalf("generated token %q", got)
+	}
+	if len(issued) != 5+4 {
+		t.Fatalf("issued %d tokens, want 9", len(issued))
+	}
+	p := auth(t, s, fxTheoAgent)
+	res, err := s.DiscoverTeamAgents(ctx, p, "website-v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.People) != 2 || len(res.Agents) != 4 {
+		t.Fatalf("people %d agents %d", len(res.People), len(res.Agents))
+	}
+	// Generated tokens work.
+	auth(t, s, tokenOf(t, issued, KindAgent, "maya/critic"))
+	// Loading it twice collides on ids, naming the first entry.
+	f2, _ := os.Open("testdata/world.json")
+	defer f2.Close()
+	_, err = s.LoadFixture(ctx, f2)
+	var fe *FixtureError
+	if !errors.As(err, &fe) || fe.Path != "$.projects[0].slug" || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("second load: %v", err)
+	}
+}
+
+const baseFixture = `{
+  "version": 1,
+  "projects": [{"slug": "p"}],
+  "people": [{"handle": "a", "display_name": "A", "color": 1}, {"handle": "b", "display_name": "B", "color": 2}],
+  "memberships": [{"project": "p", "person": "a"}],
+  "agents": [{"id": "a/x", "model": "m", "client": "c", "availability": "online", "trust_level": "unverified", "token": "prk_base-fixture-token-ax"},
+             {"id": "b/y", "model": "m", "client": "c", "availability": "idle", "trust_level": "owner_verified"}],
+  "runners": [{"id": "r", "agent": "a/x", "token": "prk_base-fixture-runner-r"}],
+  "rooms": [{"id": "room", "project": "p", "kind": "private", "owner": "a"}],
+  "messages": [{"id": "m1", "room": "room", "kind": "room_message", "author": "a", "body": "hi"},
+               {"id": "req", "room": "room", "kind": "task_request", "author": "a", "body": "do it"}],
+  "turns": [{"message": "m1", "agents": [{"agent": "a/x"}]}],
+  "tasks": [{"id": "t1", "project": "p", "agent": "a/x", "request_message": "req"}],
+  "attempts": [{"task": "t1", "runner": "r", "idempotency_key": "k"}],
+  "discussion_claims": [{"message": "m1", "runner": "r", "idempotency_key": "k", "role": "draft"}]
+}`
+
+func mutate(t *testing.T, f func(w map[string]any)) string {
+	t.Helper()
+	var w map[string]any
+	if err := json.Unmarshal([]byte(baseFixture), &w); err != nil {
+		t.Fatal(err)
+	}
+	f(w)
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func entry(w map[string]any, section string, i int) map[string]any {
+	return w[section].([]any)[i].(map[string]any)
+}
+
+func TestFixtureErrorsNamePath(t *testing.T) {
+	cases := []struct {
+		name, path, fixture string
+	}{
+		{"syntax", "$", `{"version": 1,`},
+		{"version", "$.version", mutate(t, func(w map[string]any) { w["version"] = 2 })},
+		{"unknown section", "$.widgets", mutate(t, func(w map[string]any) { w["widgets"] = []any{} })},
+		{"section not array", "$.people", mutate(t, func(w map[string]any) { w["people"] = "x" })},
+		{"bad slug", "$.projects[0].slug", mutate(t, func(w map[string]any) { entry(w, "projects", 0)["slug"] = "Bad Slug" })},
+		{"color range", "$.people[1].color", mutate(t, func(w map[string]any) { entry(w, "people", 1)["color"] = 9 })},
+		{"color type", "$.people[0].color", mutate(t, func(w map[string]any) { entry(w, "people", 0)["color"] = "red" })},
+		{"avatar url", "$.people[0].avatar_url", mutate(t, func(w map[string]any) { entry(w, "people", 0)["avatar_url"] = "not a url" })},
+		{"duplicate person", "$.people[1].handle", mutate(t, func(w map[string]any) { entry(w, "people", 1)["handle"] = "a" })},
+		{"unknown field", "$.agents[0]", mutate(t, func(w map[string]any) { entry(w, "agents", 0)["colour"] = 1 })},
+		{"membership project", "$.memberships[0].project", mutate(t, func(w map[string]any) { entry(w, "memberships", 0)["project"] = "nope" })},
+		{"agent id", "$.agents[0].id", mutate(t, func(w map[string]any) { entry(w, "agents", 0)["id"] = "A/x" })},
+		{"agent owner", "$.agents[1].id", mutate(t, func(w map[string]any) { entry(w, "agents", 1)["id"] = "zed/y" })},
+		{"availability", "$.agents[1].availability", mutate(t, func(w map[string]any) { entry(w, "agents", 1)["availability"] = "busy" })},
+		{"capability kind", "$.agents[0].capabilities[1].kind", mutate(t, func(w map[string]any) {
+			entry(w, "agents", 0)["capabilities"] = []any{map[string]any{"kind": "repo", "name": "r"}, map[string]any{"kind": "magic", "name": "x"}}
+		})},
+		{"short token", "$.agents[0].token", mutate(t, func(w map[string]any) { entry(w, "agents", 0)["token"] = "short" })},
+		{"duplicate token", "$.agents[1].token", mutate(t, func(w map[string]any) { entry(w, "agents", 1)["token"] = "prk_base-fixture-token-ax" })},
+		{"runner agent", "$.runners[0].agent", mutate(t, func(w map[string]any) { entry(w, "runners", 0)["agent"] = "a/nope" })},
+		{"private room owner", "$.rooms[0].owner", mutate(t, func(w map[string]any) { delete(entry(w, "rooms", 0), "owner") })},
+		{"message room", "$.messages[1].room", mutate(t, func(w map[string]any) { entry(w, "messages", 1)["room"] = "nope" })},
+		{"message kind", "$.messages[0].kind", mutate(t, func(w map[string]any) { entry(w, "messages", 0)["kind"] = "shout" })},
+		{"message author", "$.messages[0].author", mutate(t, func(w map[string]any) { entry(w, "messages", 0)["author"] = "a/ghost" })},
+		{"reply without role", "$.messages[0]", mutate(t, func(w map[string]any) { entry(w, "messages", 0)["reply_turn"] = "m1" })},
+		{"turn agent", "$.turns[0].agents[0].agent", mutate(t, func(w map[string]any) {
+			entry(w, "turns", 0)["agents"] = []any{map[string]any{"agent": "a/ghost"}}
+		})},
+		{"turn state", "$.turns[0].state", mutate(t, func(w map[string]any) { entry(w, "turns", 0)["state"] = "paused" })},
+		{"reply limit", "$.turns[0].reply_limit", mutate(t, func(w map[string]any) { entry(w, "turns", 0)["reply_limit"] = 9 })},
+		{"task request", "$.tasks[0].request_message", mutate(t, func(w map[string]any) { entry(w, "tasks", 0)["request_message"] = "m1" })},
+		{"attempt runner", "$.attempts[0].runner", mutate(t, func(w map[string]any) {
+			entry(w, "tasks", 0)["agent"] = "b/y"
+		})},
+		{"claim reviewing", "$.discussion_claims[0].reviewing", mutate(t, func(w map[string]any) { entry(w, "discussion_claims", 0)["role"] = "review" })},
+		{"claim not woken", "$.discussion_claims[0].message", mutate(t, func(w map[string]any) { entry(w, "discussion_claims", 0)["message"] = "req" })},
+	}
+	// The base itself loads.
+	base := openT(t, ":memory:", newClock())
+	if _, err := base.LoadFixture(ctx, strings.NewReader(baseFixture)); err != nil {
+		t.Fatalf("base fixture: %v", err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openT(t, ":memory:", newClock())
+			_, err := s.LoadFixture(ctx, strings.NewReader(c.fixture))
+			var fe *FixtureError
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v, want *FixtureError", err)
+			}
+			if fe.Path != c.path {
+				t.Fatalf("path = %q, want %q (%v)", fe.Path, c.path, err)
+			}
+			if !strings.HasPrefix(err.Error(), "fixture: "+c.path+": ") {
+				t.Fatalf("message %q does not name the path", err)
+			}
+			// All or nothing.
+			for _, table := range []string{"projects", "people", "agents", "tokens", "messages"} {
+				var n int
+				if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil || n != 0 {
+					t.Fatalf("%s has %d rows after a failed load (%v)", table, n, err)
+				}
+			}
+		})
+	}
+}
+
+func TestFixtureDocExampleLoads(t *testing.T) {
+	doc, err := os.ReadFile("FIXTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "## Example")
+	if !ok {
+		t.Fatal("FIXTURE.md has no example section")
+	}
+	_, after, _ = strings.Cut(after, "```json\n")
+	example, _, _ := strings.Cut(after, "```")
+	s := openT(t, ":memory:", newClock())
+	issued, err := s.LoadFixture(ctx, strings.NewReader(example))
+	if err != nil {
+		t.Fatalf("FIXTURE.md example: %v", err)
+	}
+	if len(issued) != 3 {
+		t.Fatalf("issued %d tokens, want 3", len(issued))
+	}
+	runner := auth(t, s, "prk_fixture-runner-maya-laptop-0001")
+	res, err := s.ClaimTask(ctx, runner, "example-task-id", "earlier-key", nil)
+	if err != nil || !res.Replayed || !res.Attempt.ClaimedAt.Equal(t0.Add(-5*time.Minute)) {
+		t.Fatalf("replay of the example's earlier claim: %+v, %v", res, err)
+	}
+	if _, err := s.ClaimDiscussion(ctx, runner, "example-message-id", "k", ptrTo(2)); err != nil {
+		t.Fatal(err)
+	}
+}

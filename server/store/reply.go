@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+)
+
+// Provenances a message may carry.
+var Provenances = []string{"agent_generated", "from_approved_context", "owner_approved", "owner_instruction"}
+
+// Message is a posted message.
+type Message struct {
+	// ID identifies the message.
+	ID string `json:"message_id"`
+	// Room is the room id.
+	Room string `json:"room"`
+	// Kind is task_request, mention or room_message.
+	Kind string `json:"kind"`
+	// Author is a person's handle or an agent's "owner/name".
+	Author string `json:"author"`
+	// Body is the text.
+	Body string `json:"body"`
+	// Provenance is one of Provenances.
+	Provenance string `json:"provenance"`
+	// ProvenanceStatus is claimed or attested.
+	ProvenanceStatus string `json:"provenance_status"`
+	// ReplyTurn is the message whose turn this replies in, if any.
+	ReplyTurn *string `json:"reply_turn"`
+	// ReplyRole is the discussion role the reply was posted under, if any.
+	ReplyRole *string `json:"reply_role"`
+	// CreatedAt is when it was posted.
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// PostDiscussionReply posts the one reply a discussion credential allows:
+// a room_message by the credential's agent in the claimed message's room,
+// in that message's turn, under the claim's role, with provenance status
+// "claimed" (provenance "" means agent_generated). It is what post_message
+// does for a discussion credential. A second reply is refused
+// (reply_posted); so is a reply once the turn no longer waits. When the
+// reply is the agent's last in the harness (the draft of a lone agent, a
+// review, a revise or a combine) the turn stops waiting on the agent; when
+// it waits on nobody the turn ends.
+func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, provenance string) (Message, error) {
+	if p != nil && p.Kind != KindDiscussion {
+		return Message{}, refuse(CodeNotDiscussionCredential, "only a discussion credential can post a discussion reply")
+	}
+	if err := Allowed(p, "post_message"); err != nil {
+		return Message{}, err
+	}
+	now := s.Now()
+	if p.ExpiresAt != nil && !now.Before(*p.ExpiresAt) {
+		return Message{}, refuse(CodeCredentialExpired, "the discussion credential has expired")
+	}
+	if body == "" || utf8.RuneCountInString(body) > 8000 {
+		return Message{}, refuse(CodeInvalidArgument, "body must be 1 to 8000 characters")
+	}
+	if provenance == "" {
+		provenance = "agent_generated"
+	}
+	if !slices.Contains(Provenances, provenance) {
+		return Message{}, refuse(CodeInvalidArgument, "unknown provenance %q", provenance)
+	}
+	var msg Message
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var messageID, role string
+		var lead, superseded, replied bool
+		err := tx.QueryRowContext(ctx, `SELECT message, role, lead, superseded_at IS NOT NULL, replied_at IS NOT NULL
+			FROM discussion_claims WHERE id = ?`, p.Scope.DiscussionID).Scan(&messageID, &role, &lead, &superseded, &replied)
+		if errors.Is(err, sql.ErrNoRows) {
+			return refuse(CodeNotDiscussionCredential, "the credential has no discussion claim")
+		}
+		if err != nil {
+			return err
+		}
+		if replied {
+			return refuse(CodeReplyPosted, "this credential already posted its reply")
+		}
+		if superseded {
+			return refuse(CodeClaimSuperseded, "the discussion claim was superseded by a newer claim")
+		}
+		t, err := loadTurn(ctx, tx, p, messageID)
+		if err != nil {
+			return err
+		}
+		if err := turnRefusal(t, now); err != nil {
+			return err
+		}
+		left, err := repliesLeft(ctx, tx, messageID, t.replyLimit)
+		if err != nil {
+			return err
+		}
+		if left == 0 {
+			return refuse(CodeNoRepliesLeft, "the turn allows no more replies")
+		}
+		id, err := newID("msg_")
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(id, room, kind, author_agent, body, provenance, provenance_status,
+			reply_turn, reply_role, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+			id, t.room, "room_message", p.Agent, body, provenance, "claimed", messageID, role, toDB(now)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE discussion_claims SET replied_at = ?, reply_message = ? WHERE id = ?`,
+			toDB(now), id, p.Scope.DiscussionID); err != nil {
+			return err
+		}
+		final := role == RoleReview || role == RoleRevise || role == RoleCombine || (role == RoleDraft && len(t.agents) == 1)
+		if final {
+			if _, err := tx.ExecContext(ctx, `UPDATE turn_agents SET reply_posted_at = ? WHERE turn = ? AND agent = ?`,
+				toDB(now), messageID, p.Agent); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE turns SET state = 'ended' WHERE message = ? AND NOT EXISTS
+				(SELECT 1 FROM turn_agents WHERE turn = ? AND reply_posted_at IS NULL)`, messageID, messageID); err != nil {
+				return err
+			}
+		}
+		mt, r := messageID, role
+		msg = Message{ID: id, Room: t.room, Kind: "room_message", Author: p.Agent, Body: body, Provenance: provenance,
+			ProvenanceStatus: "claimed", ReplyTurn: &mt, ReplyRole: &r, CreatedAt: now}
+		return nil
+	})
+	if err != nil {
+		if RefusalCode(err) != "" {
+			return Message{}, err
+		}
+		return Message{}, fmt.Errorf("store: post discussion reply: %w", err)
+	}
+	return msg, nil
+}
+
+// SetTurnState sets the state of the turn of messageID (an owner or admin
+// action: stop, end, time out, or replace a turn). state is one of the
+// Turn* constants.
+func (s *Store) SetTurnState(ctx context.Context, messageID, state string) error {
+	if !slices.Contains([]string{TurnWaiting, TurnEnded, TurnStopped, TurnTimedOut, TurnReplaced}, state) {
+		return fmt.Errorf("store: set turn state: unknown state %q", state)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE turns SET state = ? WHERE message = ?`, state, messageID)
+	if err != nil {
+		return fmt.Errorf("store: set turn state: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: set turn state: no turn for message %q", messageID)
+	}
+	return nil
+}

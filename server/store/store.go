@@ -1,0 +1,297 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// DefaultLaunchTimeout is the launch timeout used when Options.LaunchTimeout
+// is zero: an execution credential minted by ClaimTask expires this long
+// after the claim (or after its latest replay).
+const DefaultLaunchTimeout = 15 * time.Minute
+
+// DefaultDiscussionTTL is the lifetime of a discussion credential. The
+// claim_discussion page fixes it at 10 minutes.
+const DefaultDiscussionTTL = 10 * time.Minute
+
+// busyTimeoutMillis is how long a connection waits for the write lock.
+const busyTimeoutMillis = 10000
+
+// Options configures a Store. The zero value is valid.
+type Options struct {
+	// Now is the clock. Nil means time.Now. Tests inject a fake clock to
+	// reach expiry and time-outs without sleeping.
+	Now func() time.Time
+	// LaunchTimeout is the lifetime of an execution credential, and how long
+	// an attempt stays live (blocking a claim with another key). Zero means
+	// DefaultLaunchTimeout (15 minutes).
+	LaunchTimeout time.Duration
+	// DiscussionTTL is the lifetime of a discussion credential. Zero means
+	// DefaultDiscussionTTL; the docs fix it at 10 minutes, so only tests
+	// should change it.
+	DiscussionTTL time.Duration
+}
+
+// Store is the persistence and domain-rule layer of the reference server.
+// It is safe for concurrent use.
+type Store struct {
+	db   *sql.DB
+	opts Options
+}
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Open opens (creating if needed) the database named by dsn and applies any
+// pending migrations. dsn is a file path, a "file:" URI, or ":memory:" for a
+// private in-memory database (one connection, so every caller sees the same
+// data). Files use WAL; every connection has foreign keys on and a busy
+// timeout; transactions that write begin IMMEDIATE.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.LaunchTimeout <= 0 {
+		opts.LaunchTimeout = DefaultLaunchTimeout
+	}
+	if opts.DiscussionTTL <= 0 {
+		opts.DiscussionTTL = DefaultDiscussionTTL
+	}
+	if dsn == "" {
+		return nil, errors.New("store: open: empty database name")
+	}
+	params := []string{
+		"_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMillis) + ")",
+		"_pragma=foreign_keys(1)",
+		"_txlock=immediate",
+	}
+	memory := dsn == ":memory:"
+	var name string
+	switch {
+	case memory:
+		name = ":memory:?" + strings.Join(params, "&")
+	case strings.HasPrefix(dsn, "file:"):
+		params = append(params, "_pragma=journal_mode(WAL)", "_pragma=synchronous(NORMAL)")
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		name = dsn + sep + strings.Join(params, "&")
+	default:
+		if strings.ContainsAny(dsn, "?#") {
+			return nil, fmt.Errorf("store: open %q: a file path may not contain '?' or '#'; use a file: URI", dsn)
+		}
+		params = append(params, "_pragma=journal_mode(WAL)", "_pragma=synchronous(NORMAL)")
+		name = dsn + "?" + strings.Join(params, "&")
+	}
+	db, err := sql.Open("sqlite", name)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
+	}
+	if memory {
+		// Every connection to ":memory:" is its own database: keep exactly one.
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+	} else {
+		db.SetMaxOpenConns(8)
+		db.SetMaxIdleConns(8)
+	}
+	s := &Store{db: db, opts: opts}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	return nil
+}
+
+// Now returns the store's current time (UTC, millisecond precision), from
+// the injected clock.
+func (s *Store) Now() time.Time { return s.opts.Now().UTC().Truncate(time.Millisecond) }
+
+// LaunchTimeout returns the effective launch timeout.
+func (s *Store) LaunchTimeout() time.Duration { return s.opts.LaunchTimeout }
+
+// SchemaVersion returns the highest applied migration version.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("store: schema version: %w", err)
+	}
+	return int(v.Int64), nil
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	var ms []migration
+	seen := map[int]string{}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		num, _, ok := strings.Cut(e.Name(), "_")
+		if !ok {
+			return nil, fmt.Errorf("migration %q: name must be NNNN_name.sql", e.Name())
+		}
+		v, err := strconv.Atoi(num)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %q: bad version number", e.Name())
+		}
+		if prev, dup := seen[v]; dup {
+			return nil, fmt.Errorf("migrations %q and %q share version %d", prev, e.Name(), v)
+		}
+		seen[v] = e.Name()
+		body, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("read migration %q: %w", e.Name(), err)
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// migrate applies every pending migration, each in its own transaction.
+// Concurrent openers are safe: the version check happens inside the
+// IMMEDIATE transaction.
+func (s *Store) migrate(ctx context.Context) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at INTEGER NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("store: migrate: create schema_migrations: %w", err)
+	}
+	current, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	if len(ms) > 0 && current > ms[len(ms)-1].version {
+		return fmt.Errorf("store: migrate: database schema version %d is newer than this build (%d)", current, ms[len(ms)-1].version)
+	}
+	for _, m := range ms {
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, toDB(s.Now()))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: migrate: apply %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// inTx runs fn in one IMMEDIATE transaction, committing if fn returns nil
+// and rolling back otherwise. fn's error is returned unchanged.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// inReadTx runs fn in one read-only (deferred) transaction.
+func (s *Store) inReadTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	return fn(tx)
+}
+
+// isUniqueViolation reports whether err is a UNIQUE or PRIMARY KEY
+// constraint failure.
+func isUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+func toDB(t time.Time) int64 { return t.UTC().UnixNano() }
+
+func fromDB(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+func nullTime(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromDB(n.Int64)
+	return &t
+}
+
+func nullString(n sql.NullString) *string {
+	if !n.Valid {
+		return nil
+	}
+	v := n.String
+	return &v
+}
+
+func dbTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return toDB(*t)
+}
+
+func dbString(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}

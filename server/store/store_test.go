@@ -1,0 +1,628 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var ctx = context.Background()
+
+func TestOpenMigratesOnceAndReopenKeepsData(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prickle.db")
+	c := newClock()
+	s, err := Open(ctx, path, Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.SchemaVersion(ctx)
+	if err != nil || v != 1 {
+		t.Fatalf("schema version = %d, %v; want 1", v, err)
+	}
+	var mode string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
+	}
+	var fk int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk); err != nil || fk != 1 {
+		t.Fatalf("foreign_keys = %d, %v; want 1", fk, err)
+	}
+	issued, err := s.SeedDefault(ctx)
+	if err != nil || len(issued) == 0 {
+		t.Fatalf("seed: %v (%d tokens)", err, len(issued))
+	}
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	first, err := s.ClaimTask(ctx, runner, SeedTaskID, "k1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s2 := openT(t, path, c)
+	var n int
+	if err := s2.db.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("schema_migrations rows = %d, %v; want 1", n, err)
+	}
+	again, err := s2.SeedDefault(ctx)
+	if err != nil || again != nil {
+		t.Fatalf("second seed = %v, %v; want nil, nil", again, err)
+	}
+	runner = auth(t, s2, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	replay, err := s2.ClaimTask(ctx, runner, SeedTaskID, "k1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replay.Attempt != first.Attempt || !replay.Replayed {
+		t.Fatalf("after reopen replay = %+v, want attempt %+v replayed", replay.Attempt, first.Attempt)
+	}
+}
+
+func TestOpenRejectsNewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	s := openT(t, path, newClock())
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO schema_migrations VALUES (999, 'future', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("open newer schema: %v, want refusal", err)
+	}
+}
+
+func TestMemoryDatabaseIsShared(t *testing.T) {
+	s, _, issued := seeded(t)
+	p := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			res, err := s.DiscoverTeamAgents(ctx, p, SeedProject)
+			if err == nil && len(res.Agents) != 2 {
+				err = errors.New("wrong agents")
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestSeedDefault(t *testing.T) {
+	s, _, issued := seeded(t)
+	kinds := map[TokenKind]int{}
+	for _, it := range issued {
+		kinds[it.Kind]++
+		if !strings.HasPrefix(it.Token, TokenPrefix) || len(it.Token) != len(TokenPrefix)+43 {
+			t.Fatalf("token %q: want prk_ + 43 base64url chars", it.Kind)
+		}
+	}
+	if kinds[KindAgent] != 3 || kinds[KindRunner] != 1 {
+		t.Fatalf("issued kinds = %v", kinds)
+	}
+	if again, err := s.SeedDefault(ctx); err != nil || again != nil {
+		t.Fatalf("second seed = %v, %v", again, err)
+	}
+	b, _ := json.Marshal(issued[0])
+	if !bytes.Contains(b, []byte(`"kind":"agent"`)) || !bytes.Contains(b, []byte(`"agent":"`)) || !bytes.Contains(b, []byte(`"token":"prk_`)) {
+		t.Fatalf("issued JSON = %s", b)
+	}
+}
+
+func TestAuthenticate(t *testing.T) {
+	s, _, issued := seeded(t)
+	p := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
+	if p.Kind != KindAgent || p.Agent != SeedBuilderAgent || p.Owner != "maya" || p.RunnerID != "" || p.ExpiresAt != nil {
+		t.Fatalf("agent principal = %+v", p)
+	}
+	r := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	if r.Kind != KindRunner || r.Agent != SeedBuilderAgent || r.RunnerID != SeedRunnerID {
+		t.Fatalf("runner principal = %+v", r)
+	}
+	for _, bad := range []string{"", "prk_nope", tokenOf(t, issued, KindAgent, SeedBuilderAgent) + "x"} {
+		if _, err := s.Authenticate(ctx, bad); !errors.Is(err, ErrUnknownToken) {
+			t.Fatalf("authenticate %q: %v, want ErrUnknownToken", bad, err)
+		}
+	}
+	theo := tokenOf(t, issued, KindAgent, SeedReviewerAgent)
+	if err := s.RevokeToken(ctx, theo); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(ctx, theo); !errors.Is(err, ErrRevokedToken) {
+		t.Fatalf("revoked: %v", err)
+	}
+	// Issue and pair.
+	it, err := s.IssueAgentToken(ctx, SeedReviewerAgent)
+	if err != nil || auth(t, s, it.Token).Agent != SeedReviewerAgent {
+		t.Fatalf("issue agent token: %v", err)
+	}
+	rt, err := s.PairRunner(ctx, SeedReviewerAgent, "theo-box")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp := auth(t, s, rt.Token); rp.Kind != KindRunner || rp.RunnerID != "theo-box" || rp.Agent != SeedReviewerAgent {
+		t.Fatalf("paired runner principal = %+v", rp)
+	}
+	if err := s.RevokeRunner(ctx, "theo-box"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(ctx, rt.Token); !errors.Is(err, ErrRevokedToken) {
+		t.Fatalf("revoked runner: %v", err)
+	}
+}
+
+func TestTokenPlaintextNeverStored(t *testing.T) {
+	dir := t.TempDir()
+	c := newClock()
+	s := openT(t, filepath.Join(dir, "p.db"), c)
+	issued, err := s.SeedDefault(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := []string{ct.ExecutionCredential.Token, cd.DiscussionCredential.Token}
+	for _, it := range issued {
+		plain = append(plain, it.Token)
+	}
+	var all []byte
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	for _, p := range plain {
+		if bytes.Contains(all, []byte(p)) {
+			t.Fatalf("plaintext token found in database files")
+		}
+		// The random part alone must not be there either.
+		if bytes.Contains(all, []byte(strings.TrimPrefix(p, TokenPrefix))) {
+			t.Fatalf("token body found in database files")
+		}
+	}
+	// The scan can see stored bytes: the hash is there.
+	if !bytes.Contains(all, hashToken(plain[0])) {
+		t.Fatalf("hash of the credential not found: the scan does not see the data")
+	}
+}
+
+func TestAllowed(t *testing.T) {
+	agent := &Principal{Kind: KindAgent, Agent: "maya/builder"}
+	runner := &Principal{Kind: KindRunner, Agent: "maya/builder", RunnerID: "r"}
+	exec := &Principal{Kind: KindExecution, AllowedTools: ExecutionTools}
+	disc := &Principal{Kind: KindDiscussion, AllowedTools: DiscussionTools}
+	cases := []struct {
+		p    *Principal
+		tool string
+		code string
+	}{
+		{agent, "discover_team_agents", ""},
+		{agent, "post_message", ""},
+		{agent, "claim_task", CodeNotRunner},
+		{agent, "claim_discussion", CodeNotRunner},
+		{runner, "claim_task", ""},
+		{runner, "claim_discussion", ""},
+		{runner, "discover_team_agents", ""},
+		{runner, "post_message", CodeToolNotAllowed},
+		{exec, "return_result", ""},
+		{exec, "checkpoint", ""},
+		{exec, "discover_team_agents", ""},
+		{exec, "claim_task", CodeNotRunner},
+		{exec, "accept_result", CodeToolNotAllowed},
+		{disc, "read_room", ""},
+		{disc, "post_message", ""},
+		{disc, "checkpoint", CodeToolNotAllowed},
+		{disc, "return_result", CodeToolNotAllowed},
+		{disc, "discover_team_agents", CodeToolNotAllowed},
+		{disc, "claim_discussion", CodeNotRunner},
+		{agent, "rm_rf", CodeUnknownTool},
+		{nil, "read_room", CodeUnauthenticated},
+	}
+	for _, c := range cases {
+		err := Allowed(c.p, c.tool)
+		if c.code == "" {
+			if err != nil {
+				t.Errorf("Allowed(%v, %s) = %v, want nil", c.p, c.tool, err)
+			}
+			continue
+		}
+		if RefusalCode(err) != c.code {
+			t.Errorf("Allowed(%v, %s) = %v, want %s", c.p, c.tool, err, c.code)
+		}
+	}
+	for _, tl := range slices.Concat(ExecutionTools, DiscussionTools) {
+		if slices.Contains(RunnerOnlyTools, tl) || !slices.Contains(Catalog, tl) {
+			t.Errorf("credential tool %q is runner-only or outside the catalog", tl)
+		}
+	}
+	for _, run := range []string{"claim_task", "checkpoint", "return_result", "handoff", "update_pulse", "request_step"} {
+		if slices.Contains(DiscussionTools, run) {
+			t.Errorf("discussion credential carries run tool %s", run)
+		}
+	}
+	if len(Catalog) != 18 {
+		t.Fatalf("catalog has %d tools", len(Catalog))
+	}
+}
+
+func TestRefusalShape(t *testing.T) {
+	r := refuse(CodeNotRouted, "task %q is not routed to you", "x")
+	if r.Error() != `not_routed: task "x" is not routed to you` {
+		t.Fatalf("Error() = %q", r.Error())
+	}
+	wrapped := errors.Join(errors.New("ctx"), r)
+	if !errors.Is(wrapped, &Refusal{Code: CodeNotRouted}) || errors.Is(wrapped, &Refusal{Code: CodeTaskNotFound}) {
+		t.Fatal("errors.Is by code broken")
+	}
+	if RefusalCode(wrapped) != CodeNotRouted || RefusalCode(errors.New("x")) != "" {
+		t.Fatal("RefusalCode broken")
+	}
+}
+
+func TestCredentialLogValueRedacts(t *testing.T) {
+	c := Credential{Token: "prk_secret", ExpiresAt: t0, AllowedTools: DiscussionTools}
+	if strings.Contains(c.LogValue().String(), "prk_secret") {
+		t.Fatal("credential log value leaks token")
+	}
+	it := IssuedToken{Kind: KindAgent, Agent: "a/b", Token: "prk_secret"}
+	if strings.Contains(it.LogValue().String(), "prk_secret") {
+		t.Fatal("issued token log value leaks token")
+	}
+}
+
+func TestDiscoverTeamAgents(t *testing.T) {
+	s, _, issued := seeded(t)
+	p := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
+	res, err := s.DiscoverTeamAgents(ctx, p, SeedProject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.People) != 2 || res.People[0].Handle != "maya" || res.People[1].Handle != "theo" {
+		t.Fatalf("people = %+v", res.People)
+	}
+	if res.People[1].AvatarURL != nil || !res.People[1].Away || res.People[1].Color != 5 {
+		t.Fatalf("theo = %+v", res.People[1])
+	}
+	if len(res.Agents) != 2 || res.Agents[0].AgentID != SeedBuilderAgent || res.Agents[1].AgentID != SeedReviewerAgent {
+		t.Fatalf("agents = %+v", res.Agents)
+	}
+	b := res.Agents[0]
+	if b.Owner != "maya" || b.Name != "builder" || b.AvatarURL == nil || b.LastSeenAt == nil || !b.LastSeenAt.Equal(t0) ||
+		len(b.Capabilities) != 3 || b.TrustLevel != "owner_verified" || b.Availability != "online" {
+		t.Fatalf("builder = %+v", b)
+	}
+	js, _ := json.Marshal(res.Agents[1])
+	for _, want := range []string{`"avatar_url":null`, `"last_seen_at":null`, `"agent_id":"theo/reviewer"`} {
+		if !bytes.Contains(js, []byte(want)) {
+			t.Fatalf("reviewer JSON %s lacks %s", js, want)
+		}
+	}
+
+	// A project the caller cannot see and one that does not exist: same refusal.
+	_, errHidden := s.DiscoverTeamAgents(ctx, p, "billing-api")
+	_, errMissing := s.DiscoverTeamAgents(ctx, p, "no-such-project")
+	wantCode(t, errHidden, CodeProjectNotVisible)
+	wantCode(t, errMissing, CodeProjectNotVisible)
+	if errHidden.Error() != errMissing.Error() {
+		t.Fatalf("hidden %q vs missing %q differ", errHidden, errMissing)
+	}
+
+	// Empty capabilities marshal as [].
+	rin := auth(t, s, tokenOf(t, issued, KindAgent, "rin/analyst"))
+	rres, err := s.DiscoverTeamAgents(ctx, rin, "billing-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rjs, _ := json.Marshal(rres)
+	if !bytes.Contains(rjs, []byte(`"capabilities":[]`)) {
+		t.Fatalf("rin JSON %s: want capabilities []", rjs)
+	}
+	if _, err := s.DiscoverTeamAgents(ctx, rin, SeedProject); RefusalCode(err) != CodeProjectNotVisible {
+		t.Fatalf("rin sees website-v2: %v", err)
+	}
+
+	// Runners act for their agent.
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	if _, err := s.DiscoverTeamAgents(ctx, runner, SeedProject); err != nil {
+		t.Fatalf("runner discover: %v", err)
+	}
+	// Execution credentials: allowed, scoped to the task's project.
+	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := auth(t, s, ct.ExecutionCredential.Token)
+	if _, err := s.DiscoverTeamAgents(ctx, exec, SeedProject); err != nil {
+		t.Fatalf("exec discover: %v", err)
+	}
+	// Discussion credentials: not allowed.
+	cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.DiscoverTeamAgents(ctx, auth(t, s, cd.DiscussionCredential.Token), SeedProject)
+	wantCode(t, err, CodeToolNotAllowed)
+}
+
+func TestDiscoverEmptyListsAreNotNull(t *testing.T) {
+	res := DiscoverResult{People: []Person{}, Agents: []Agent{}}
+	b, _ := json.Marshal(res)
+	if string(b) != `{"people":[],"agents":[]}` {
+		t.Fatalf("got %s", b)
+	}
+	// And the store builds non-nil slices even for a scoped credential whose
+	// project has since lost its other members: exercised through the
+	// fixture world, where ines/helper has no capabilities given.
+	s, _ := world(t)
+	ines, err := s.IssueAgentToken(ctx, "ines/helper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.DiscoverTeamAgents(ctx, auth(t, s, ines.Token), "mobile-app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Agents[0].Capabilities == nil || len(r.Agents[0].Capabilities) != 0 || r.Agents[0].AvatarURL != nil || r.Agents[0].LastSeenAt != nil {
+		t.Fatalf("ines/helper = %+v", r.Agents[0])
+	}
+}
+
+func TestClaimTaskExampleAndReplay(t *testing.T) {
+	s, c, issued := seeded(t)
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	first, err := s.ClaimTask(ctx, runner, SeedTaskID, "runner-claim-example-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Replayed || first.Attempt.TaskID != SeedTaskID || !first.Attempt.ClaimedAt.Equal(t0) || !reID.MatchString(first.Attempt.AttemptID) {
+		t.Fatalf("first = %+v", first)
+	}
+	cred := first.ExecutionCredential
+	if !cred.ExpiresAt.Equal(t0.Add(DefaultLaunchTimeout)) {
+		t.Fatalf("expires %v, want now+15m", cred.ExpiresAt)
+	}
+	if !slices.Equal(cred.AllowedTools, ExecutionTools) || slices.Contains(cred.AllowedTools, "claim_task") || slices.Contains(cred.AllowedTools, "claim_discussion") {
+		t.Fatalf("allowed tools = %v", cred.AllowedTools)
+	}
+	ep := auth(t, s, cred.Token)
+	if ep.Kind != KindExecution || ep.Agent != SeedBuilderAgent || ep.Scope.AttemptID != first.Attempt.AttemptID ||
+		ep.Scope.TaskID != SeedTaskID || ep.Scope.Project != SeedProject || !slices.Equal(ep.AllowedTools, ExecutionTools) {
+		t.Fatalf("execution principal = %+v", ep)
+	}
+	js, _ := json.Marshal(first)
+	if !bytes.Contains(js, []byte(`"claimed_at":"2026-05-01T12:00:00Z"`)) || bytes.Contains(js, []byte("Replayed")) {
+		t.Fatalf("JSON = %s", js)
+	}
+
+	c.Advance(time.Minute)
+	second, err := s.ClaimTask(ctx, runner, SeedTaskID, "runner-claim-example-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !second.Replayed || second.Attempt != first.Attempt {
+		t.Fatalf("replay attempt %+v, want %+v", second.Attempt, first.Attempt)
+	}
+	if second.ExecutionCredential.Token == cred.Token {
+		t.Fatal("replay returned the same token")
+	}
+	if !second.ExecutionCredential.ExpiresAt.Equal(t0.Add(time.Minute + DefaultLaunchTimeout)) {
+		t.Fatalf("replay expiry = %v", second.ExecutionCredential.ExpiresAt)
+	}
+	if _, err := s.Authenticate(ctx, cred.Token); !errors.Is(err, ErrRevokedToken) {
+		t.Fatalf("old credential after replay: %v, want revoked", err)
+	}
+	auth(t, s, second.ExecutionCredential.Token)
+
+	// Expiry via the injected clock.
+	c.Advance(DefaultLaunchTimeout)
+	if _, err := s.Authenticate(ctx, second.ExecutionCredential.Token); !errors.Is(err, ErrExpiredToken) {
+		t.Fatalf("after launch timeout: %v, want expired", err)
+	}
+	var n int
+	s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts`).Scan(&n)
+	if n != 1 {
+		t.Fatalf("attempts = %d", n)
+	}
+}
+
+func TestClaimTaskRefusals(t *testing.T) {
+	s, _ := world(t)
+	runner := auth(t, s, fxBuilderRunner)
+	agent := auth(t, s, fxBuilderAgent)
+
+	_, err := s.ClaimTask(ctx, agent, "example-task-id", "k", nil)
+	wantCode(t, err, CodeNotRunner)
+	ok, err := s.ClaimTask(ctx, runner, "example-task-id", "ok", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ClaimTask(ctx, auth(t, s, ok.ExecutionCredential.Token), "example-task-id", "k", nil)
+	wantCode(t, err, CodeNotRunner)
+
+	_, err = s.ClaimTask(ctx, runner, "no-such-task", "k", nil)
+	wantCode(t, err, CodeTaskNotFound)
+	_, err = s.ClaimTask(ctx, runner, "task-mobile", "k", nil) // exists, invisible project
+	wantCode(t, err, CodeTaskNotFound)
+	_, err = s.ClaimTask(ctx, runner, "task-theo", "k", nil)
+	wantCode(t, err, CodeNotRouted)
+	_, err = s.ClaimTask(ctx, runner, "example-task-id", "", nil)
+	wantCode(t, err, CodeInvalidArgument)
+
+	// Cause binding.
+	_, err = s.ClaimTask(ctx, runner, "example-task-id", "ok", ptrTo("mention-1"))
+	wantCode(t, err, CodeMentionNotCause)
+	_, err = s.ClaimTask(ctx, runner, "example-task-id", "ok", ptrTo("wake-solo"))
+	wantCode(t, err, CodeCauseMismatch)
+	_, err = s.ClaimTask(ctx, runner, "example-task-id", "ok", ptrTo("no-such-message"))
+	wantCode(t, err, CodeCauseMismatch)
+	r, err := s.ClaimTask(ctx, runner, "example-task-id", "ok", ptrTo("req-1"))
+	if err != nil || r.Attempt != ok.Attempt {
+		t.Fatalf("wake repeating the request: %+v, %v", r, err)
+	}
+	_, err = s.ClaimTask(ctx, runner, "task-unbound", "earlier-key", ptrTo("req-1"))
+	wantCode(t, err, CodeCauseMismatch)
+	_, err = s.ClaimTask(ctx, runner, "task-unbound", "earlier-key", ptrTo("mention-1"))
+	wantCode(t, err, CodeMentionNotCause)
+
+	// Nothing was written by the refusals.
+	var n int
+	s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts`).Scan(&n)
+	if n != 2 {
+		t.Fatalf("attempts = %d, want 2 (fixture + ok)", n)
+	}
+}
+
+func TestClaimTaskDifferentKeyWhileLive(t *testing.T) {
+	s, c := world(t)
+	runner := auth(t, s, fxBuilderRunner)
+	// The fixture's earlier attempt (claimed 11:55) is live until 12:10.
+	_, err := s.ClaimTask(ctx, runner, "task-unbound", "new-key", nil)
+	wantCode(t, err, CodeAttemptInProgress)
+	replay, err := s.ClaimTask(ctx, runner, "task-unbound", "earlier-key", nil)
+	if err != nil || replay.Attempt.AttemptID != "att-earlier" || !replay.Replayed {
+		t.Fatalf("fixture attempt replay: %+v, %v", replay, err)
+	}
+	// The replay extended liveness to 12:15.
+	c.Advance(14 * time.Minute)
+	_, err = s.ClaimTask(ctx, runner, "task-unbound", "new-key", nil)
+	wantCode(t, err, CodeAttemptInProgress)
+	c.Advance(time.Minute)
+	fresh, err := s.ClaimTask(ctx, runner, "task-unbound", "new-key", nil)
+	if err != nil || fresh.Replayed || fresh.Attempt.AttemptID == "att-earlier" {
+		t.Fatalf("new attempt after expiry: %+v, %v", fresh, err)
+	}
+	_, err = s.ClaimTask(ctx, runner, "task-unbound", "earlier-key", nil)
+	wantCode(t, err, CodeAttemptSuperseded)
+}
+
+func TestClaimTaskConcurrentSameKeyFileDB(t *testing.T) {
+	c := newClock()
+	s := openT(t, filepath.Join(t.TempDir(), "c.db"), c)
+	issued, err := s.SeedDefault(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := tokenOf(t, issued, KindRunner, SeedBuilderAgent)
+	const n = 16
+	var wg sync.WaitGroup
+	results := make([]ClaimTaskResult, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			p, err := s.Authenticate(ctx, tok)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			results[i], errs[i] = s.ClaimTask(ctx, p, SeedTaskID, "same-key", nil)
+		})
+	}
+	close(start)
+	wg.Wait()
+	tokens := map[string]bool{}
+	fresh := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("claim %d: %v", i, errs[i])
+		}
+		if results[i].Attempt != results[0].Attempt {
+			t.Fatalf("claim %d attempt %+v != %+v", i, results[i].Attempt, results[0].Attempt)
+		}
+		if !results[i].Replayed {
+			fresh++
+		}
+		tokens[results[i].ExecutionCredential.Token] = true
+	}
+	if fresh != 1 || len(tokens) != n {
+		t.Fatalf("fresh claims = %d (want 1), distinct tokens = %d (want %d)", fresh, len(tokens), n)
+	}
+	var attempts, live int
+	s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts`).Scan(&attempts)
+	s.db.QueryRowContext(ctx, `SELECT count(*) FROM tokens WHERE kind = 'execution_credential' AND revoked_at IS NULL`).Scan(&live)
+	if attempts != 1 || live != 1 {
+		t.Fatalf("attempts = %d, live credentials = %d; want 1, 1", attempts, live)
+	}
+	valid := 0
+	for tk := range tokens {
+		if _, err := s.Authenticate(ctx, tk); err == nil {
+			valid++
+		}
+	}
+	if valid != 1 {
+		t.Fatalf("%d credentials authenticate, want exactly the newest", valid)
+	}
+}
+
+func TestClaimTaskConcurrentDifferentKeysFileDB(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "c.db"), newClock())
+	issued, err := s.SeedDefault(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range 16 {
+		wg.Go(func() {
+			_, errs[i] = s.ClaimTask(ctx, p, SeedTaskID, "key-"+string(rune('a'+i)), nil)
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch RefusalCode(err) {
+		case "":
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok++
+		case CodeAttemptInProgress:
+		default:
+			t.Fatalf("unexpected: %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d claims with different keys succeeded, want 1", ok)
+	}
+}
+
+func TestAttemptUniquenessIsADatabaseConstraint(t *testing.T) {
+	s, _ := world(t)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO attempts(id, task, runner, idempotency_key, claimed_at, live_until)
+		VALUES ('dup', 'task-unbound', 'maya-laptop', 'earlier-key', 0, 0)`)
+	if !isUniqueViolation(err) {
+		t.Fatalf("duplicate attempt insert: %v, want unique violation", err)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO discussion_claims(id, message, runner, agent, idempotency_key, role, lead, claimed_at, live_until)
+		VALUES ('dup', 'wake-replied', 'maya-laptop', 'maya/builder', 'draft-key', 'draft', 1, 0, 0)`)
+	if !isUniqueViolation(err) {
+		t.Fatalf("duplicate discussion claim insert: %v, want unique violation", err)
+	}
+}

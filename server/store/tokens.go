@@ -1,0 +1,394 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// TokenPrefix starts every token the store mints.
+const TokenPrefix = "prk_"
+
+// TokenKind is the kind of bearer token.
+type TokenKind string
+
+// Token kinds.
+const (
+	// KindAgent identifies an agent (owner/name) connected over MCP.
+	KindAgent TokenKind = "agent"
+	// KindRunner identifies a runner device paired to exactly one agent.
+	KindRunner TokenKind = "runner"
+	// KindExecution is an execution credential minted by ClaimTask for one
+	// attempt.
+	KindExecution TokenKind = "execution_credential"
+	// KindDiscussion is a discussion credential minted by ClaimDiscussion for
+	// one message's discussion.
+	KindDiscussion TokenKind = "discussion_credential"
+)
+
+// Errors returned by Authenticate. Match them with errors.Is.
+var (
+	// ErrUnknownToken: no such token (also for malformed tokens).
+	ErrUnknownToken = errors.New("unknown token")
+	// ErrExpiredToken: the token's expiry has passed.
+	ErrExpiredToken = errors.New("expired token")
+	// ErrRevokedToken: the token was revoked (for example replaced by a
+	// fresh credential on replay, or its runner was unpaired).
+	ErrRevokedToken = errors.New("revoked token")
+)
+
+// Scope narrows what a credential acts on. Every field is empty for agent
+// and runner tokens.
+type Scope struct {
+	// Project is the project slug the credential belongs to.
+	Project string
+	// TaskID and AttemptID are set for execution credentials.
+	TaskID, AttemptID string
+	// RoomID, MessageID and DiscussionID are set for discussion credentials.
+	RoomID, MessageID, DiscussionID string
+}
+
+// Principal is the authenticated caller. It never holds the token.
+type Principal struct {
+	// Kind is the token kind.
+	Kind TokenKind
+	// Agent is the agent the caller is or acts for, "owner/name".
+	Agent string
+	// Owner is the agent's owner handle.
+	Owner string
+	// RunnerID is the runner, for runner tokens and for credentials minted
+	// by a runner's claim.
+	RunnerID string
+	// AllowedTools lists the tools a credential may call; nil for agent and
+	// runner tokens, whose tools are fixed by kind (see Allowed).
+	AllowedTools []string
+	// ExpiresAt is when the token expires; nil means never.
+	ExpiresAt *time.Time
+	// Scope narrows a credential; zero for agent and runner tokens.
+	Scope Scope
+}
+
+// IssuedToken is a freshly issued agent or runner token. Token is the
+// plaintext, shown once: it is not stored and cannot be recovered.
+type IssuedToken struct {
+	// Kind is "agent" or "runner".
+	Kind TokenKind `json:"kind"`
+	// Agent is "owner/name" (for a runner, the agent it is paired to).
+	Agent string `json:"agent"`
+	// Runner is the runner id, for runner tokens.
+	Runner string `json:"runner,omitempty"`
+	// Token is the plaintext bearer token.
+	Token string `json:"token"`
+}
+
+// LogValue redacts the token so an IssuedToken can be logged safely.
+func (t IssuedToken) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("kind", string(t.Kind)), slog.String("agent", t.Agent),
+		slog.String("runner", t.Runner), slog.String("token", "[redacted]"))
+}
+
+// Credential is a short-lived credential returned once by a claim. Its JSON
+// form matches the execution_credential / discussion_credential schemas.
+type Credential struct {
+	// Token is the plaintext credential, shown once.
+	Token string `json:"token"`
+	// ExpiresAt is when the credential stops working.
+	ExpiresAt time.Time `json:"expires_at"`
+	// AllowedTools are the only tools the credential may call.
+	AllowedTools []string `json:"allowed_tools"`
+}
+
+// LogValue redacts the token so a Credential can be logged safely.
+func (c Credential) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("token", "[redacted]"), slog.Time("expires_at", c.ExpiresAt),
+		slog.Any("allowed_tools", c.AllowedTools))
+}
+
+// Catalog is the full list of 18 tool names, in the docs' order.
+var Catalog = []string{
+	"discover_team_agents", "get_project_context", "read_room", "post_message",
+	"wait_for_mention", "handoff", "check_inbox", "accept_task", "checkpoint",
+	"return_result", "update_pulse", "claim_task", "accept_result",
+	"reject_result", "request_capability", "claim_discussion",
+	"wait_for_updates", "request_step",
+}
+
+// RunnerOnlyTools may be called only with a runner token.
+var RunnerOnlyTools = []string{"claim_task", "claim_discussion"}
+
+// RunnerTools are the tools a runner token may call: the claims, and
+// discover_team_agents on behalf of its agent.
+var RunnerTools = []string{"discover_team_agents", "claim_task", "claim_discussion"}
+
+// ExecutionTools are the allowed_tools of an execution credential: the run
+// tools for one attempt. Never the claims, and not accept_task /
+// accept_result / reject_result (a run neither takes new work nor judges
+// results).
+var ExecutionTools = []string{
+	"discover_team_agents", "get_project_context", "read_room", "post_message",
+	"wait_for_mention", "handoff", "check_inbox", "checkpoint", "return_result",
+	"update_pulse", "request_capability", "wait_for_updates", "request_step",
+}
+
+// DiscussionTools are the allowed_tools of a discussion credential: read the
+// one room and post the one reply. Never a run tool.
+var DiscussionTools = []string{"read_room", "post_message"}
+
+// Allowed reports whether p may call tool, as a *Refusal if not:
+// unknown_tool, unauthenticated, not_runner (claim_task / claim_discussion
+// by anything but a runner), tool_not_allowed (a runner calling an agent
+// tool, or a credential calling a tool outside its allowed_tools). Agent
+// tokens may call every tool except the runner-only ones. Allowed does not
+// look at expiry: Authenticate does.
+func Allowed(p *Principal, tool string) error {
+	if !slices.Contains(Catalog, tool) {
+		return refuse(CodeUnknownTool, "%q is not a prickle tool", tool)
+	}
+	if p == nil {
+		return refuse(CodeUnauthenticated, "no caller identity")
+	}
+	if slices.Contains(RunnerOnlyTools, tool) && p.Kind != KindRunner {
+		return refuse(CodeNotRunner, "only a paired runner can call %s", tool)
+	}
+	switch p.Kind {
+	case KindAgent:
+		return nil
+	case KindRunner:
+		if slices.Contains(RunnerTools, tool) {
+			return nil
+		}
+		return refuse(CodeToolNotAllowed, "a runner token may not call %s", tool)
+	case KindExecution, KindDiscussion:
+		if slices.Contains(p.AllowedTools, tool) {
+			return nil
+		}
+		return refuse(CodeToolNotAllowed, "this credential may not call %s", tool)
+	default:
+		return refuse(CodeUnauthenticated, "unknown caller kind")
+	}
+}
+
+// newToken returns a fresh plaintext token and its SHA-256 hash.
+func newToken() (string, []byte, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", nil, fmt.Errorf("random token: %w", err)
+	}
+	tok := TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	return tok, hashToken(tok), nil
+}
+
+func hashToken(tok string) []byte {
+	h := sha256.Sum256([]byte(tok))
+	return h[:]
+}
+
+// newID returns prefix followed by 24 random hex digits.
+func newID(prefix string) (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("random id: %w", err)
+	}
+	return prefix + hex.EncodeToString(b[:]), nil
+}
+
+// tokenRow is what is inserted for a token.
+type tokenRow struct {
+	kind                         TokenKind
+	agent                        string
+	runner, attempt, discussion  *string
+	project, room, message, task *string
+	allowedTools                 []string
+	expiresAt                    *time.Time
+}
+
+func insertToken(ctx context.Context, tx *sql.Tx, hash []byte, r tokenRow, now time.Time) error {
+	var tools any
+	if r.allowedTools != nil {
+		b, err := json.Marshal(r.allowedTools)
+		if err != nil {
+			return err
+		}
+		tools = string(b)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO tokens(hash, kind, agent, runner, attempt, discussion, project, room, message, task, allowed_tools, created_at, expires_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		hash, string(r.kind), r.agent, dbString(r.runner), dbString(r.attempt), dbString(r.discussion),
+		dbString(r.project), dbString(r.room), dbString(r.message), dbString(r.task), tools, toDB(now), dbTime(r.expiresAt))
+	if err != nil {
+		return fmt.Errorf("insert token: %w", err)
+	}
+	return nil
+}
+
+// mintToken creates a random token, stores its hash and returns the
+// plaintext.
+func mintToken(ctx context.Context, tx *sql.Tx, r tokenRow, now time.Time) (string, error) {
+	tok, hash, err := newToken()
+	if err != nil {
+		return "", err
+	}
+	if err := insertToken(ctx, tx, hash, r, now); err != nil {
+		return "", err
+	}
+	return tok, nil
+}
+
+// Authenticate resolves a bearer token to its Principal. It fails with an
+// error matching ErrUnknownToken, ErrExpiredToken or ErrRevokedToken. The
+// token is looked up by its SHA-256 hash and never stored or logged.
+func (s *Store) Authenticate(ctx context.Context, token string) (*Principal, error) {
+	if token == "" {
+		return nil, fmt.Errorf("store: authenticate: %w", ErrUnknownToken)
+	}
+	want := hashToken(token)
+	var (
+		stored                                                         []byte
+		kind, agent, owner                                             string
+		runner, attempt, discussion, project, room, message, task, tls sql.NullString
+		expires, revoked, runnerRevoked                                sql.NullInt64
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT t.hash, t.kind, t.agent, a.owner, t.runner, t.attempt, t.discussion,
+			t.project, t.room, t.message, t.task, t.allowed_tools, t.expires_at, t.revoked_at, r.revoked_at
+		FROM tokens t JOIN agents a ON a.id = t.agent LEFT JOIN runners r ON r.id = t.runner
+		WHERE t.hash = ?`, want).Scan(&stored, &kind, &agent, &owner, &runner, &attempt, &discussion,
+		&project, &room, &message, &task, &tls, &expires, &revoked, &runnerRevoked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: authenticate: %w", ErrUnknownToken)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: authenticate: %w", err)
+	}
+	if subtle.ConstantTimeCompare(stored, want) != 1 {
+		return nil, fmt.Errorf("store: authenticate: %w", ErrUnknownToken)
+	}
+	if revoked.Valid || runnerRevoked.Valid {
+		return nil, fmt.Errorf("store: authenticate: %w", ErrRevokedToken)
+	}
+	p := &Principal{Kind: TokenKind(kind), Agent: agent, Owner: owner, RunnerID: runner.String,
+		ExpiresAt: nullTime(expires),
+		Scope: Scope{Project: project.String, TaskID: task.String, AttemptID: attempt.String,
+			RoomID: room.String, MessageID: message.String, DiscussionID: discussion.String}}
+	if p.ExpiresAt != nil && !s.Now().Before(*p.ExpiresAt) {
+		return nil, fmt.Errorf("store: authenticate: %w", ErrExpiredToken)
+	}
+	if tls.Valid {
+		p.AllowedTools = []string{}
+		if err := json.Unmarshal([]byte(tls.String), &p.AllowedTools); err != nil {
+			return nil, fmt.Errorf("store: authenticate: allowed tools: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// IssueAgentToken issues a new token for an existing agent ("owner/name")
+// and returns its plaintext once. Earlier tokens stay valid until revoked.
+func (s *Store) IssueAgentToken(ctx context.Context, agent string) (IssuedToken, error) {
+	var it IssuedToken
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if ok, err := exists(ctx, tx, `SELECT 1 FROM agents WHERE id = ?`, agent); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("no agent %q", agent)
+		}
+		tok, err := mintToken(ctx, tx, tokenRow{kind: KindAgent, agent: agent}, s.Now())
+		if err != nil {
+			return err
+		}
+		it = IssuedToken{Kind: KindAgent, Agent: agent, Token: tok}
+		return nil
+	})
+	if err != nil {
+		return IssuedToken{}, fmt.Errorf("store: issue agent token: %w", err)
+	}
+	return it, nil
+}
+
+// PairRunner creates runner runnerID paired to agent ("owner/name") and
+// returns the runner's token once. A runner is paired to exactly one agent
+// for its whole life; to move it, revoke it and pair a new one.
+func (s *Store) PairRunner(ctx context.Context, agent, runnerID string) (IssuedToken, error) {
+	if !reID.MatchString(runnerID) {
+		return IssuedToken{}, fmt.Errorf("store: pair runner: invalid runner id %q", runnerID)
+	}
+	var it IssuedToken
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if ok, err := exists(ctx, tx, `SELECT 1 FROM agents WHERE id = ?`, agent); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("no agent %q", agent)
+		}
+		now := s.Now()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO runners(id, agent, created_at) VALUES (?,?,?)`, runnerID, agent, toDB(now)); err != nil {
+			return err
+		}
+		tok, err := mintToken(ctx, tx, tokenRow{kind: KindRunner, agent: agent, runner: &runnerID}, now)
+		if err != nil {
+			return err
+		}
+		it = IssuedToken{Kind: KindRunner, Agent: agent, Runner: runnerID, Token: tok}
+		return nil
+	})
+	if err != nil {
+		return IssuedToken{}, fmt.Errorf("store: pair runner: %w", err)
+	}
+	return it, nil
+}
+
+// RevokeToken revokes the given token. Revoking a runner token unpairs
+// nothing else; use RevokeRunner to retire a runner and all its tokens.
+func (s *Store) RevokeToken(ctx context.Context, token string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL`,
+		toDB(s.Now()), hashToken(token))
+	if err != nil {
+		return fmt.Errorf("store: revoke token: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: revoke token: %w", ErrUnknownToken)
+	}
+	return nil
+}
+
+// RevokeRunner retires a runner: its token and every credential it minted
+// stop working.
+func (s *Store) RevokeRunner(ctx context.Context, runnerID string) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		now := toDB(s.Now())
+		res, err := tx.ExecContext(ctx, `UPDATE runners SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, now, runnerID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("no active runner %q", runnerID)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE runner = ? AND revoked_at IS NULL`, now, runnerID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: revoke runner: %w", err)
+	}
+	return nil
+}
+
+// exists reports whether query returns a row.
+func exists(ctx context.Context, tx *sql.Tx, query string, args ...any) (bool, error) {
+	var one int
+	err := tx.QueryRowContext(ctx, query, args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, nil
+}
