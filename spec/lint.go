@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -49,11 +53,40 @@ func Lint(pages []*Page, parseDiags Diagnostics) (*Spec, Diagnostics) {
 	ds := append(Diagnostics(nil), parseDiags...)
 	s, bd := Build(pages)
 	ds = append(ds, bd...)
-	for _, t := range s.Tools {
-		ds = append(ds, lintTool(t)...)
+	for _, tds := range lintTools(s.Tools) {
+		ds = append(ds, tds...)
 	}
 	ds.Sort()
 	return s, ds
+}
+
+// lintTools lints the tools on every CPU: compiling and checking the
+// schemas is most of lint's cost, and tools are independent (each touches
+// only its own blocks; the regexp cache is safe for concurrent use).
+func lintTools(tools []*Tool) []Diagnostics {
+	out := make([]Diagnostics, len(tools))
+	workers := min(runtime.GOMAXPROCS(0), len(tools))
+	if workers <= 1 {
+		for i, t := range tools {
+			out[i] = lintTool(t)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(tools) {
+					return
+				}
+				out[i] = lintTool(tools[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 func lintTool(t *Tool) Diagnostics {
@@ -99,25 +132,24 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (*jsonschema.Schema, Diag
 		add("", "schema-root", "a tool's schema must be an object schema (\"type\": \"object\")")
 	}
 	badPattern := map[string]bool{}
-	walkSchema(b, func(ptr string, node map[string]json.RawMessage) {
-		var pat string
-		if raw, ok := node["pattern"]; ok && json.Unmarshal(raw, &pat) == nil {
+	walkSchema(b, func(ptr string, node map[string]any) {
+		if pat, ok := node["pattern"].(string); ok {
 			if _, err := schemax.CompileRegexp(pat); err != nil {
 				add(ptr+"/pattern", "pattern-invalid", "%v", errors.Unwrap(err))
 				badPattern[ptr+"/pattern"] = true
 			}
 		}
-		for name := range objectOf(node["patternProperties"]) {
+		patternProps := objectAt(node, "patternProperties")
+		for _, name := range sortedKeys(patternProps) {
 			p := ptr + "/patternProperties/" + schemax.EscapeToken(name)
 			if _, err := schemax.CompileRegexp(name); err != nil {
 				add(p, "pattern-invalid", "%v", errors.Unwrap(err))
 				badPattern[p] = true
 			}
 		}
-		var req []string
-		if json.Unmarshal(node["required"], &req) == nil {
-			props := objectOf(node["properties"])
-			if len(objectOf(node["patternProperties"])) > 0 {
+		if req, ok := stringsOf(node["required"]); ok {
+			props := objectAt(node, "properties")
+			if len(patternProps) > 0 {
 				return // a pattern may define the name
 			}
 			for i, r := range req {
@@ -127,7 +159,7 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (*jsonschema.Schema, Diag
 			}
 		}
 	})
-	sch, err := schemax.Compile(t.Name+"/"+section, b.JSON)
+	sch, err := schemax.Compile(SchemaURL(t.Name, section), b.JSON)
 	if err != nil {
 		var se *schemax.SchemaError
 		if errors.As(err, &se) {
@@ -145,9 +177,29 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (*jsonschema.Schema, Diag
 	return sch, ds
 }
 
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 func ptrOrRoot(p string) string {
 	if p == "" {
 		return "/"
 	}
 	return p
+}
+
+// SchemaURL names a tool's schema for the JSON Schema compiler: an
+// absolute URL that is never fetched, so local "$ref"s resolve inside the
+// schema and remote ones fail instead of reading files.
+func SchemaURL(tool, section string) string {
+	s := "input"
+	if section == SectionOutput {
+		s = "output"
+	}
+	return "https://prickle.invalid/tools/" + tool + "/" + s + ".json"
 }

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/prickle-dev/prickle/gen/specdiff"
+	"github.com/prickle-dev/prickle/spec"
+)
+
+func init() {
+	register(&command{
+		name:  "diff",
+		usage: "[-json] OLD NEW",
+		summary: "Report the changes between two versions of the API, graded by who breaks.\n" +
+			"OLD and NEW are each a page, a folder of pages or a spec file (.json, from 'prickle-gen spec').\n" +
+			"One line per change (file:line:col: BREAKING|non-breaking tool side /pointer: message [kind]),\n" +
+			"then 'N changes, M breaking'. Exit 1 when a change breaks clients, 0 otherwise.",
+		run: runDiff,
+	})
+}
+
+func runDiff(c *ctx, args []string) int {
+	cmd := commands["diff"]
+	fs := c.flags(cmd)
+	asJSON := fs.Bool("json", false, "print the report as a JSON object {changes, breaking}")
+	if code, ok := c.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 2 {
+		return c.fail("diff needs two arguments, OLD and NEW; got %d (usage: prickle-gen diff %s)", fs.NArg(), cmd.usage)
+	}
+	old, err := loadVersion(fs.Arg(0))
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	new, err := loadVersion(fs.Arg(1))
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	r := specdiff.Compare(old, new)
+	if *asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			return c.fail("%v", err)
+		}
+	} else {
+		for _, ch := range r.Changes {
+			fmt.Fprintln(c.stdout, ch)
+		}
+		fmt.Fprintln(c.stdout, r.Summary())
+	}
+	if r.Breaking > 0 {
+		return ExitFindings
+	}
+	return ExitOK
+}
+
+// loadVersion reads one side of a diff: a spec file (a .json file), or
+// pages. Pages with errors are refused with their first diagnostic.
+func loadVersion(path string) (*spec.Spec, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() && strings.EqualFold(filepath.Ext(path), ".json") {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read spec: %w", err)
+		}
+		s, err := spec.Unmarshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return s, nil
+	}
+	srcs, err := spec.ReadPaths([]string{path})
+	if err != nil {
+		return nil, err
+	}
+	s, _, err := spec.FromSources(srcs)
+	if err != nil {
+		return nil, err // a *spec.PagesError: the first diagnostic and how many more
+	}
+	return s, nil
+}
