@@ -81,8 +81,17 @@ func (p *Page) Pos(off int) Pos {
 	return Pos{File: p.File, Line: i + 1, Col: off - p.lines[i] + 1}
 }
 
-// endPos is the position just past the page's last byte.
-func (p *Page) endPos() Pos { return p.Pos(len(p.Src)) }
+// endPos is where the page ends: the start of its last line (a final
+// newline does not open a line of its own).
+func (p *Page) endPos() Pos {
+	end := len(p.Src)
+	if end > 0 && p.Src[end-1] == '\n' {
+		end--
+	}
+	pos := p.Pos(end)
+	pos.Col = 1
+	return pos
+}
 
 // SrcOffset maps an offset in the fence body to an offset in the page.
 func (b *JSONBlock) SrcOffset(bodyOff int) int {
@@ -142,8 +151,18 @@ func ParsePage(file string, src []byte) (*Page, Diagnostics) {
 	var curSection string
 	lastSection := -1
 	var lastPara *Paragraph // trailing paragraph: the link, if it is one
+	var beforeTitle Pos     // the first text before the # title
+	skipFence := false      // the next fence belongs to a section already reported
+	notesFrom := 0          // index in p.Notes of the first paragraph after the last fence
+blocks:
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		pos := p.Pos(nodeStart(n))
+		if skipFence {
+			skipFence = false
+			if _, ok := n.(*ast.FencedCodeBlock); ok {
+				continue // the body of a repeated or unknown section
+			}
+		}
 		if state == stSection {
 			if fb, ok := n.(*ast.FencedCodeBlock); ok {
 				p.Sections[curSection] = p.parseFence(fb, curSection, report)
@@ -169,11 +188,9 @@ func ParsePage(file string, src []byte) (*Page, Diagnostics) {
 				state = stPreamble
 			case 2:
 				if p.Tool != "" {
+					// The rest of the page belongs to the second tool.
 					report(pos, Error, "tool-multiple", "second tool %q on the page of %q; a page documents one tool", title, p.Tool)
-					continue
-				}
-				if p.TitlePos.Line == 0 {
-					report(pos, Error, "title-missing", "the page has no # title before its tool heading")
+					break blocks
 				}
 				if !toolNameRE.MatchString(title) {
 					report(pos, Error, "tool-name", "tool name %q is not snake_case (want %s)", title, toolNameRE)
@@ -187,11 +204,11 @@ func ParsePage(file string, src []byte) (*Page, Diagnostics) {
 					report(pos, Error, "section-order", "section %q comes before the tool heading", title)
 				case idx < 0:
 					report(pos, Error, "section-unknown", "unknown section %q (want %s)", title, strings.Join(quoteAll(sectionOrder), ", "))
-					state = stAfterFence
+					state, skipFence = stAfterFence, true
 					continue
 				case p.Sections[title] != nil || p.SectionPos[title].Line != 0:
 					report(pos, Error, "section-duplicate", "section %q repeated (first at line %d)", title, p.SectionPos[title].Line)
-					state = stAfterFence
+					state, skipFence = stAfterFence, true
 					continue
 				case idx < lastSection:
 					report(pos, Error, "section-order", "section %q must come before %q", title, sectionOrder[lastSection])
@@ -200,7 +217,8 @@ func ParsePage(file string, src []byte) (*Page, Diagnostics) {
 					continue
 				}
 				if state == stNotes {
-					report(pos, Error, "section-order", "section %q comes after the page's notes", title)
+					// The paragraphs since the last fence sit between sections.
+					report(p.Notes[notesFrom].Pos, Error, "section-order", "paragraph between sections; notes come after %q", SectionOutput)
 				}
 				lastSection = max(lastSection, idx)
 				curSection = title
@@ -213,14 +231,16 @@ func ParsePage(file string, src []byte) (*Page, Diagnostics) {
 			para := Paragraph{Text: paragraphText(n, src), Pos: pos}
 			switch state {
 			case stTop:
-				report(pos, Error, "title-missing", "text before the page's # title")
+				if beforeTitle.Line == 0 {
+					beforeTitle = pos
+				}
 			case stPreamble:
 				p.Preamble = append(p.Preamble, para)
 			case stDescription:
 				p.Description = append(p.Description, para)
 			case stAfterFence, stNotes:
-				if lastSection != len(sectionOrder)-1 {
-					report(pos, Error, "section-order", "paragraph between sections; notes come after %q", SectionOutput)
+				if state == stAfterFence {
+					notesFrom = len(p.Notes)
 				}
 				p.Notes = append(p.Notes, para)
 				lastPara = &p.Notes[len(p.Notes)-1]
@@ -236,8 +256,10 @@ func ParsePage(file string, src []byte) (*Page, Diagnostics) {
 		report(p.SectionPos[curSection], Error, "fence-missing", "section %q has no ```json fence after its heading", curSection)
 	}
 	switch {
-	case p.TitlePos.Line == 0 && p.Tool == "":
+	case p.TitlePos.Line == 0:
 		report(Pos{File: file, Line: 1, Col: 1}, Error, "title-missing", "the page has no # title")
+	case beforeTitle.Line != 0:
+		report(beforeTitle, Error, "title-missing", "text before the page's # title")
 	}
 	if p.Tool == "" {
 		report(p.endPos(), Error, "tool-missing", "the page documents no tool (no ## heading)")
@@ -248,7 +270,7 @@ func ParsePage(file string, src []byte) (*Page, Diagnostics) {
 	}
 	for _, s := range sectionOrder {
 		if p.SectionPos[s].Line == 0 {
-			report(p.endPos(), Error, "section-missing", "tool %q has no %q section", p.Tool, s)
+			report(p.ToolPos, Error, "section-missing", "tool %q has no %q section", p.Tool, s)
 		}
 	}
 	// The closing [Read online](URL) link.
@@ -314,11 +336,15 @@ func (p *Page) parseFence(fb *ast.FencedCodeBlock, section string, report func(P
 		report(fencePos, Error, "json-syntax", "section %q: empty JSON fence", section)
 		return b
 	}
-	if off, err := checkJSON(b.body); err != nil {
+	compact, cerr := compactJSON(b.body) // validates, cheaper than decoding
+	if cerr != nil {
+		off, err := checkJSON(b.body) // the decoder's message and offset
+		if err == nil {
+			off, err = 0, fmt.Errorf("invalid JSON: %v", cerr)
+		}
 		report(b.PosAt(off), Error, "json-syntax", "section %q: %v", section, err)
 		return b
 	}
-	compact, _ := compactJSON(b.body)
 	b.JSON = compact
 	b.parsed = true
 	return b
@@ -359,13 +385,20 @@ func compactJSON(raw []byte) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
+// nodeStart is the offset at which a block starts: its first line for a
+// paragraph or an HTML block, its marker for a heading, a fence or a list.
 func nodeStart(n ast.Node) int {
-	if l := n.Lines(); l != nil && l.Len() > 0 {
-		if _, ok := n.(*ast.Heading); !ok {
+	switch n.(type) {
+	case *ast.Heading, *ast.FencedCodeBlock:
+	default:
+		if l := n.Lines(); l != nil && l.Len() > 0 {
 			return l.At(0).Start
 		}
 	}
-	return n.Pos()
+	if off := n.Pos(); off >= 0 {
+		return off
+	}
+	return 0
 }
 
 func headingText(h *ast.Heading, src []byte) string {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 
@@ -33,42 +34,77 @@ var (
 )
 
 // walkSchema calls fn for every schema object in the block, with its JSON
-// pointer, parents before children, in a deterministic order.
-func walkSchema(b *JSONBlock, fn func(ptr string, node map[string]json.RawMessage)) {
+// pointer, parents before children, in a deterministic order. The block is
+// decoded once (numbers as json.Number); fn must not modify the node.
+func walkSchema(b *JSONBlock, fn func(ptr string, node map[string]any)) {
 	if b == nil || !b.parsed {
 		return
 	}
-	walkRaw("", b.JSON, fn)
+	v, err := decodeJSON(b.JSON)
+	if err != nil {
+		return
+	}
+	walkValue("", v, fn)
 }
 
-func walkRaw(ptr string, raw json.RawMessage, fn func(string, map[string]json.RawMessage)) {
-	node := objectOf(raw)
-	if node == nil {
+// decodeJSON decodes one JSON value keeping numbers exact.
+func decodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func walkValue(ptr string, v any, fn func(string, map[string]any)) {
+	node, ok := v.(map[string]any)
+	if !ok {
 		return
 	}
 	fn(ptr, node)
 	for _, k := range schemaKeywords {
 		if v, ok := node[k]; ok {
-			walkRaw(ptr+"/"+k, v, fn)
+			walkValue(ptr+"/"+k, v, fn)
 		}
 	}
 	for _, k := range schemaArrayKeywords {
-		var arr []json.RawMessage
-		if json.Unmarshal(node[k], &arr) == nil {
-			for i, v := range arr {
-				walkRaw(ptr+"/"+k+"/"+itoa(i), v, fn)
-			}
+		arr, _ := node[k].([]any)
+		for i, v := range arr {
+			walkValue(ptr+"/"+k+"/"+itoa(i), v, fn)
 		}
 	}
 	for _, k := range schemaMapKeywords {
-		m := objectOf(node[k])
+		m, _ := node[k].(map[string]any)
 		keys := make([]string, 0, len(m))
 		for name := range m {
 			keys = append(keys, name)
 		}
 		sort.Strings(keys)
 		for _, name := range keys {
-			walkRaw(ptr+"/"+k+"/"+schemax.EscapeToken(name), m[name], fn)
+			walkValue(ptr+"/"+k+"/"+schemax.EscapeToken(name), m[name], fn)
 		}
 	}
+}
+
+// objectAt returns v[key] when v is an object and that member an object.
+func objectAt(v map[string]any, key string) map[string]any {
+	m, _ := v[key].(map[string]any)
+	return m
+}
+
+// stringsOf returns the array's elements when all of them are strings.
+func stringsOf(v any) ([]string, bool) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, len(arr))
+	for i, e := range arr {
+		if out[i], ok = e.(string); !ok {
+			return nil, false
+		}
+	}
+	return out, true
 }

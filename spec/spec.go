@@ -174,7 +174,7 @@ func shared(s *Spec, pages []*Page) Diagnostics {
 		}
 		return best, vs
 	}
-	warn := func(what string, key func(*Page) string, pos func(*Page) Pos, show func(*Page) string) *Page {
+	warn := func(what string, key func(*Page) string, pos func(*Page) Pos, show func(p, ref *Page) (string, string)) *Page {
 		best, vs := majority(key)
 		ref := best.pages[0]
 		for _, v := range vs {
@@ -182,14 +182,15 @@ func shared(s *Spec, pages []*Page) Diagnostics {
 				continue
 			}
 			for _, p := range v.pages {
+				mine, theirs := show(p, ref)
 				ds = append(ds, Diagnostic{Pos: pos(p), Severity: Warning, Rule: "shared-drift",
-					Message: fmt.Sprintf("%s differs from %s: %s, not %s", what, pos(ref), show(p), show(ref))})
+					Message: fmt.Sprintf("%s differs from %s: %s, not %s", what, pos(ref), mine, theirs)})
 			}
 		}
 		return ref
 	}
 	ref := warn("page title", func(p *Page) string { return p.Title }, func(p *Page) Pos { return p.TitlePos },
-		func(p *Page) string { return fmt.Sprintf("%q", p.Title) })
+		func(p, ref *Page) (string, string) { return fmt.Sprintf("%q", p.Title), fmt.Sprintf("%q", ref.Title) })
 	s.Title = ref.Title
 	// Preamble and notes compare paragraph by paragraph.
 	maxLen := func(get func(*Page) []Paragraph) int {
@@ -230,11 +231,16 @@ func shared(s *Spec, pages []*Page) Diagnostics {
 					}
 					return p.endPos()
 				},
-				func(p *Page) string {
-					if a := at(p); a != nil {
-						return fmt.Sprintf("%q", shorten(a.Text))
+				func(p, ref *Page) (string, string) {
+					a, b := at(p), at(ref)
+					switch {
+					case a == nil:
+						return "nothing", fmt.Sprintf("%q", shorten(b.Text))
+					case b == nil:
+						return fmt.Sprintf("%q", shorten(a.Text)), "nothing"
 					}
-					return "nothing"
+					x, y := excerpts(a.Text, b.Text)
+					return fmt.Sprintf("%q", x), fmt.Sprintf("%q", y)
 				})
 			if a := at(ref); a != nil {
 				*part.dst = append(*part.dst, *a)
@@ -242,7 +248,7 @@ func shared(s *Spec, pages []*Page) Diagnostics {
 		}
 	}
 	ref = warn("docs host", func(p *Page) string { return docsBase(p.DocURL) }, func(p *Page) Pos { return p.DocURLPos },
-		func(p *Page) string { return docsBase(p.DocURL) })
+		func(p, ref *Page) (string, string) { return docsBase(p.DocURL), docsBase(ref.DocURL) })
 	s.DocsBase = docsBase(ref.DocURL)
 	return ds
 }
@@ -255,6 +261,26 @@ func docsBase(u string) string {
 	}
 	pu.RawQuery, pu.Fragment = "", ""
 	return pu.String()
+}
+
+// excerpts shortens two different texts so that the difference shows: when
+// they differ only past what shorten keeps, both start a little before the
+// first difference, at a word boundary, with "…".
+func excerpts(a, b string) (string, string) {
+	ra, rb := []rune(a), []rune(b)
+	d := 0
+	for d < len(ra) && d < len(rb) && ra[d] == rb[d] {
+		d++
+	}
+	const context = 24
+	if d <= 48 {
+		return shorten(a), shorten(b)
+	}
+	start := d - context
+	for start < d && ra[start-1] != ' ' {
+		start++
+	}
+	return "…" + shorten(string(ra[start:])), "…" + shorten(string(rb[start:]))
 }
 
 // shorten keeps a long quotation readable in a diagnostic.
@@ -277,7 +303,7 @@ func catalog(s *Spec) Diagnostics {
 		for _, b := range []*JSONBlock{t.InputSchema, t.OutputSchema} {
 			for _, n := range catalogNames(b) {
 				if _, ok := entries[n.name]; !ok {
-					entries[n.name] = &CatalogEntry{Name: n.name, Pos: n.pos}
+					entries[n.name] = &CatalogEntry{Name: n.name, Pos: n.pos()}
 				}
 			}
 		}
@@ -299,27 +325,30 @@ func catalog(s *Spec) Diagnostics {
 	return ds
 }
 
-type posName struct {
+// catalogName is a name listed in an allowed_tools enum; pos finds where.
+type catalogName struct {
 	name string
-	pos  Pos
+	pos  func() Pos
 }
 
 // catalogNames finds the enum of every "allowed_tools" array property.
-func catalogNames(b *JSONBlock) []posName {
+func catalogNames(b *JSONBlock) []catalogName {
 	if b == nil || !b.Valid() {
 		return nil
 	}
-	var out []posName
-	walkSchema(b, func(ptr string, node map[string]json.RawMessage) {
-		props := objectOf(node["properties"])
-		at := objectOf(props["allowed_tools"])
-		items := objectOf(at["items"])
-		var enum []string
-		if json.Unmarshal(items["enum"], &enum) != nil {
+	if !bytes.Contains(b.JSON, []byte(`"allowed_tools"`)) {
+		return nil
+	}
+	var out []catalogName
+	walkSchema(b, func(ptr string, node map[string]any) {
+		items := objectAt(objectAt(objectAt(node, "properties"), "allowed_tools"), "items")
+		enum, ok := stringsOf(items["enum"])
+		if !ok {
 			return
 		}
 		for i, n := range enum {
-			out = append(out, posName{name: n, pos: b.PointerPos(fmt.Sprintf("%s/properties/allowed_tools/items/enum/%d", ptr, i))})
+			ptr := fmt.Sprintf("%s/properties/allowed_tools/items/enum/%d", ptr, i)
+			out = append(out, catalogName{name: n, pos: func() Pos { return b.PointerPos(ptr) }})
 		}
 	})
 	return out
@@ -399,7 +428,8 @@ func sentenceRanges(s string) [][2]int {
 	return out
 }
 
-// Marshal renders the canonical JSON of the spec, with its hash computed.
+// Marshal renders the canonical JSON of the spec, with its hash computed:
+// the SHA-256 of the document rendered with an empty hash.
 func (s *Spec) Marshal() ([]byte, error) {
 	c := *s
 	c.Hash = ""
@@ -408,9 +438,18 @@ func (s *Spec) Marshal() ([]byte, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(body)
-	c.Hash = "sha256:" + hex.EncodeToString(sum[:])
-	s.Hash = c.Hash
-	return encode(&c)
+	s.Hash = "sha256:" + hex.EncodeToString(sum[:])
+	// The hash is the document's second member: put it in place rather
+	// than encode the whole document again.
+	prefix := fmt.Sprintf("{\n  \"format\": %d,\n  \"hash\": \"", c.Format)
+	if !bytes.HasPrefix(body, []byte(prefix)) {
+		return nil, fmt.Errorf("encode spec: unexpected start %.40q", body)
+	}
+	out := make([]byte, 0, len(body)+len(s.Hash))
+	out = append(out, prefix...)
+	out = append(out, s.Hash...)
+	out = append(out, body[len(prefix):]...)
+	return out, nil
 }
 
 func encode(v any) ([]byte, error) {

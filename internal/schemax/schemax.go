@@ -84,7 +84,14 @@ func Unmarshal(raw []byte) (any, error) {
 // Compile compiles one schema document, named url, from its raw bytes.
 // A schema that is not valid against the 2020-12 meta-schema yields a
 // *SchemaError listing the violations by JSON pointer into the schema.
+//
+// A url without a scheme (e.g. "claim_task/Input schema") is made absolute
+// as "prickle:" + url: the library resolves a relative URL against the
+// working directory as a file, so a local "$ref" would fail to load.
 func Compile(url string, raw []byte) (*jsonschema.Schema, error) {
+	if !hasScheme(url) {
+		url = "prickle:" + url
+	}
 	doc, err := Unmarshal(raw)
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", url, err)
@@ -102,6 +109,21 @@ func Compile(url string, raw []byte) (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("schema %s: %w", url, err)
 	}
 	return s, nil
+}
+
+// hasScheme reports whether u starts with an RFC 3986 scheme and a colon.
+func hasScheme(u string) bool {
+	for i, r := range u {
+		switch {
+		case r == ':':
+			return i > 0
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // SchemaError reports a schema that is not valid JSON Schema 2020-12.

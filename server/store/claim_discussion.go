@@ -140,12 +140,12 @@ func (s *Store) ClaimDiscussion(ctx context.Context, p *Principal, messageID, id
 		return ClaimDiscussionResult{}, err
 	}
 	if harness == nil || *harness < Harness {
-		got := "no harness"
+		got := "a claim without harness"
 		if harness != nil {
 			got = fmt.Sprintf("harness %d", *harness)
 		}
 		return ClaimDiscussionResult{}, refuse(CodeHarnessOutdated,
-			"%s is no longer supported: update prickle-runner to a version that sends harness: 2", got)
+			"%s is refused: update prickle-runner to a version that sends harness: 2", got)
 	}
 	if *harness > Harness {
 		return ClaimDiscussionResult{}, refuse(CodeHarnessUnsupported,

@@ -1,0 +1,168 @@
+// Command prickled is the reference Prickle server: MCP over streamable
+// HTTP at /mcp (or stdio with --stdio), on an embedded SQLite database.
+//
+//	prickled [--addr 127.0.0.1:8080] [--db prickled.db] [--fixture FILE]
+//	         [--tokens-out FILE] [--launch-timeout 15m] [--stdio]
+//
+// On an empty database it seeds the documented world (or loads --fixture)
+// and prints the new tokens once. SIGINT or SIGTERM finish in-flight calls,
+// then exit 0.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prickle-dev/prickle/server"
+	"github.com/prickle-dev/prickle/server/store"
+	"github.com/rogpeppe/go-internal/renameio"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// shutdownGrace bounds how long in-flight calls may take after a signal.
+const shutdownGrace = 10 * time.Second
+
+// run runs prickled until ctx is done; it returns the exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("prickled", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
+	db := fs.String("db", "prickled.db", "SQLite database `FILE`, or :memory:")
+	fixture := fs.String("fixture", "", "load the world described in `FILE` (server/store/FIXTURE.md) into an empty database instead of the seed")
+	tokensOut := fs.String("tokens-out", "", "write the new tokens as JSON to `FILE` (mode 0600)")
+	launch := fs.Duration("launch-timeout", store.DefaultLaunchTimeout, "lifetime of an execution credential")
+	stdio := fs.Bool("stdio", false, "serve MCP on standard input and output; the caller's token is $PRICKLE_TOKEN")
+	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: prickled [flags]\n\nThe reference Prickle server. Flags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "prickled: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "prickled: %v\n", err)
+		return 1
+	}
+
+	var lh slog.Handler = slog.NewTextHandler(stderr, nil)
+	if *logJSON {
+		lh = slog.NewJSONHandler(stderr, nil)
+	}
+	logger := slog.New(lh)
+	cfg := server.Config{DB: *db, LaunchTimeout: *launch, Logger: logger}
+	var ln net.Listener
+	if !*stdio {
+		var err error
+		if ln, err = net.Listen("tcp", *addr); err != nil {
+			return fail(err)
+		}
+		defer ln.Close()
+		cfg.BaseURL = "http://" + ln.Addr().String()
+	}
+	if *fixture != "" {
+		f, err := os.Open(*fixture)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		cfg.Fixture = f
+	}
+	srv, issued, err := server.New(ctx, cfg)
+	if err != nil {
+		return fail(err)
+	}
+	defer srv.Close()
+	// Tokens go to the terminal (or --tokens-out), never to the log. With
+	// --stdio, stdout is the protocol, so they go to stderr.
+	tokOut := stdout
+	if *stdio {
+		tokOut = stderr
+	}
+	if err := showTokens(tokOut, *tokensOut, *db, issued); err != nil {
+		return fail(err)
+	}
+
+	if *stdio {
+		token := os.Getenv("PRICKLE_TOKEN")
+		if token == "" {
+			return fail(errors.New("--stdio needs the caller's token in PRICKLE_TOKEN"))
+		}
+		err := srv.ServeStdio(ctx, token, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+			return fail(err)
+		}
+		return 0
+	}
+
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	logger.Info("listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+server.PathMCP, "db", *db)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fail(err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing in-flight calls")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close() // open event streams do not end by themselves
+	}
+	return 0
+}
+
+// showTokens prints the tokens created now, once, and writes them to
+// tokensOut (mode 0600) when asked.
+func showTokens(w io.Writer, tokensOut, db string, issued []store.IssuedToken) error {
+	if len(issued) == 0 {
+		// Never overwrite an earlier tokens file with nothing.
+		fmt.Fprintf(w, "prickled: %s already holds a world; its tokens were shown when it was created\n", db)
+		return nil
+	}
+	if tokensOut != "" {
+		b, err := json.MarshalIndent(issued, "", "  ")
+		if err != nil {
+			return err
+		}
+		// renameio writes a temporary file (mode 0600) and renames it: the
+		// tokens are never readable by others, nor half-written.
+		if err := renameio.WriteFile(tokensOut, append(b, '\n')); err != nil {
+			return fmt.Errorf("write tokens: %w", err)
+		}
+	}
+	fmt.Fprintln(w, "prickled: new tokens (shown once, not stored; keep them out of logs):")
+	for _, t := range issued {
+		fmt.Fprintf(w, "  %-6s %-20s %s\n", t.Kind, t.Agent, t.Token)
+	}
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

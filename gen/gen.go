@@ -1,0 +1,472 @@
+// Package gen generates, from the canonical spec of the tool pages, a Go
+// package (types, enums, schemas, validators, MCP server registration, a
+// typed client and the tool catalog) and the docs (canonical pages and a
+// human reference). prickle-gen generate and check drive it.
+//
+// # Mapping
+//
+// Every tool gets <Tool>Input and <Tool>Output (claim_task → ClaimTaskInput).
+// A nested object is a struct named after its parent and property
+// (ClaimTaskOutputAttempt); an array's items are named in the singular
+// (DiscoverTeamAgentsOutputAgent, ...OutputAgentCapability; "Item" is
+// appended when the name does not look plural); a map's values get
+// "Value"; a $defs entry is named <Root><Def>. Names use Go initialisms
+// (TaskID, AvatarURL); a name already taken gets 2, 3, ... appended.
+//
+//   - integer → int64, number → float64, boolean → bool, string → string,
+//     string with format date-time → time.Time (RFC 3339; see below).
+//   - An enum of strings (or integers) is a named type with one constant per
+//     value (ClaimDiscussionOutputRoleDraft) and Valid(). null among the
+//     values makes the field nullable.
+//   - const (or an enum of one value) is a named empty struct that always
+//     marshals as the constant and unmarshals only from it.
+//   - type [T, "null"], anyOf / oneOf [T, {"type": "null"}] → T, nullable.
+//   - oneOf / anyOf of objects that all require one property with a distinct
+//     const string is a union: a struct with one pointer per variant (set
+//     exactly one), whose MarshalJSON writes that variant and whose
+//     UnmarshalJSON picks the variant the property names. Alternatives that
+//     only narrow (e.g. one of two properties required) keep the node's
+//     own type.
+//   - additionalProperties with a schema and no properties → map[string]T;
+//     an object with neither → map[string]json.RawMessage.
+//   - A schema with no type keyword (any JSON) → json.RawMessage.
+//
+// Fields: required and not nullable → T (a struct by value; an array or map
+// marshals [] / {} when nil, via a generated MarshalJSON); required and
+// nullable → *T, written as null when nil (slices, maps and raw JSON carry
+// null as nil); optional → *T with omitempty (slices and maps: omitzero, so
+// an explicit [] survives); optional and nullable → rt.Nullable[T] with
+// omitzero (absent, null, or a value). A documented default on an optional
+// scalar gives a <Field>OrDefault getter.
+//
+// Date-time is time.Time: encoding/json writes RFC 3339 with nanoseconds as
+// needed and the value's own offset (UTC writes Z); it reads any RFC 3339
+// time the documented pattern admits. A round trip keeps the instant and
+// the offset; trailing zeros of a fraction are dropped.
+//
+// What cannot be typed well falls back to json.RawMessage with a note
+// (rule gen-raw): patternProperties, properties beside an
+// additionalProperties schema, tuples (prefixItems), unions without a
+// discriminator, several non-null types, allOf of several shapes,
+// references outside the document, $dynamicRef. Keywords that only narrow
+// values (bounds, lengths, patterns, formats, uniqueItems, not, if/then)
+// are left to the validators; properties a schema allows but does not name
+// are ignored when decoding.
+package gen
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/prickle-dev/prickle/spec"
+)
+
+// Options configures Generate.
+type Options struct {
+	// Package is the package name; "api" when empty.
+	Package string
+}
+
+// File is one generated file: a slash-separated path relative to the
+// folder it belongs in, and its bytes.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// GoFiles lists the files Generate writes, in order.
+var GoFiles = []string{"catalog.go", "types.go", "enums.go", "schemas.go", "validate.go", "server.go", "client.go"}
+
+type toolModel struct {
+	t       *spec.Tool
+	goName  string // ClaimTask
+	lower   string // claimTask
+	in, out *docCtx
+}
+
+type model struct {
+	pkg   string
+	spec  *spec.Spec
+	tools []*toolModel
+	b     *builder
+}
+
+// Generate returns the Go files of the package for s, and the notes of the
+// constructs typed as json.RawMessage (rule gen-raw, severity info).
+func Generate(s *spec.Spec, opts Options) ([]File, spec.Diagnostics, error) {
+	m, err := build(s, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.goFiles()
+}
+
+// GenerateAll is Generate and Docs in one pass: the Go files, the docs
+// files and the notes.
+func GenerateAll(s *spec.Spec, opts Options) (goFiles, docFiles []File, notes spec.Diagnostics, err error) {
+	m, err := build(s, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if goFiles, notes, err = m.goFiles(); err != nil {
+		return nil, nil, nil, err
+	}
+	if docFiles, err = m.docs(); err != nil {
+		return nil, nil, nil, err
+	}
+	return goFiles, docFiles, notes, nil
+}
+
+func (m *model) goFiles() ([]File, spec.Diagnostics, error) {
+	files := []*jen.File{
+		m.catalogFile(), m.typesFile(), m.enumsFile(), m.schemasFile(), m.validateFile(), m.serverFile(), m.clientFile(),
+	}
+	out := make([]File, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var b bytes.Buffer
+			if err := f.Render(&b); err != nil {
+				errs[i] = fmt.Errorf("generate %s: %w", GoFiles[i], err)
+				return
+			}
+			out[i] = File{Path: GoFiles[i], Data: b.Bytes()}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	notes := m.b.notes
+	notes.Sort()
+	return out, notes, nil
+}
+
+func build(s *spec.Spec, opts Options) (*model, error) {
+	pkg := opts.Package
+	if pkg == "" {
+		pkg = "api"
+	}
+	if !isIdent(pkg) {
+		return nil, fmt.Errorf("generate: package name %q is not a Go identifier", pkg)
+	}
+	b := &builder{names: newNames()}
+	m := &model{pkg: pkg, spec: s, b: b}
+	for _, n := range []string{"Handler", "Register", "Tools", "Client", "NewClient", "Catalog", "CatalogEntry", "ToolName", "CompileSchemas"} {
+		b.names.reserve(n)
+	}
+	b.toolName = &gtype{kind: kEnum, prim: "string", name: "ToolName"}
+	for _, c := range s.Catalog {
+		b.names.reserve("Tool" + camel(c.Name))
+		b.toolName.enum = append(b.toolName.enum, enumVal{goName: "Tool" + camel(c.Name), str: c.Name})
+	}
+	tools := append([]*spec.Tool(nil), s.Tools...)
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	for _, t := range tools {
+		g := camel(t.Name)
+		if g == "" {
+			return nil, fmt.Errorf("generate: tool %q has no usable Go name", t.Name)
+		}
+		for _, suf := range []string{"Input", "Output", "InputSchema", "OutputSchema"} {
+			b.names.reserve(g + suf)
+		}
+		b.names.reserve("Validate" + g + "Input")
+		b.names.reserve("Validate" + g + "Output")
+		m.tools = append(m.tools, &toolModel{t: t, goName: g, lower: lowerCamel(t.Name)})
+	}
+	for _, tm := range m.tools {
+		if tm.t.InputSchema == nil || tm.t.OutputSchema == nil {
+			return nil, fmt.Errorf("generate: tool %s lacks a schema", tm.t.Name)
+		}
+		tm.in = m.doc(tm, "input", tm.t.InputSchema, tm.goName+"Input")
+		tm.out = m.doc(tm, "output", tm.t.OutputSchema, tm.goName+"Output")
+	}
+	return m, nil
+}
+
+func (m *model) doc(tm *toolModel, section string, blk *spec.JSONBlock, rootName string) *docCtx {
+	d := &docCtx{b: m.b, tool: tm.t, section: section, block: blk, raw: blk.JSON, rootName: rootName,
+		refs: map[string]*gtype{}, refNull: map[string]bool{}, refBusy: map[string]bool{}}
+	n := parseNode("", blk.JSON)
+	ap := n.child("additionalProperties")
+	if isObjectWithProps(n) && !n.hasAny("anyOf", "oneOf", "allOf", "$ref", "patternProperties", "enum", "const") && (ap == nil || ap.boolean != nil) {
+		t := &gtype{kind: kStruct, name: rootName, node: n, doc: d}
+		m.b.types = append(m.b.types, t)
+		d.root = t
+		d.fillStruct(t, n)
+		return d
+	}
+	delete(m.b.names.taken, rootName)
+	t, _ := d.resolve(n, rootName)
+	if t.named() && t.name == rootName {
+		d.root = t
+		return d
+	}
+	a := &gtype{kind: kAlias, elem: t}
+	d.newNamed(a, rootName, n)
+	d.root = a
+	return d
+}
+
+func isIdent(s string) bool {
+	if s == "" || s == "_" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return !goKeywords[s]
+}
+
+var goKeywords = map[string]bool{"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,
+	"defer": true, "else": true, "fallthrough": true, "for": true, "func": true, "go": true, "goto": true, "if": true,
+	"import": true, "interface": true, "map": true, "package": true, "range": true, "return": true, "select": true,
+	"struct": true, "switch": true, "type": true, "var": true}
+
+// description joins a tool's description paragraphs.
+func description(t *spec.Tool) string {
+	parts := make([]string, len(t.Description))
+	for i, p := range t.Description {
+		parts[i] = p.Text
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func (m *model) catalogFile() *jen.File {
+	f := newFile(m.pkg)
+	f.Add(comment("Tool names: every name in the catalog, documented or not."))
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for _, c := range m.spec.Catalog {
+			doc := "has no page yet."
+			if c.Documented {
+				doc = "is documented."
+			}
+			g.Comment(fmt.Sprintf("Tool%s names %s, which %s", camel(c.Name), c.Name, doc))
+			g.Id("Tool" + camel(c.Name)).Op("=").Lit(c.Name)
+		}
+	})
+	f.Line()
+	f.Add(comment("CatalogEntry is one tool name the API knows."))
+	f.Type().Id("CatalogEntry").Struct(
+		jen.Id("Name").String(),
+		jen.Comment("Documented is true when the tool has a page (and so types, a Handler method and a Client method)."),
+		jen.Id("Documented").Bool(),
+	)
+	f.Line()
+	f.Add(comment("Catalog lists every tool name, sorted."))
+	var entries []jen.Code
+	for _, c := range m.spec.Catalog {
+		entries = append(entries, jen.Values(jen.Id("Tool"+camel(c.Name)), jen.Lit(c.Documented)))
+	}
+	f.Var().Id("Catalog").Op("=").Index().Id("CatalogEntry").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, entries...)
+	f.Line()
+	tn := m.b.toolName
+	f.Add(comment("ToolName is a name from the catalog. Schemas whose enum lists exactly the catalog (allowed_tools) use it; the Tool constants convert to it."))
+	f.Type().Id(tn.name).String()
+	f.Line()
+	f.Add(comment("Valid reports whether v is a catalog name."))
+	f.Func().Params(jen.Id("v").Id(tn.name)).Id("Valid").Params().Bool().Block(
+		jen.Switch(jen.Id("v")).Block(
+			jen.CaseFunc(func(g *jen.Group) {
+				for _, ev := range tn.enum {
+					g.Id(ev.goName)
+				}
+			}).Block(jen.Return(jen.True())),
+		),
+		jen.Return(jen.False()),
+	)
+	return f
+}
+
+func (m *model) typesFile() *jen.File {
+	f := newFile(m.pkg)
+	for _, t := range m.b.types {
+		switch t.kind {
+		case kStruct:
+			renderStruct(f, t)
+		case kUnion:
+			renderUnion(f, t)
+		case kAlias:
+			renderAlias(f, t)
+		}
+	}
+	return f
+}
+
+func (m *model) enumsFile() *jen.File {
+	f := newFile(m.pkg)
+	for _, t := range m.b.types {
+		switch t.kind {
+		case kEnum:
+			renderEnum(f, t)
+		case kConst:
+			renderConst(f, t)
+		}
+	}
+	return f
+}
+
+// schemaLit is a schema's documented bytes as a Go string literal: a raw
+// string when it can be one.
+func schemaLit(body []byte) jen.Code {
+	s := string(body)
+	if !strings.ContainsAny(s, "`\r") {
+		return jen.Op("`" + s + "`")
+	}
+	return jen.Lit(s)
+}
+
+func (m *model) schemasFile() *jen.File {
+	f := newFile(m.pkg)
+	for _, tm := range m.tools {
+		for _, sec := range []struct {
+			name string
+			blk  *spec.JSONBlock
+		}{{"Input", tm.t.InputSchema}, {"Output", tm.t.OutputSchema}} {
+			id := tm.goName + sec.name + "Schema"
+			f.Add(comment(fmt.Sprintf("%s is the %s schema of %s, byte for byte as its page documents it (%s).",
+				id, strings.ToLower(sec.name), tm.t.Name, fmt.Sprintf("%s:%d", path.Base(sec.blk.Pos.File), sec.blk.Pos.Line))))
+			f.Const().Id(id).Op("=").Add(schemaLit(sec.blk.Body()))
+			f.Line()
+		}
+		f.Var().Id(tm.lower+"Tool").Op("=").Op("&").Qual(pkgRT, "Tool").Values(jen.Dict{
+			jen.Id("Name"):         jen.Id("Tool" + tm.goName),
+			jen.Id("Description"):  jen.Lit(description(tm.t)),
+			jen.Id("InputSchema"):  jen.Qual(pkgJSON, "RawMessage").Call(jen.Id(tm.goName + "InputSchema")),
+			jen.Id("OutputSchema"): jen.Qual(pkgJSON, "RawMessage").Call(jen.Id(tm.goName + "OutputSchema")),
+			jen.Id("Input"):        jen.Id(tm.lower + "InputValidator"),
+			jen.Id("Output"):       jen.Id(tm.lower + "OutputValidator"),
+		})
+		f.Line()
+	}
+	f.Add(comment("Tools returns the documented tools as tools/list serves them: name, description (the page's paragraphs) and both schemas as documented. Each call returns new values."))
+	f.Func().Id("Tools").Params().Index().Op("*").Qual(pkgMCP, "Tool").Block(
+		jen.Return(jen.Index().Op("*").Qual(pkgMCP, "Tool").ValuesFunc(func(g *jen.Group) {
+			for _, tm := range m.tools {
+				g.Id(tm.lower + "Tool").Dot("MCP").Call()
+			}
+		})),
+	)
+	return f
+}
+
+func (m *model) validateFile() *jen.File {
+	f := newFile(m.pkg)
+	f.Add(comment("Validators, compiled on first use (JSON Schema 2020-12, ECMA-262 patterns with a match timeout, format asserted)."))
+	f.Var().DefsFunc(func(g *jen.Group) {
+		for _, tm := range m.tools {
+			for _, sec := range []string{"Input", "Output"} {
+				g.Id(tm.lower+sec+"Validator").Op("=").Qual(pkgRT, "NewValidator").Call(
+					jen.Lit(tm.t.Name+"/"+strings.ToLower(sec)), jen.Index().Byte().Call(jen.Id(tm.goName+sec+"Schema")))
+			}
+		}
+	})
+	f.Line()
+	f.Add(comment("CompileSchemas compiles every validator now rather than on first use (about half a millisecond per schema), e.g. at server start-up, and reports a schema that does not compile."))
+	f.Func().Id("CompileSchemas").Params().Error().BlockFunc(func(g *jen.Group) {
+		g.For(jen.List(jen.Id("_"), jen.Id("v")).Op(":=").Range().Index().Op("*").Qual(pkgRT, "Validator").ValuesFunc(func(vg *jen.Group) {
+			for _, tm := range m.tools {
+				vg.Id(tm.lower + "InputValidator")
+				vg.Id(tm.lower + "OutputValidator")
+			}
+		})).Block(
+			jen.If(jen.Id("err").Op(":=").Id("v").Dot("Compile").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
+		)
+		g.Return(jen.Nil())
+	})
+	f.Line()
+	for _, tm := range m.tools {
+		for _, sec := range []struct {
+			name string
+			d    *docCtx
+		}{{"Input", tm.in}, {"Output", tm.out}} {
+			v := tm.lower + sec.name + "Validator"
+			fn := "Validate" + tm.goName + sec.name
+			f.Add(comment(fmt.Sprintf("%s validates JSON against the %s schema of %s: nil or a *rt.ValidationError listing every violation by JSON pointer.", fn, strings.ToLower(sec.name), tm.t.Name)))
+			f.Func().Id(fn).Params(jen.Id("raw").Index().Byte()).Error().Block(
+				jen.Return(jen.Id(v).Dot("Validate").Call(jen.Id("raw"))),
+			)
+			f.Line()
+			root := sec.d.root
+			if root.kind == kAlias {
+				continue
+			}
+			f.Add(comment("Validate marshals v and validates it against its schema."))
+			f.Func().Params(jen.Id("v").Op("*").Id(root.name)).Id("Validate").Params().Error().Block(
+				jen.Return(jen.Id(v).Dot("ValidateValue").Call(jen.Id("v"))),
+			)
+			f.Line()
+		}
+	}
+	return f
+}
+
+func (m *model) serverFile() *jen.File {
+	f := newFile(m.pkg)
+	f.Add(comment("Handler implements the documented tools. The caller's identity comes from the context (rt.TokenInfoFrom, or what RegisterOptions.Before attached), never from an argument. Return a *rt.ToolError to refuse a call; any other error is a server bug."))
+	f.Type().Id("Handler").InterfaceFunc(func(g *jen.Group) {
+		for i, tm := range m.tools {
+			if i > 0 {
+				g.Line()
+			}
+			g.Add(comment(tm.goName + " implements " + tm.t.Name + ": " + firstSentence(description(tm.t))))
+			g.Id(tm.goName).Params(jen.Id("ctx").Qual(pkgContext, "Context"), jen.Id("in").Op("*").Id(tm.goName+"Input")).
+				Params(jen.Op("*").Id(tm.goName+"Output"), jen.Error())
+		}
+	})
+	f.Line()
+	f.Add(comment("Register adds every documented tool to s with the low-level AddTool: the documented schemas are served as written; arguments are validated (a failure is an isError result, code invalid_arguments, naming each JSON pointer); the handler's output is validated before it leaves (a violation is logged and answered as a JSON-RPC internal error, never sent). opts may be nil."))
+	f.Func().Id("Register").Params(jen.Id("s").Op("*").Qual(pkgMCP, "Server"), jen.Id("h").Id("Handler"), jen.Id("opts").Op("*").Qual(pkgRT, "RegisterOptions")).BlockFunc(func(g *jen.Group) {
+		for _, tm := range m.tools {
+			g.Qual(pkgRT, "AddTool").Call(jen.Id("s"), jen.Id(tm.lower+"Tool"), jen.Id("h").Dot(tm.goName), jen.Id("opts"))
+		}
+	})
+	return f
+}
+
+func (m *model) clientFile() *jen.File {
+	f := newFile(m.pkg)
+	f.Add(comment("Client calls the documented tools over an MCP client session and checks what comes back: a refusal is a *rt.ToolError, an output that fails its schema a *rt.ValidationError."))
+	f.Type().Id("Client").Struct(jen.Id("cs").Op("*").Qual(pkgMCP, "ClientSession"))
+	f.Line()
+	f.Add(comment("NewClient returns a Client over cs."))
+	f.Func().Id("NewClient").Params(jen.Id("cs").Op("*").Qual(pkgMCP, "ClientSession")).Op("*").Id("Client").Block(
+		jen.Return(jen.Op("&").Id("Client").Values(jen.Dict{jen.Id("cs"): jen.Id("cs")})),
+	)
+	f.Line()
+	f.Add(comment("Session returns the session the client uses."))
+	f.Func().Params(jen.Id("c").Op("*").Id("Client")).Id("Session").Params().Op("*").Qual(pkgMCP, "ClientSession").Block(
+		jen.Return(jen.Id("c").Dot("cs")),
+	)
+	for _, tm := range m.tools {
+		f.Line()
+		f.Add(comment(tm.goName + " calls " + tm.t.Name + ": " + firstSentence(description(tm.t))))
+		f.Func().Params(jen.Id("c").Op("*").Id("Client")).Id(tm.goName).
+			Params(jen.Id("ctx").Qual(pkgContext, "Context"), jen.Id("in").Op("*").Id(tm.goName+"Input")).
+			Params(jen.Op("*").Id(tm.goName+"Output"), jen.Error()).Block(
+			jen.Return(jen.Qual(pkgRT, "Call").Types(jen.Id(tm.goName+"Output")).Call(jen.Id("ctx"), jen.Id("c").Dot("cs"), jen.Id(tm.lower+"Tool"), jen.Id("in"))),
+		)
+	}
+	return f
+}
+
+// firstSentence is the text up to the first ". " (or all of it).
+func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}

@@ -1,0 +1,79 @@
+package rt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ErrNoStructuredContent is returned by Call when a successful result
+// carries neither structuredContent nor a JSON text content.
+var ErrNoStructuredContent = errors.New("tool result has no structured content")
+
+// Call calls tool t over cs with in (marshalled as the arguments; the
+// server validates them) and returns the typed output. The result is
+// checked before it is trusted:
+//
+//   - a JSON-RPC error comes back as the SDK returns it (wrapped, so
+//     errors.As finds a *jsonrpc.Error);
+//   - an isError result comes back as a *ToolError;
+//   - structuredContent (or, when a server sends none, the JSON of the
+//     text content) is validated against the output schema: a violation is
+//     a *ValidationError.
+//
+// The SDK decodes structuredContent into Go maps with float64 numbers
+// before Call sees it, so integers beyond 2^53 lose precision.
+func Call[Out any](ctx context.Context, cs *mcp.ClientSession, t *Tool, in any) (*Out, error) {
+	args, err := MarshalJSON(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: marshal arguments: %w", t.Name, err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: t.Name, Arguments: json.RawMessage(args)})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	return DecodeResult[Out](t, res)
+}
+
+// DecodeResult checks a tool result as Call does and decodes its output.
+func DecodeResult[Out any](t *Tool, res *mcp.CallToolResult) (*Out, error) {
+	if te := ToolErrorFromResult(res); te != nil {
+		return nil, te
+	}
+	raw, err := structured(res)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	if err := t.Output.Validate(raw); err != nil {
+		return nil, err
+	}
+	out := new(Out)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, fmt.Errorf("%s: decode output: %w", t.Name, err)
+	}
+	return out, nil
+}
+
+func structured(res *mcp.CallToolResult) ([]byte, error) {
+	if res == nil {
+		return nil, ErrNoStructuredContent
+	}
+	switch sc := res.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		return sc, nil
+	case []byte:
+		return sc, nil
+	default:
+		return json.Marshal(sc)
+	}
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok && json.Valid([]byte(tc.Text)) {
+			return []byte(tc.Text), nil
+		}
+	}
+	return nil, ErrNoStructuredContent
+}

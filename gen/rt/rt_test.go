@@ -1,0 +1,139 @@
+package rt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestToolErrorRoundTrip(t *testing.T) {
+	te := Refuse("not_runner", "only a paired runner can claim")
+	res := te.Result()
+	if !res.IsError || res.StructuredContent != nil || res.Meta["code"] != "not_runner" {
+		t.Fatalf("result %+v", res)
+	}
+	if got := ToolErrorFromResult(res); *got != *te {
+		t.Errorf("read back %+v", got)
+	}
+	for _, c := range []struct {
+		res  *mcp.CallToolResult
+		want ToolError
+	}{
+		// The code from the text prefix when _meta has none.
+		{&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "turn_over: the turn ended"}}}, ToolError{"turn_over", "the turn ended"}},
+		// No code anywhere: the text is the message.
+		{&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Something: broke"}}}, ToolError{"", "Something: broke"}},
+		// _meta wins over a prefix that disagrees.
+		{&mcp.CallToolResult{IsError: true, Meta: mcp.Meta{"code": "a"}, Content: []mcp.Content{&mcp.TextContent{Text: "b: c"}}}, ToolError{"a", "b: c"}},
+	} {
+		if got := ToolErrorFromResult(c.res); got == nil || *got != c.want {
+			t.Errorf("ToolErrorFromResult = %+v, want %+v", got, c.want)
+		}
+	}
+	if ToolErrorFromResult(&mcp.CallToolResult{}) != nil {
+		t.Error("a success is not an error")
+	}
+	wrapped := errors.Join(errors.New("x"), te)
+	if got, ok := AsToolError(wrapped); !ok || got != te {
+		t.Error("AsToolError misses a wrapped ToolError")
+	}
+}
+
+func TestNullable(t *testing.T) {
+	type T struct {
+		A Nullable[int64]    `json:"a,omitzero"`
+		B Nullable[[]string] `json:"b,omitzero"`
+		C Nullable[string]   `json:"c,omitzero"`
+	}
+	b, err := json.Marshal(T{A: Some[int64](3), B: Null[[]string]()})
+	if err != nil || string(b) != `{"a":3,"b":null}` {
+		t.Fatalf("%s %v", b, err)
+	}
+	var v T
+	if err := json.Unmarshal([]byte(`{"a":null,"b":["x"]}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if !v.A.Set || !v.A.Null || v.C.Set {
+		t.Errorf("%+v", v)
+	}
+	if got, ok := v.B.Get(); !ok || got[0] != "x" {
+		t.Errorf("%+v", v.B)
+	}
+}
+
+func TestCheckConst(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+		ok        bool
+	}{
+		{`"circle"`, `"circle"`, true},
+		{`"square"`, `"circle"`, false},
+		{`1.0`, `1`, true},
+		{`1e0`, `1`, true},
+		{`2`, `1`, false},
+		{`{"b":[1,2],"a":null}`, `{"a":null,"b":[1,2.0]}`, true},
+		{`[1]`, `[1,2]`, false},
+		{`true`, `"true"`, false},
+	} {
+		err := CheckConst("T", []byte(c.got), c.want)
+		if (err == nil) != c.ok {
+			t.Errorf("CheckConst(%s, %s) = %v", c.got, c.want, err)
+		}
+	}
+}
+
+func TestValidatorLazy(t *testing.T) {
+	v := NewValidator("t", []byte(`{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"type":"string","pattern":"^(?=x)"}}}`))
+	if err := v.Validate([]byte(`{"a":"xy"}`)); err != nil {
+		t.Fatal(err)
+	}
+	err := v.Validate([]byte(`{"a":"y"}`))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Violations[0].Pointer != "/a" {
+		t.Fatalf("err = %v", err)
+	}
+	bad := NewValidator("bad", []byte(`{"type":"nope"}`))
+	if bad.Compile() == nil || bad.Validate([]byte(`{}`)) == nil {
+		t.Error("a broken schema compiled")
+	}
+}
+
+type in struct {
+	A string `json:"a"`
+}
+type out struct {
+	B string `json:"b"`
+}
+
+func TestHandleTokenInfoFromRequest(t *testing.T) {
+	tool := &Tool{Name: "t",
+		Input:  NewValidator("t/in", []byte(`{"type":"object"}`)),
+		Output: NewValidator("t/out", []byte(`{"type":"object","required":["b"]}`)),
+	}
+	var seen *auth.TokenInfo
+	h := Handle(tool, func(ctx context.Context, _ *in) (*out, error) {
+		seen = TokenInfoFrom(ctx)
+		return &out{B: "ok"}, nil
+	}, nil)
+	ti := &auth.TokenInfo{UserID: "u1"}
+	res, err := h(context.Background(), &mcp.CallToolRequest{
+		Params: &mcp.CallToolParamsRaw{Name: "t"}, // no arguments: {}
+		Extra:  &mcp.RequestExtra{TokenInfo: ti},
+	})
+	if err != nil || res.IsError {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if seen != ti {
+		t.Errorf("TokenInfoFrom = %v", seen)
+	}
+	if string(res.StructuredContent.(json.RawMessage)) != `{"b":"ok"}` || res.Content[0].(*mcp.TextContent).Text != `{"b":"ok"}` {
+		t.Errorf("result %+v", res)
+	}
+	if TokenInfoFrom(context.Background()) != nil {
+		t.Error("token info from nowhere")
+	}
+}

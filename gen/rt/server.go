@@ -1,0 +1,271 @@
+package rt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tool is one documented tool as a generated package describes it.
+type Tool struct {
+	Name        string
+	Description string
+	// InputSchema and OutputSchema are the documented schemas, byte for byte
+	// as the page writes them.
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	// Input and Output validate against those schemas.
+	Input  *Validator
+	Output *Validator
+}
+
+// MCP returns the tool as the SDK serves it on tools/list, with the
+// documented schemas as json.RawMessage. encoding/json compacts a
+// RawMessage it marshals, so the wire carries the documented JSON with
+// insignificant white space removed: key order and number literals kept.
+func (t *Tool) MCP() *mcp.Tool {
+	return &mcp.Tool{
+		Name:         t.Name,
+		Description:  t.Description,
+		InputSchema:  t.InputSchema,
+		OutputSchema: t.OutputSchema,
+	}
+}
+
+// Outcome is how a call ended, as CallInfo reports it.
+type Outcome string
+
+// The outcomes of a call.
+const (
+	OutcomeOK               Outcome = "ok"
+	OutcomeRefused          Outcome = "refused"           // a *ToolError from Before or the handler
+	OutcomeInvalidArguments Outcome = "invalid_arguments" // arguments fail the input schema
+	OutcomeInternalError    Outcome = "internal_error"    // a handler error, panic or invalid output
+)
+
+// CallInfo describes one finished call, for metrics and audit logs.
+type CallInfo struct {
+	Tool    string
+	Outcome Outcome
+	// Code is the refusal's code (CodeInvalidArguments for bad arguments);
+	// empty for OutcomeOK and OutcomeInternalError.
+	Code     string
+	Duration time.Duration
+}
+
+// RegisterOptions configures the registration of a generated package's
+// tools. A nil *RegisterOptions is the zero value.
+type RegisterOptions struct {
+	// Logger receives server bugs: handler errors and panics, and output
+	// that fails the output schema. Nil means slog.Default(). Tokens and
+	// output values are never logged, only tools, pointers and keywords.
+	Logger *slog.Logger
+	// Before runs first on every call, before the arguments are validated:
+	// authentication and identity. It may return a new context (e.g. with
+	// a principal attached); a *ToolError refuses the call, any other error
+	// is an internal error.
+	Before func(ctx context.Context, tool string, req *mcp.CallToolRequest) (context.Context, error)
+	// OnCall runs after every call with how it ended.
+	OnCall func(ctx context.Context, info CallInfo)
+}
+
+func (o *RegisterOptions) logger() *slog.Logger {
+	if o != nil && o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}
+
+type tokenInfoKey struct{}
+
+// WithTokenInfo returns ctx carrying ti, as TokenInfoFrom reads it.
+func WithTokenInfo(ctx context.Context, ti *auth.TokenInfo) context.Context {
+	return context.WithValue(ctx, tokenInfoKey{}, ti)
+}
+
+// TokenInfoFrom returns the caller's bearer-token info: what the
+// registration took from the request (req.Extra.TokenInfo) or what Before
+// put there with WithTokenInfo; else what auth.RequireBearerToken left in
+// ctx; else nil (stdio, or no authentication).
+func TokenInfoFrom(ctx context.Context) *auth.TokenInfo {
+	if ti, ok := ctx.Value(tokenInfoKey{}).(*auth.TokenInfo); ok && ti != nil {
+		return ti
+	}
+	return auth.TokenInfoFromContext(ctx)
+}
+
+// internalError is the JSON-RPC answer to a server bug: it says nothing
+// about the bug to the caller.
+func internalError() error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+}
+
+// AddTool registers t on s with the low-level (*mcp.Server).AddTool: the
+// documented schemas are served as they are, and Handle does the
+// validation.
+func AddTool[In, Out any](s *mcp.Server, t *Tool, h func(context.Context, *In) (*Out, error), opts *RegisterOptions) {
+	s.AddTool(t.MCP(), Handle(t, h, opts))
+}
+
+// Handle turns a typed handler into an mcp.ToolHandler:
+//
+//  1. the context gets req.Extra.TokenInfo (see TokenInfoFrom), then
+//     opts.Before runs;
+//  2. the arguments are validated against the input schema: a failure is an
+//     isError result with code invalid_arguments naming every JSON pointer
+//     (sorted), and _meta.violations listing them;
+//  3. they are decoded into In and h runs; a *ToolError becomes an isError
+//     result; any other error or a panic is logged and answered as a
+//     JSON-RPC internal error (-32603);
+//  4. the output is marshalled and validated against the output schema
+//     before it leaves: a violation is a server bug, logged and answered as
+//     an internal error, never sent;
+//  5. a valid output goes out as structuredContent (the JSON bytes) and as
+//     a text content with the same JSON.
+func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), opts *RegisterOptions) mcp.ToolHandler {
+	log := opts.logger()
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		start := time.Now()
+		info := CallInfo{Tool: t.Name}
+		defer func() {
+			if p := recover(); p != nil {
+				log.ErrorContext(ctx, "prickle: tool handler panicked", "tool", t.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				res, err = nil, internalError()
+				info.Outcome, info.Code = OutcomeInternalError, ""
+			}
+			if opts != nil && opts.OnCall != nil {
+				info.Duration = time.Since(start)
+				opts.OnCall(ctx, info)
+			}
+		}()
+		refuse := func(te *ToolError) (*mcp.CallToolResult, error) {
+			info.Outcome, info.Code = OutcomeRefused, te.Code
+			return te.Result(), nil
+		}
+		fail := func(msg string, args ...any) (*mcp.CallToolResult, error) {
+			log.ErrorContext(ctx, msg, append([]any{"tool", t.Name}, args...)...)
+			info.Outcome = OutcomeInternalError
+			return nil, internalError()
+		}
+
+		if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
+			ctx = WithTokenInfo(ctx, req.Extra.TokenInfo)
+		}
+		if opts != nil && opts.Before != nil {
+			nctx, err := opts.Before(ctx, t.Name, req)
+			if err != nil {
+				if te, ok := AsToolError(err); ok {
+					return refuse(te)
+				}
+				return fail("prickle: before-call hook failed", "error", err)
+			}
+			if nctx != nil {
+				ctx = nctx
+			}
+		}
+
+		var args json.RawMessage
+		if req != nil && req.Params != nil {
+			args = req.Params.Arguments
+		}
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = json.RawMessage("{}")
+		}
+		if err := t.Input.Validate(args); err != nil {
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				return fail("prickle: input schema does not compile", "error", err)
+			}
+			info.Outcome, info.Code = OutcomeInvalidArguments, CodeInvalidArguments
+			return InvalidArguments(ve.Violations), nil
+		}
+		in := new(In)
+		if err := json.Unmarshal(args, in); err != nil {
+			// Valid against the schema, yet not representable in Go (an
+			// integer beyond int64, a date-time Go cannot parse).
+			info.Outcome, info.Code = OutcomeInvalidArguments, CodeInvalidArguments
+			return InvalidArguments([]Violation{{Pointer: "", Keyword: "type", Message: err.Error()}}), nil
+		}
+
+		out, err := h(ctx, in)
+		if err != nil {
+			if te, ok := AsToolError(err); ok {
+				return refuse(te)
+			}
+			return fail("prickle: tool handler failed", "error", err)
+		}
+		if out == nil {
+			return fail("prickle: tool handler returned no output and no error")
+		}
+		b, err := MarshalJSON(out)
+		if err != nil {
+			return fail("prickle: tool output does not marshal (server bug)", "error", err)
+		}
+		if err := t.Output.Validate(b); err != nil {
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				return fail("prickle: output schema does not compile", "error", err)
+			}
+			return fail("prickle: tool output does not match its output schema (server bug); not sent",
+				"violations", violationsForLog(ve.Violations))
+		}
+		info.Outcome = OutcomeOK
+		return &mcp.CallToolResult{
+			StructuredContent: json.RawMessage(b),
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		}, nil
+	}
+}
+
+// InvalidArguments is the isError result for arguments that fail the
+// input schema: text "invalid_arguments: " and each violation as
+// "pointer: message (keyword)" joined by "; ", _meta {"code":
+// "invalid_arguments", "violations": [...]}.
+func InvalidArguments(vs []Violation) *mcp.CallToolResult {
+	parts := make([]string, len(vs))
+	metaVs := make([]any, len(vs))
+	for i, v := range vs {
+		parts[i] = v.String()
+		metaVs[i] = map[string]any{"pointer": v.Pointer, "keyword": v.Keyword, "message": v.Message}
+	}
+	te := &ToolError{Code: CodeInvalidArguments, Message: strings.Join(parts, "; ")}
+	res := te.Result()
+	res.Meta["violations"] = metaVs
+	return res
+}
+
+// violationsForLog names where output failed without quoting values, which
+// may hold credentials.
+func violationsForLog(vs []Violation) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		p := v.Pointer
+		if p == "" {
+			p = "/"
+		}
+		out[i] = p + " (" + v.Keyword + " at " + v.KeywordLocation + ")"
+	}
+	return out
+}
+
+// MarshalJSON marshals v like json.Marshal, without escaping <, > and &
+// (a tool's output is not HTML) and without a trailing newline.
+func MarshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

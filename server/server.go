@@ -1,0 +1,230 @@
+// Package server is the reference Prickle server: the generated api.Handler
+// implemented on the SQLite store (package server/store), served over MCP
+// streamable HTTP at /mcp or over stdio. DECISIONS.md records how it answers
+// every question the tool pages leave open.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/server/store"
+)
+
+// DefaultMaxBodyBytes bounds one HTTP request body: the largest valid call
+// is a few kilobytes.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config configures a Server. The zero value is an in-memory server with
+// the seed world.
+type Config struct {
+	// DB is the database: a file path, or ":memory:" (the default).
+	DB string
+	// Fixture, if set, loads this world (see server/store/FIXTURE.md)
+	// into an empty database instead of the seed world.
+	Fixture io.Reader
+	// LaunchTimeout is how long an execution credential lives
+	// (store.DefaultLaunchTimeout when zero).
+	LaunchTimeout time.Duration
+	// Now is the clock (time.Now when nil); tests inject their own.
+	Now func() time.Time
+	// Logger receives one line per call and the server's own events
+	// (slog.Default() when nil). Tokens never reach it.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds an HTTP request body (DefaultMaxBodyBytes when
+	// zero); a larger body is answered 413.
+	MaxBodyBytes int64
+	// BaseURL is the server's public base URL (e.g. http://127.0.0.1:8080),
+	// used to make the protected-resource metadata absolute; when empty
+	// they are paths.
+	BaseURL string
+	// WrapHandler, if set, wraps the tool handler: middleware for tests and
+	// embedders (the conformance suite builds its mutants this way).
+	WrapHandler func(api.Handler) api.Handler
+	// WrapHTTP, if set, wraps the whole HTTP handler.
+	WrapHTTP func(http.Handler) http.Handler
+}
+
+// Server is a running reference server.
+type Server struct {
+	store *store.Store
+	mcp   *mcp.Server
+	log   *slog.Logger
+	cfg   Config
+}
+
+// New opens the database, seeds it (or loads cfg.Fixture) when it is
+// empty, and builds the MCP server. issued holds the agent and runner tokens
+// created now, in plaintext: they are shown once and cannot be recovered.
+// It is empty when the database already held a world.
+func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken, err error) {
+	if cfg.DB == "" {
+		cfg.DB = ":memory:"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	st, err := store.Open(ctx, cfg.DB, store.Options{Now: cfg.Now, LaunchTimeout: cfg.LaunchTimeout})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			st.Close()
+		}
+	}()
+	if cfg.Fixture != nil {
+		issued, err = st.LoadFixture(ctx, cfg.Fixture)
+	} else {
+		issued, err = st.SeedDefault(ctx)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	s = &Server{store: st, log: cfg.Logger, cfg: cfg}
+	s.mcp = newMCPServer()
+	s.register(s.mcp, nil)
+	return s, issued, nil
+}
+
+func newMCPServer() *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: "prickled", Title: "Prickle reference server", Version: "0.1.0"},
+		&mcp.ServerOptions{Instructions: "Prickle reference server. Identity comes from the bearer token, never from a tool argument."})
+}
+
+// register adds the tools to srv. identify, when set, authenticates each
+// call (stdio); otherwise the HTTP layer has, and the caller is in the
+// request's token info.
+func (s *Server) register(srv *mcp.Server, identify func(context.Context) (context.Context, error)) {
+	var h api.Handler = &handler{store: s.store}
+	if s.cfg.WrapHandler != nil {
+		h = s.cfg.WrapHandler(h)
+	}
+	before := func(ctx context.Context, tool string, req *mcp.CallToolRequest) (context.Context, error) {
+		if identify != nil {
+			nctx, err := identify(ctx)
+			if err != nil {
+				return nil, rt.Refuse(store.CodeUnauthenticated, "%v", err)
+			}
+			ctx = nctx
+		}
+		return s.authorize(ctx, tool, req)
+	}
+	api.Register(srv, h, &rt.RegisterOptions{Logger: s.log, Before: before, OnCall: s.logCall})
+}
+
+// Store returns the server's store (for admin commands and tests).
+func (s *Server) Store() *store.Store { return s.store }
+
+// MCP returns the underlying MCP server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Close closes the database.
+func (s *Server) Close() error { return s.store.Close() }
+
+// principalKey carries the authenticated *store.Principal in a context.
+type principalKey struct{}
+
+func withPrincipal(ctx context.Context, p *store.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// principal returns the caller, or nil.
+func principal(ctx context.Context) *store.Principal {
+	p, _ := ctx.Value(principalKey{}).(*store.Principal)
+	return p
+}
+
+// authorize runs before every call: it takes the caller from the bearer
+// token (verified by the HTTP layer, or for stdio by stdioToken) and
+// refuses a tool the caller may not call.
+func (s *Server) authorize(ctx context.Context, tool string, _ *mcp.CallToolRequest) (context.Context, error) {
+	p := principal(ctx)
+	if p == nil {
+		if ti := rt.TokenInfoFrom(ctx); ti != nil {
+			p, _ = ti.Extra[principalExtra].(*store.Principal)
+		}
+	}
+	if p == nil {
+		return nil, rt.Refuse(store.CodeUnauthenticated, "no caller identity: send a bearer token")
+	}
+	if err := store.Allowed(p, tool); err != nil {
+		return nil, toolError(err)
+	}
+	return withPrincipal(ctx, p), nil
+}
+
+// logCall writes the one line per call: tool, caller, outcome, latency.
+func (s *Server) logCall(ctx context.Context, info rt.CallInfo) {
+	attrs := []any{"tool", info.Tool, "outcome", string(info.Outcome), "latency", info.Duration}
+	if info.Code != "" {
+		attrs = append(attrs, "code", info.Code)
+	}
+	if p := callerOf(ctx); p != nil {
+		attrs = append(attrs, "caller", p.Agent, "caller_kind", string(p.Kind))
+	}
+	level := slog.LevelInfo
+	if info.Outcome == rt.OutcomeInternalError {
+		level = slog.LevelError
+	}
+	s.log.Log(ctx, level, "call", attrs...)
+}
+
+// callerOf returns the caller for the log: the principal authorize
+// attached, or, for a call authorize refused (its context is not passed
+// on), the one the bearer token resolved to.
+func callerOf(ctx context.Context) *store.Principal {
+	if p := principal(ctx); p != nil {
+		return p
+	}
+	if ti := rt.TokenInfoFrom(ctx); ti != nil {
+		p, _ := ti.Extra[principalExtra].(*store.Principal)
+		return p
+	}
+	return nil
+}
+
+// toolError turns a store refusal into the tool error the client sees;
+// anything else stays an error (an internal error for the client).
+func toolError(err error) error {
+	var r *store.Refusal
+	if errors.As(err, &r) {
+		return rt.Refuse(r.Code, "%s", r.Message)
+	}
+	return err
+}
+
+const principalExtra = "prickle.principal"
+
+// verify is the bearer-token verifier for auth.RequireBearerToken.
+func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	p, err := s.store.Authenticate(ctx, token)
+	switch {
+	case errors.Is(err, store.ErrUnknownToken):
+		return nil, fmt.Errorf("%w: unknown token", auth.ErrInvalidToken)
+	case errors.Is(err, store.ErrExpiredToken):
+		return nil, fmt.Errorf("%w: token expired", auth.ErrInvalidToken)
+	case errors.Is(err, store.ErrRevokedToken):
+		return nil, fmt.Errorf("%w: token revoked", auth.ErrInvalidToken)
+	case err != nil:
+		return nil, err
+	}
+	// Expiry is the store's business (on its own clock); the SDK's check
+	// uses the wall clock, so no Expiration is set here.
+	return &auth.TokenInfo{
+		UserID: string(p.Kind) + ":" + p.Agent + ":" + p.RunnerID + ":" + p.Scope.AttemptID + p.Scope.DiscussionID,
+		Extra:  map[string]any{principalExtra: p},
+	}, nil
+}
