@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,7 +33,7 @@ func (s *Server) Handler() http.Handler {
 		AllowMissingExpiration: true, // the store checks expiry on its own clock
 	})
 	mux := http.NewServeMux()
-	mux.Handle(PathMCP, bearer(streamable))
+	mux.Handle(PathMCP, s.countPosts(bearer(streamable)))
 	mux.HandleFunc("GET "+PathHealth, s.health)
 	mux.Handle(PathMetadata, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               s.cfg.BaseURL + PathMCP,
@@ -44,6 +45,68 @@ func (s *Server) Handler() http.Handler {
 		h = s.cfg.WrapHTTP(h)
 	}
 	return h
+}
+
+// countPosts counts the POST requests in flight: the calls that Drain
+// waits for. (A GET is a standing event stream, not a call.)
+func (s *Server) countPosts(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		s.inflight.add(1)
+		defer s.inflight.add(-1)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Drain is the second half of a graceful shutdown, after
+// http.Server.Shutdown has stopped accepting connections: it waits until
+// no POST (no call) is in flight, then closes every MCP session, which ends
+// the standing event streams that would otherwise keep Shutdown waiting.
+func (s *Server) Drain(ctx context.Context) error {
+	err := s.inflight.wait(ctx)
+	for ss := range s.mcp.Sessions() {
+		ss.Close()
+	}
+	return err
+}
+
+// inflight counts requests and tells when there are none.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil when nobody waits
+}
+
+func (f *inflight) add(d int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n += d
+	if f.n == 0 && f.idle != nil {
+		close(f.idle)
+		f.idle = nil
+	}
+}
+
+func (f *inflight) wait(ctx context.Context) error {
+	f.mu.Lock()
+	if f.n == 0 {
+		f.mu.Unlock()
+		return nil
+	}
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	idle := f.idle
+	f.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // health answers 200 while the database answers.

@@ -60,6 +60,8 @@ type Server struct {
 	mcp   *mcp.Server
 	log   *slog.Logger
 	cfg   Config
+
+	inflight inflight // HTTP calls in flight, for Drain
 }
 
 // New opens the database, seeds it (or loads cfg.Fixture) when it is
@@ -85,9 +87,17 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 			st.Close()
 		}
 	}()
-	if cfg.Fixture != nil {
+	// A database that already holds a world keeps it: the seed and the
+	// fixture only fill an empty one (so a restart with the same flags
+	// works, and issues no new tokens).
+	has, err := st.HasWorld(ctx)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case has:
+	case cfg.Fixture != nil:
 		issued, err = st.LoadFixture(ctx, cfg.Fixture)
-	} else {
+	default:
 		issued, err = st.SeedDefault(ctx)
 	}
 	if err != nil {
@@ -151,19 +161,18 @@ func principal(ctx context.Context) *store.Principal {
 // token (verified by the HTTP layer, or for stdio by stdioToken) and
 // refuses a tool the caller may not call.
 func (s *Server) authorize(ctx context.Context, tool string, _ *mcp.CallToolRequest) (context.Context, error) {
-	p := principal(ctx)
-	if p == nil {
-		if ti := rt.TokenInfoFrom(ctx); ti != nil {
-			p, _ = ti.Extra[principalExtra].(*store.Principal)
-		}
+	p := principal(ctx) // stdio: identify attached it
+	if ti := rt.TokenInfoFrom(ctx); p == nil && ti != nil {
+		p, _ = ti.Extra[principalExtra].(*store.Principal)
 	}
 	if p == nil {
 		return nil, rt.Refuse(store.CodeUnauthenticated, "no caller identity: send a bearer token")
 	}
+	ctx = withPrincipal(ctx, p)
 	if err := store.Allowed(p, tool); err != nil {
-		return nil, toolError(err)
+		return ctx, toolError(err) // the context still names the caller for the log
 	}
-	return withPrincipal(ctx, p), nil
+	return ctx, nil
 }
 
 // logCall writes the one line per call: tool, caller, outcome, latency.
@@ -172,7 +181,7 @@ func (s *Server) logCall(ctx context.Context, info rt.CallInfo) {
 	if info.Code != "" {
 		attrs = append(attrs, "code", info.Code)
 	}
-	if p := callerOf(ctx); p != nil {
+	if p := principal(ctx); p != nil {
 		attrs = append(attrs, "caller", p.Agent, "caller_kind", string(p.Kind))
 	}
 	level := slog.LevelInfo
@@ -180,20 +189,6 @@ func (s *Server) logCall(ctx context.Context, info rt.CallInfo) {
 		level = slog.LevelError
 	}
 	s.log.Log(ctx, level, "call", attrs...)
-}
-
-// callerOf returns the caller for the log: the principal authorize
-// attached, or, for a call authorize refused (its context is not passed
-// on), the one the bearer token resolved to.
-func callerOf(ctx context.Context) *store.Principal {
-	if p := principal(ctx); p != nil {
-		return p
-	}
-	if ti := rt.TokenInfoFrom(ctx); ti != nil {
-		p, _ := ti.Extra[principalExtra].(*store.Principal)
-		return p
-	}
-	return nil
 }
 
 // toolError turns a store refusal into the tool error the client sees;

@@ -131,8 +131,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	logger.Info("shutting down: finishing in-flight calls")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		hs.Close() // open event streams do not end by themselves
+	done := make(chan error, 1)
+	go func() { done <- hs.Shutdown(sctx) }() // stop accepting; wait for active requests
+	srv.Drain(sctx)                           // calls finish, then sessions (and their event streams) close
+	if err := <-done; err != nil {
+		logger.Warn("shutdown grace exceeded: closing open connections", "grace", shutdownGrace)
+		hs.Close()
 	}
 	return 0
 }

@@ -72,8 +72,9 @@ type RegisterOptions struct {
 	Logger *slog.Logger
 	// Before runs first on every call, before the arguments are validated:
 	// authentication and identity. It may return a new context (e.g. with
-	// a principal attached); a *ToolError refuses the call, any other error
-	// is an internal error.
+	// a principal attached), also together with an error so that OnCall
+	// sees it; a *ToolError refuses the call, any other error is an
+	// internal error.
 	Before func(ctx context.Context, tool string, req *mcp.CallToolRequest) (context.Context, error)
 	// OnCall runs after every call with how it ended.
 	OnCall func(ctx context.Context, info CallInfo)
@@ -163,14 +164,14 @@ func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), op
 		}
 		if opts != nil && opts.Before != nil {
 			nctx, err := opts.Before(ctx, t.Name, req)
+			if nctx != nil {
+				ctx = nctx // kept on refusal too, so OnCall sees who was refused
+			}
 			if err != nil {
 				if te, ok := AsToolError(err); ok {
 					return refuse(te)
 				}
 				return fail("prickle: before-call hook failed", "error", err)
-			}
-			if nctx != nil {
-				ctx = nctx
 			}
 		}
 

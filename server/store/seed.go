@@ -107,3 +107,18 @@ func (s *Store) SeedDefault(ctx context.Context) ([]IssuedToken, error) {
 	}
 	return issued, nil
 }
+
+// HasWorld reports whether the database already holds a world (seeded or
+// loaded from a fixture).
+func (s *Store) HasWorld(ctx context.Context) (bool, error) {
+	var has bool
+	err := s.inReadTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		has, err = exists(ctx, tx, `SELECT 1 FROM projects LIMIT 1`)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("store: %w", err)
+	}
+	return has, nil
+}

@@ -1,0 +1,918 @@
+package main
+
+// Process tests: the real binary, built once in TestMain, driven by real
+// MCP clients over HTTP and stdio, stopped with SIGTERM and killed with
+// SIGKILL.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/server/store"
+)
+
+// binary is the prickled binary under test.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "prickled-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "prickled")
+	args := []string{"build", "-o", binary}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build prickled:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// hangGuard bounds every wait on the process, so a bug fails the test
+// instead of hanging it. It is not a timing assertion.
+const hangGuard = 60 * time.Second
+
+// lockedBuffer is a goroutine-safe buffer.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// proc is a running prickled.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdout *lockedBuffer
+	stderr *lockedBuffer
+	addr   string
+	done   chan struct{}
+	err    error // Wait's error, once done is closed
+
+	linesMu sync.Mutex
+	lines   []string      // stderr lines so far
+	notify  chan struct{} // closed and replaced on each new stderr line
+}
+
+// start runs prickled with args (plus --log-json) and waits until it
+// listens.
+func start(t *testing.T, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{}), notify: make(chan struct{})}
+	p.cmd = exec.Command(binary, append([]string{"--log-json"}, args...)...)
+	p.cmd.Stdout = p.stdout
+	pr, pw := io.Pipe()
+	p.cmd.Stderr = io.MultiWriter(p.stderr, pw)
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			p.linesMu.Lock()
+			p.lines = append(p.lines, sc.Text())
+			close(p.notify)
+			p.notify = make(chan struct{})
+			p.linesMu.Unlock()
+		}
+	}()
+	go func() {
+		p.err = p.cmd.Wait()
+		pw.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	line := p.waitLog("listening")
+	var l struct {
+		Addr string `json:"addr"`
+	}
+	if err := json.Unmarshal([]byte(line), &l); err != nil || l.Addr == "" {
+		t.Fatalf("listening line %q: %v", line, err)
+	}
+	p.addr = l.Addr
+	return p
+}
+
+// waitLog waits for a JSON log line whose msg starts with msg and returns
+// it.
+func (p *proc) waitLog(msg string) string {
+	p.t.Helper()
+	deadline := time.After(hangGuard)
+	seen := 0
+	for {
+		p.linesMu.Lock()
+		lines, notify := p.lines, p.notify
+		p.linesMu.Unlock()
+		for ; seen < len(lines); seen++ {
+			var l struct {
+				Msg string `json:"msg"`
+			}
+			if json.Unmarshal([]byte(lines[seen]), &l) == nil && strings.HasPrefix(l.Msg, msg) {
+				return lines[seen]
+			}
+		}
+		select {
+		case <-notify:
+		case <-p.done:
+			p.t.Fatalf("prickled exited (%v) before logging %q; stderr:\n%s", p.err, msg, p.stderr.String())
+		case <-deadline:
+			p.t.Fatalf("prickled did not log %q; stderr:\n%s", msg, p.stderr.String())
+		}
+	}
+}
+
+// wait waits for the process to exit and returns its exit code (-1 when
+// killed by a signal).
+func (p *proc) wait() int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(hangGuard):
+		p.t.Fatalf("prickled did not exit; stderr:\n%s", p.stderr.String())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *proc) signal(sig os.Signal) {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *proc) url() string { return "http://" + p.addr + "/mcp" }
+
+// bearer adds the token to every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// connect connects a go-sdk client over streamable HTTP with token. The
+// typed api.Client checks every answer against the output schema.
+func connect(t *testing.T, endpoint, token string) (*api.Client, *mcp.ClientSession) {
+	t.Helper()
+	cs, err := dialMCP(endpoint, token)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return api.NewClient(cs), cs
+}
+
+func dialMCP(endpoint, token string) (*mcp.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	return mcp.NewClient(&mcp.Implementation{Name: "prickled-test", Version: "0"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{
+			Endpoint:             endpoint,
+			HTTPClient:           &http.Client{Transport: bearer{token, &http.Transport{}}},
+			MaxRetries:           -1,
+			DisableStandaloneSSE: true,
+		}, nil)
+}
+
+// issued reads a --tokens-out file.
+func readTokens(t *testing.T, path string) []store.IssuedToken {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := fi.Mode().Perm(); mode != 0o600 {
+		t.Errorf("%s has mode %o, want 600", path, mode)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The documented shape: an array of objects with at least kind, agent
+	// and token.
+	var raw []map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatalf("tokens file is not a JSON array of objects: %v\n%s", err, b)
+	}
+	agentRe := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*/[a-z0-9]+(-[a-z0-9]+)*$`)
+	for i, o := range raw {
+		kind, _ := o["kind"].(string)
+		agent, _ := o["agent"].(string)
+		tok, _ := o["token"].(string)
+		if (kind != "agent" && kind != "runner") || !agentRe.MatchString(agent) || len(tok) < 16 {
+			t.Errorf("tokens[%d] = %v", i, o)
+		}
+		if _, ok := o["runner"]; ok != (kind == "runner") {
+			t.Errorf("tokens[%d]: runner field present=%v for kind %s", i, ok, kind)
+		}
+	}
+	var out []store.IssuedToken
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func tokenOf(t *testing.T, toks []store.IssuedToken, kind store.TokenKind, agent string) string {
+	t.Helper()
+	for _, it := range toks {
+		if it.Kind == kind && it.Agent == agent {
+			return it.Token
+		}
+	}
+	t.Fatalf("no %s token for %s in %v", kind, agent, toks)
+	return ""
+}
+
+// TestServeHTTPThenSIGTERM: prickled on a free port with --tokens-out (mode
+// 0600, the documented JSON shape, the same tokens it prints); a real
+// client calls the tools; SIGTERM arrives while a call is in flight (the
+// server is reading its body), the call still gets its full answer, then
+// the process exits 0.
+func TestServeHTTPThenSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "tokens.json")
+	p := start(t, "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "p.db"), "--tokens-out", tokFile)
+	toks := readTokens(t, tokFile)
+	kinds := map[store.TokenKind]int{}
+	for _, it := range toks {
+		kinds[it.Kind]++
+	}
+	if kinds[store.KindAgent] < 2 || kinds[store.KindRunner] != 1 {
+		t.Errorf("seed tokens by kind: %v", kinds)
+	}
+	runnerTok := tokenOf(t, toks, store.KindRunner, store.SeedBuilderAgent)
+
+	resp, err := http.Get("http://" + p.addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz: %s", resp.Status)
+	}
+
+	ctx := context.Background()
+	client, cs := connect(t, p.url(), runnerTok)
+	first, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "sigterm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: store.SeedProject}); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+
+	// An in-flight call: open a session by hand, send a tools/call's
+	// headers with "Expect: 100-continue", and wait for "100 Continue":
+	// the handler is now running, reading the body.
+	session := rawInitialize(t, p.url(), runnerTok)
+	// And a standing event stream (GET) on that session, as 2025-11-25
+	// clients keep open: shutdown must end it, not wait out its grace.
+	streamReq, err := http.NewRequest(http.MethodGet, p.url(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Authorization": "Bearer " + runnerTok, "Accept": "text/event-stream",
+		"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"} {
+		streamReq.Header.Set(k, v)
+	}
+	stream, err := http.DefaultClient.Do(streamReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("event stream: %s", stream.Status)
+	}
+	streamEnded := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, stream.Body); streamEnded <- err }()
+	conn, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(hangGuard))
+	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"sigterm"}}}`
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n"+
+		"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n", p.addr, runnerTok, session, len(body))
+	br := bufio.NewReader(conn)
+	status, err := br.ReadString('\n')
+	if err != nil || !strings.Contains(status, " 100 ") {
+		t.Fatalf("want 100 Continue, got %q (%v)", status, err)
+	}
+	if _, err := br.ReadString('\n'); err != nil { // the blank line after 100 Continue
+		t.Fatal(err)
+	}
+
+	p.signal(syscall.SIGTERM)
+	p.waitLog("shutting down")
+	select {
+	case <-p.done:
+		t.Fatal("prickled exited with a call in flight")
+	default:
+	}
+	if _, err := io.WriteString(conn, body); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("in-flight call: %v", err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("in-flight call: %s %s", resp.Status, answer)
+	}
+	out := structuredContent(t, answer)
+	if err := api.ValidateClaimTaskOutput(out); err != nil {
+		t.Fatalf("in-flight answer fails the output schema: %v\n%s", err, out)
+	}
+	var got api.ClaimTaskOutput
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Attempt != first.Attempt {
+		t.Errorf("in-flight replay: attempt %+v, want %+v", got.Attempt, first.Attempt)
+	}
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, p.stderr.String())
+	}
+	if strings.Contains(p.stderr.String(), "shutdown grace exceeded") {
+		t.Errorf("shutdown waited out its grace instead of closing the event stream:\n%s", p.stderr.String())
+	}
+	select {
+	case <-streamEnded:
+	case <-time.After(hangGuard):
+		t.Error("the event stream is still open after prickled exited")
+	}
+	// The tokens it wrote are the ones it printed (stdout is complete now).
+	for _, it := range toks {
+		if !strings.Contains(p.stdout.String(), it.Token) {
+			t.Errorf("token for %s %s not printed on stdout", it.Kind, it.Agent)
+		}
+	}
+}
+
+// rawInitialize opens a 2025-11-25 session by hand and returns its id.
+func rawInitialize(t *testing.T, url, token string) string {
+	t.Helper()
+	post := func(body, session string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`, "")
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize: %s, session %q", resp.Status, session)
+	}
+	if resp := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session); resp.StatusCode/100 != 2 {
+		t.Fatalf("initialized: %s", resp.Status)
+	}
+	return session
+}
+
+// structuredContent extracts result.structuredContent from an SSE or JSON
+// answer.
+func structuredContent(t *testing.T, body []byte) json.RawMessage {
+	t.Helper()
+	for _, line := range strings.Split(string(body), "\n") {
+		data := strings.TrimPrefix(line, "data: ")
+		if data == line && !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var m struct {
+			Result struct {
+				IsError           bool            `json:"isError"`
+				StructuredContent json.RawMessage `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if json.Unmarshal([]byte(data), &m) == nil && len(m.Result.StructuredContent) > 0 && !m.Result.IsError {
+			return m.Result.StructuredContent
+		}
+	}
+	t.Fatalf("no structuredContent in %s", body)
+	return nil
+}
+
+// TestBinaryLogsNoTokens: a whole session against the binary (seed tokens,
+// claims minting credentials, replays, refusals, bad arguments, 401s); its
+// stderr (the log) has one JSON line per call and holds none of the tokens.
+func TestBinaryLogsNoTokens(t *testing.T) {
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "tokens.json")
+	p := start(t, "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "p.db"), "--tokens-out", tokFile, "--launch-timeout", "1m")
+	toks := readTokens(t, tokFile)
+	var secrets []string
+	for _, it := range toks {
+		secrets = append(secrets, it.Token)
+	}
+	ctx := context.Background()
+	runner, _ := connect(t, p.url(), tokenOf(t, toks, store.KindRunner, store.SeedBuilderAgent))
+	agent, _ := connect(t, p.url(), tokenOf(t, toks, store.KindAgent, store.SeedBuilderAgent))
+	calls := 0
+	wantCode := func(err error, code string) {
+		t.Helper()
+		calls++
+		if te, ok := rt.AsToolError(err); !ok || te.Code != code {
+			t.Fatalf("want %s, got %v", code, err)
+		}
+	}
+	ok := func(err error) {
+		t.Helper()
+		calls++
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	two := int64(2)
+	a1, err := runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "k"})
+	ok(err)
+	a2, err := runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "k"})
+	ok(err)
+	d1, err := runner.ClaimDiscussion(ctx, &api.ClaimDiscussionInput{MessageID: store.SeedMessageID, IdempotencyKey: "k", Harness: &two})
+	ok(err)
+	d2, err := runner.ClaimDiscussion(ctx, &api.ClaimDiscussionInput{MessageID: store.SeedMessageID, IdempotencyKey: "k", Harness: &two})
+	ok(err)
+	secrets = append(secrets, a1.ExecutionCredential.Token, a2.ExecutionCredential.Token,
+		d1.DiscussionCredential.Token, d2.DiscussionCredential.Token)
+	_, err = runner.ClaimDiscussion(ctx, &api.ClaimDiscussionInput{MessageID: store.SeedMessageID, IdempotencyKey: "k"})
+	wantCode(err, store.CodeHarnessOutdated)
+	_, err = runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: a2.ExecutionCredential.Token})
+	wantCode(err, store.CodeAttemptInProgress)
+	_, err = runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "k",
+		Wake: &api.ClaimTaskInputWake{MessageID: store.SeedMentionID}})
+	wantCode(err, store.CodeMentionNotCause)
+	_, err = runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: a2.ExecutionCredential.Token + "!", IdempotencyKey: "k"})
+	wantCode(err, rt.CodeInvalidArguments)
+	_, err = agent.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "k"})
+	wantCode(err, store.CodeNotRunner)
+	_, err = agent.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: "billing-api"})
+	wantCode(err, store.CodeProjectNotVisible)
+	_, err = agent.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: store.SeedProject})
+	ok(err)
+	cred, _ := connect(t, p.url(), a2.ExecutionCredential.Token)
+	_, err = cred.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: store.SeedProject})
+	ok(err)
+	dcred, _ := connect(t, p.url(), d2.DiscussionCredential.Token)
+	_, err = dcred.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: store.SeedProject})
+	wantCode(err, store.CodeToolNotAllowed)
+	// 401s: revoked credentials and unknown tokens.
+	for _, tok := range []string{a1.ExecutionCredential.Token, d1.DiscussionCredential.Token, "prk_unknown", toks[0].Token + "x"} {
+		if cs, err := dialMCP(p.url(), tok); err == nil {
+			cs.Close()
+			t.Fatalf("a refused token connected")
+		}
+	}
+
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
+	}
+	logs := p.stderr.String()
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		var l map[string]any
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("stderr line is not JSON: %q", line)
+		}
+		if l["msg"] == "call" {
+			n++
+			for _, k := range []string{"tool", "outcome", "latency", "caller"} {
+				if _, ok := l[k]; !ok {
+					t.Errorf("call line without %s: %s", k, line)
+				}
+			}
+		}
+	}
+	if n != calls {
+		t.Errorf("%d call lines for %d calls:\n%s", n, calls, logs)
+	}
+	for _, s := range secrets {
+		if strings.Contains(logs, s) {
+			t.Errorf("a token (%s...) appears on stderr", s[:8])
+		}
+	}
+	if strings.Contains(logs, store.TokenPrefix) {
+		t.Errorf("%q appears on stderr:\n%s", store.TokenPrefix, logs)
+	}
+}
+
+// crashFixture is a world with n tasks routed to one runner's agent.
+func crashFixture(t *testing.T, path string, n int) {
+	t.Helper()
+	type obj = map[string]any
+	var tasks []obj
+	for i := range n {
+		tasks = append(tasks, obj{"id": fmt.Sprintf("task-%02d", i), "project": "crash", "agent": "maya/builder"})
+	}
+	w := obj{
+		"version":     1,
+		"projects":    []obj{{"slug": "crash"}},
+		"people":      []obj{{"handle": "maya", "display_name": "Maya"}},
+		"memberships": []obj{{"project": "crash", "person": "maya"}},
+		"agents":      []obj{{"id": "maya/builder", "model": "m", "client": "c", "availability": "online", "trust_level": "owner_verified"}},
+		"runners":     []obj{{"id": "maya-laptop", "agent": "maya/builder"}},
+		"tasks":       tasks,
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCrashRecovery: a stream of claims on a file database; SIGKILL in the
+// middle; a restart on the same database prints no new tokens, and every
+// claim that was answered is still there and replays to the same attempt.
+func TestCrashRecovery(t *testing.T) {
+	const tasks, workers, killAfter = 120, 4, 20
+	dir := t.TempDir()
+	db := filepath.Join(dir, "crash.db")
+	fixture := filepath.Join(dir, "crash.json")
+	crashFixture(t, fixture, tasks)
+	tokFile := filepath.Join(dir, "tokens.json")
+	p := start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture, "--tokens-out", tokFile)
+	runnerTok := tokenOf(t, readTokens(t, tokFile), store.KindRunner, "maya/builder")
+
+	type answer struct {
+		key     string
+		attempt api.ClaimTaskOutputAttempt
+	}
+	var (
+		mu       sync.Mutex
+		answered = map[string]answer{} // by task
+		kill     = make(chan struct{})
+		killOnce sync.Once
+	)
+	next := make(chan int, tasks)
+	for i := range tasks {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range workers {
+		client, _ := connect(t, p.url(), runnerTok)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				task, key := fmt.Sprintf("task-%02d", i), fmt.Sprintf("key-%02d", i)
+				out, err := client.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: task, IdempotencyKey: key})
+				if err != nil {
+					return // the server is gone (or the call was cut off)
+				}
+				mu.Lock()
+				answered[task] = answer{key, out.Attempt}
+				if len(answered) >= killAfter {
+					killOnce.Do(func() { close(kill) })
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	select {
+	case <-kill:
+	case <-time.After(hangGuard):
+		t.Fatal("the claims did not get going")
+	}
+	p.signal(syscall.SIGKILL)
+	wg.Wait()
+	if code := p.wait(); code != -1 {
+		t.Fatalf("exit code %d after SIGKILL", code)
+	}
+	mu.Lock()
+	got := len(answered)
+	mu.Unlock()
+	if got >= tasks {
+		t.Fatalf("all %d claims were answered before the kill landed; nothing was interrupted", got)
+	}
+	t.Logf("%d of %d claims answered before SIGKILL", got, tasks)
+
+	// Restart on the same database: no seed, no new tokens.
+	tok2 := filepath.Join(dir, "tokens2.json")
+	q := start(t, "--addr", "127.0.0.1:0", "--db", db, "--tokens-out", tok2)
+	if _, err := os.Stat(tok2); !os.IsNotExist(err) {
+		t.Errorf("restart wrote a tokens file: %v", err)
+	}
+	client, _ := connect(t, q.url(), runnerTok)
+	ctx := context.Background()
+	for task, a := range answered {
+		out, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: task, IdempotencyKey: a.key})
+		if err != nil {
+			t.Errorf("%s: replay after the crash: %v", task, err)
+			continue
+		}
+		if out.Attempt != a.attempt {
+			t.Errorf("%s: replay after the crash gives %+v, want %+v", task, out.Attempt, a.attempt)
+		}
+	}
+	// Claims cut off by the kill either committed or not; either way their
+	// key now gives one attempt, and again the same one.
+	for i := range tasks {
+		task, key := fmt.Sprintf("task-%02d", i), fmt.Sprintf("key-%02d", i)
+		if _, ok := answered[task]; ok {
+			continue
+		}
+		one, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: task, IdempotencyKey: key})
+		if err != nil {
+			t.Fatalf("%s: %v", task, err)
+		}
+		two, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: task, IdempotencyKey: key})
+		if err != nil || two.Attempt != one.Attempt {
+			t.Fatalf("%s: %+v then %+v (%v)", task, one.Attempt, two, err)
+		}
+	}
+	q.signal(syscall.SIGTERM)
+	if code := q.wait(); code != 0 {
+		t.Fatalf("restarted prickled exit %d", code)
+	}
+	if out := q.stdout.String(); strings.Contains(out, store.TokenPrefix) || !strings.Contains(out, "already holds a world") {
+		t.Errorf("restart printed: %q", out)
+	}
+	// The database is sound and holds exactly one attempt per task.
+	checkDB(t, db, tasks)
+}
+
+// TestStdio: --stdio with PRICKLE_TOKEN, driven by the go-sdk's
+// CommandTransport, calling all three tools.
+func TestStdio(t *testing.T) {
+	fixture, err := filepath.Abs("../../server/testdata/world.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &lockedBuffer{}
+	cmd := exec.Command(binary, "--stdio", "--db", ":memory:", "--fixture", fixture)
+	cmd.Env = append(os.Environ(), "PRICKLE_TOKEN=prk_fixture-runner-maya-laptop-0001")
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v; stderr:\n%s", err, stderr.String())
+	}
+	client := api.NewClient(cs)
+	if _, err := client.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: "website-v2"}); err != nil {
+		t.Fatal(err)
+	}
+	task, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: "example-task-id", IdempotencyKey: "stdio"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := int64(2)
+	disc, err := client.ClaimDiscussion(ctx, &api.ClaimDiscussionInput{MessageID: "wake-solo", IdempotencyKey: "stdio", Harness: &two})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if disc.Role != "draft" || task.Attempt.TaskID != "example-task-id" {
+		t.Errorf("task %+v, discussion %+v", task, disc)
+	}
+	_, err = client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: "task-theo", IdempotencyKey: "stdio"})
+	if te, ok := rt.AsToolError(err); !ok || te.Code != store.CodeNotRouted {
+		t.Errorf("theo's task over stdio: %v", err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit code %d after stdin closed; stderr:\n%s", code, stderr.String())
+	}
+	// Credentials minted over stdio are not logged either.
+	if s := stderr.String(); strings.Contains(s, task.ExecutionCredential.Token) || strings.Contains(s, disc.DiscussionCredential.Token) {
+		t.Error("a credential appears on stderr")
+	}
+
+	// Without a usable token it refuses to start, with a one-line reason.
+	for _, env := range []string{"PRICKLE_TOKEN=", "PRICKLE_TOKEN=prk_unknown-token-0000"} {
+		var out, errb bytes.Buffer
+		cmd := exec.Command(binary, "--stdio", "--db", ":memory:", "--fixture", fixture)
+		cmd.Env = append(os.Environ(), env)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &out, &errb
+		err := cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != 1 {
+			t.Errorf("%s: exit %d (%v), want 1", env, code, err)
+		}
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if last := lines[len(lines)-1]; !strings.HasPrefix(last, "prickled: ") {
+			t.Errorf("%s: last stderr line %q", env, last)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%s: stdout (the protocol) got %q", env, out.String())
+		}
+	}
+}
+
+// TestRunExitCodes: run itself, in-process: bad flags exit 2, a missing or
+// bad fixture exits 1 with a one-line reason.
+func TestRunExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"version":1,"projects":[{"slug":"Not A Slug"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args   []string
+		code   int
+		reason string // for exit 1: the one line must contain it
+	}{
+		{[]string{"--no-such-flag"}, 2, ""},
+		{[]string{"--launch-timeout", "soon"}, 2, ""},
+		{[]string{"--stdio=maybe"}, 2, ""},
+		{[]string{"--db", ":memory:", "extra-argument"}, 2, ""},
+		{[]string{"-h"}, 0, ""},
+		{[]string{"--db", ":memory:", "--fixture", filepath.Join(dir, "missing.json")}, 1, "missing.json"},
+		{[]string{"--db", ":memory:", "--fixture", bad}, 1, "$.projects[0].slug"},
+		{[]string{"--db", ":memory:", "--addr", "127.0.0.1:-1"}, 1, "listen"},
+		{[]string{"--db", ":memory:", "--tokens-out", filepath.Join(dir, "no", "such", "dir", "t.json")}, 1, "tokens"},
+	}
+	for _, tc := range cases {
+		var stdout, stderr lockedBuffer
+		code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d; stderr:\n%s", tc.args, code, tc.code, stderr.String())
+			continue
+		}
+		if tc.code == 1 {
+			lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "prickled: ") || !strings.Contains(lines[0], tc.reason) {
+				t.Errorf("%v: stderr is not one line naming %q:\n%s", tc.args, tc.reason, stderr.String())
+			}
+		}
+		if tc.code == 2 && stderr.String() == "" {
+			t.Errorf("%v: exit 2 without a word", tc.args)
+		}
+	}
+	if _, err := os.Stat("prickled.db"); err == nil {
+		t.Error("a test run left prickled.db in the package folder")
+	}
+}
+
+// TestRunStopsOnCancel: run serves until its context is done, then exits 0.
+func TestRunStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--db", ":memory:", "--log-json"}, strings.NewReader(""), &stdout, &stderr)
+	}()
+	deadline := time.After(hangGuard)
+	var addr string
+	for addr == "" {
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			var l struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "listening" {
+				addr = l.Addr
+			}
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("run exited %d early: %s", code, stderr.String())
+		case <-deadline:
+			t.Fatal("run did not listen")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d after cancel", code)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("run did not stop")
+	}
+}
+
+// checkDB opens the database file after the server has exited: the SQLite
+// integrity check passes and every task has at most one attempt.
+func checkDB(t *testing.T, path string, tasks int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var integrity string
+	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
+		t.Fatalf("integrity check: %q %v", integrity, err)
+	}
+	var n, dup int
+	if err := db.QueryRow(`SELECT count(*) FROM attempts`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM (SELECT task FROM attempts GROUP BY task HAVING count(*) > 1)`).Scan(&dup); err != nil {
+		t.Fatal(err)
+	}
+	if n != tasks || dup != 0 {
+		t.Fatalf("%d attempts for %d tasks, %d tasks with several", n, tasks, dup)
+	}
+}
+
+// TestRestartWithSameFixture: --fixture fills an empty database only; a
+// restart with the same flags keeps the world (and its earlier claims),
+// prints no tokens and serves the fixture's tokens as before.
+func TestRestartWithSameFixture(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "p.db")
+	fixture, err := filepath.Abs(filepath.Join("..", "..", "server", "testdata", "world.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runnerTok = "prk_fixture-runner-maya-laptop-0001"
+	ctx := context.Background()
+	var firstAttempt string
+	for round := range 2 {
+		p := start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
+		client, cs := connect(t, p.url(), runnerTok)
+		out, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: "task-unbound", IdempotencyKey: "restart"})
+		if err != nil {
+			t.Fatalf("round %d: claim: %v", round, err)
+		}
+		cs.Close()
+		if round == 0 {
+			firstAttempt = out.Attempt.AttemptID
+		} else if out.Attempt.AttemptID != firstAttempt {
+			t.Errorf("after restart the claim replays to attempt %s, want %s", out.Attempt.AttemptID, firstAttempt)
+		}
+		p.signal(syscall.SIGTERM)
+		if code := p.wait(); code != 0 {
+			t.Fatalf("round %d: exit code %d; stderr:\n%s", round, code, p.stderr.String())
+		}
+		printed := strings.Contains(p.stdout.String(), "new tokens")
+		if round == 1 && (printed || !strings.Contains(p.stdout.String(), "already holds a world")) {
+			t.Errorf("restart printed:\n%s", p.stdout.String())
+		}
+	}
+}

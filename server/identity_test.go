@@ -1,0 +1,188 @@
+package server_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/server/store"
+)
+
+// Fixture tokens from testdata/world.json.
+const (
+	fxBuilderAgent  = "prk_fixture-agent-maya-builder-0001"
+	fxTheoAgent     = "prk_fixture-agent-theo-reviewer-0001"
+	fxBuilderRunner = "prk_fixture-runner-maya-laptop-0001"
+	fxCriticRunner  = "prk_fixture-runner-maya-critic-0001"
+	fxScoutRunner   = "prk_fixture-runner-maya-scout-0001"
+	fxTheoRunner    = "prk_fixture-runner-theo-desktop-0001"
+)
+
+// impostor is what a caller adds to its arguments to pretend to be someone
+// else. The input schemas allow additional properties, so these arrive at
+// the server; they must change nothing.
+func impostor(args map[string]any, agent, runner string) map[string]any {
+	out := map[string]any{}
+	for k, v := range args {
+		out[k] = v
+	}
+	out["agent"] = agent
+	out["agent_id"] = agent
+	out["caller"] = agent
+	out["runner"] = runner
+	out["runner_id"] = runner
+	out["owner"] = strings.Split(agent, "/")[0]
+	out["token"] = "prk_not-a-real-token-0000"
+	return out
+}
+
+// TestIdentityOnlyFromBearerToken: arguments naming another agent or runner
+// are ignored; identity comes from the bearer token alone.
+func TestIdentityOnlyFromBearerToken(t *testing.T) {
+	e := newEnv(t, envOpts{fixture: "world.json"})
+	theoRunner := e.connect(fxTheoRunner)
+	mayaRunner := e.connect(fxBuilderRunner)
+	theoAgent := e.connect(fxTheoAgent)
+
+	// theo's runner cannot claim maya's task by naming maya's agent/runner.
+	r := theoRunner.refused(api.ToolClaimTask,
+		impostor(claimTaskArgs("example-task-id", "k-impostor"), "maya/builder", "maya-laptop"), store.CodeNotRouted)
+	if !strings.Contains(r.Message, "theo/reviewer") {
+		t.Errorf("not_routed message does not name the caller's own agent: %q", r.Message)
+	}
+	// ... nor claim a discussion in maya's private room.
+	theoRunner.refused(api.ToolClaimDiscussion,
+		impostor(discussionArgs("wake-solo", "k-impostor", 2), "maya/builder", "maya-laptop"), store.CodeNotYourRoom)
+	// theo's agent cannot see ines's project by naming ines's agent.
+	theoAgent.refused(api.ToolDiscoverTeamAgents, impostor(discoverArgs("mobile-app"), "ines/helper", ""),
+		store.CodeProjectNotVisible)
+
+	// maya's runner naming theo acts as maya: the claim is maya's.
+	out, _ := callOK[api.ClaimTaskOutput](mayaRunner, api.ToolClaimTask,
+		impostor(claimTaskArgs("example-task-id", "k-maya"), "theo/reviewer", "theo-desktop"))
+	// The same key without the extra arguments replays the same attempt:
+	// the extras did not move the claim to another runner.
+	again := mayaRunner.claimTask("example-task-id", "k-maya")
+	if again.Attempt.AttemptID != out.Attempt.AttemptID {
+		t.Fatalf("replay without impostor arguments: attempt %s, want %s", again.Attempt.AttemptID, out.Attempt.AttemptID)
+	}
+	// theo's runner with maya's key gets nothing of maya's.
+	theoRunner.refused(api.ToolClaimTask, claimTaskArgs("example-task-id", "k-maya"), store.CodeNotRouted)
+	// The credential acts for maya/builder only: it sees website-v2, not
+	// mobile-app, whatever it claims to be.
+	cred := e.connect(again.ExecutionCredential.Token)
+	cred.discover("website-v2")
+	cred.refused(api.ToolDiscoverTeamAgents, impostor(discoverArgs("mobile-app"), "ines/helper", ""), store.CodeProjectNotVisible)
+
+	// The log names the token's agent, never the argument's.
+	for _, l := range callLines(t, e.logs.String()) {
+		if l.Caller == "" {
+			t.Errorf("log line without caller: %+v", l)
+		}
+		if l.Tool == api.ToolClaimTask && l.Outcome == "ok" && l.Caller != "maya/builder" {
+			t.Errorf("claim logged for %q, want maya/builder", l.Caller)
+		}
+	}
+}
+
+// TestTokenKindsAndAllowedTools: what each kind of token may call, over
+// HTTP, with both protocol versions. Runner-only tools refuse agents and
+// credentials (not_runner); a credential may call only its allowed_tools
+// (tool_not_allowed); a runner calls discover_team_agents for its agent.
+func TestTokenKindsAndAllowedTools(t *testing.T) {
+	for _, proto := range []string{protoDraft, protoTS} {
+		t.Run("protocol="+proto, func(t *testing.T) {
+			e := newEnv(t, envOpts{})
+			runnerTok := e.token(store.KindRunner, store.SeedBuilderAgent)
+			agentTok := e.token(store.KindAgent, store.SeedBuilderAgent)
+			dial := func(tok string) *conn {
+				t.Helper()
+				c, err := e.dial(tok, proto)
+				if err != nil {
+					t.Fatalf("connect: %v", err)
+				}
+				return c
+			}
+			runner := dial(runnerTok)
+			task := runner.claimTask(store.SeedTaskID, "kinds")
+			disc, _ := runner.claimDiscussion(store.SeedMessageID, "kinds")
+
+			if got, want := toolStrings(task.ExecutionCredential.AllowedTools), store.ExecutionTools; !slices.Equal(got, want) {
+				t.Errorf("execution credential allowed_tools = %v, want %v", got, want)
+			}
+			if got, want := toolStrings(disc.DiscussionCredential.AllowedTools), store.DiscussionTools; !slices.Equal(got, want) {
+				t.Errorf("discussion credential allowed_tools = %v, want %v", got, want)
+			}
+			// Neither credential authorizes a claim; a discussion credential
+			// never carries a run tool.
+			for _, tools := range [][]api.ToolName{task.ExecutionCredential.AllowedTools, disc.DiscussionCredential.AllowedTools} {
+				if slices.Contains(tools, api.ToolClaimTask) || slices.Contains(tools, api.ToolClaimDiscussion) {
+					t.Errorf("a credential may call a claim: %v", tools)
+				}
+			}
+			for _, run := range []api.ToolName{api.ToolCheckpoint, api.ToolReturnResult, api.ToolDiscoverTeamAgents} {
+				if slices.Contains(disc.DiscussionCredential.AllowedTools, run) {
+					t.Errorf("a discussion credential may call %s", run)
+				}
+			}
+
+			args := map[string]any{
+				api.ToolDiscoverTeamAgents: discoverArgs(store.SeedProject),
+				api.ToolClaimTask:          claimTaskArgs(store.SeedTaskID, "kinds"),
+				api.ToolClaimDiscussion:    discussionArgs(store.SeedMessageID, "kinds", 2),
+			}
+			type caller struct {
+				name    string
+				tok     string
+				allowed []api.ToolName // nil: by kind
+			}
+			callers := []caller{
+				{"agent", agentTok, nil},
+				{"runner", runnerTok, nil},
+				{"execution credential", task.ExecutionCredential.Token, task.ExecutionCredential.AllowedTools},
+				{"discussion credential", disc.DiscussionCredential.Token, disc.DiscussionCredential.AllowedTools},
+			}
+			want := func(c caller, tool string) string { // "" means allowed
+				switch {
+				case tool == api.ToolClaimTask || tool == api.ToolClaimDiscussion:
+					if c.name == "runner" {
+						return ""
+					}
+					return store.CodeNotRunner
+				case c.allowed != nil && !slices.Contains(c.allowed, api.ToolName(tool)):
+					return store.CodeToolNotAllowed
+				}
+				return ""
+			}
+			// The execution credential is used last for claims: a runner
+			// replay of "kinds" would revoke it. Order: every caller's
+			// discover first, then the claims.
+			for _, tool := range []string{api.ToolDiscoverTeamAgents, api.ToolClaimTask, api.ToolClaimDiscussion} {
+				for _, c := range callers {
+					if c.name == "runner" && tool != api.ToolDiscoverTeamAgents {
+						continue // a replay would revoke the credentials under test
+					}
+					cc := dial(c.tok)
+					if code := want(c, tool); code != "" {
+						cc.refused(tool, args[tool], code)
+					} else {
+						callOK[api.DiscoverTeamAgentsOutput](cc, tool, args[tool]) // only discover is ever allowed here
+					}
+					cc.close()
+				}
+			}
+			// Finally the runner's claims (replays) still work.
+			runner.claimTask(store.SeedTaskID, "kinds")
+			runner.claimDiscussion(store.SeedMessageID, "kinds")
+		})
+	}
+}
+
+func toolStrings(ts []api.ToolName) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = string(t)
+	}
+	return out
+}
