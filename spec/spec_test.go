@@ -1,0 +1,547 @@
+package spec
+
+import (
+	"bytes"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// corpusDir holds the pages of the tests: broken/ has one defect per page
+// (named after the rule it breaks: RULE.md, RULE.VARIANT.md, or a folder
+// RULE/ for findings across pages), good/ pages lint without error.
+const corpusDir = "../testdata/pages"
+
+// corpusCase is one page, or one folder of pages linted together.
+type corpusCase struct {
+	name string // file or folder name, without .md
+	srcs []Source
+}
+
+// corpus reads testdata/pages/KIND: every *.md is a case, every folder a
+// case of its pages.
+func corpus(t testing.TB, kind string) []corpusCase {
+	t.Helper()
+	dir := filepath.Join(corpusDir, kind)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []corpusCase
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		srcs, err := ReadPaths([]string{p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Name the files relative to the corpus folder, as the goldens do.
+		for i := range srcs {
+			rel, err := filepath.Rel(dir, filepath.FromSlash(srcs[i].File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs[i].File = filepath.ToSlash(rel)
+		}
+		out = append(out, corpusCase{name: strings.TrimSuffix(e.Name(), ".md"), srcs: srcs})
+	}
+	if len(out) == 0 {
+		t.Fatalf("no pages in %s", dir)
+	}
+	return out
+}
+
+func lintSources(srcs []Source) (*Spec, Diagnostics) {
+	pages, pd := ParseAll(srcs)
+	return Lint(pages, pd)
+}
+
+func bundledSpec(t testing.TB, srcs []Source) (*Spec, []byte) {
+	t.Helper()
+	s, _, err := FromSources(srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, b
+}
+
+// The bundled pages must stay byte-identical to the shared reference
+// pages, when those are beside the repository (as for a session or CI).
+func TestBundledMatchesShared(t *testing.T) {
+	shared := filepath.Join("..", "..", "shared", "reference")
+	if _, err := os.Stat(shared); err != nil {
+		t.Skipf("no shared reference pages at %s", shared)
+	}
+	names := map[string]bool{}
+	for _, s := range Bundled() {
+		name := filepath.Base(s.File)
+		names[name] = true
+		want, err := os.ReadFile(filepath.Join(shared, name))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !bytes.Equal(s.Src, want) {
+			t.Errorf("%s differs from %s", s.File, filepath.Join(shared, name))
+		}
+	}
+	entries, err := os.ReadDir(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".md") && !names[e.Name()] {
+			t.Errorf("shared page %s is not bundled", e.Name())
+		}
+	}
+}
+
+// Rendering a bundled page gives the page back byte for byte, except that
+// discover_team_agents.md gains its missing final newline.
+func TestBundledRender(t *testing.T) {
+	srcs := Bundled()
+	if len(srcs) != 3 {
+		t.Fatalf("%d bundled pages, want 3", len(srcs))
+	}
+	s, _ := bundledSpec(t, srcs)
+	for _, src := range srcs {
+		want := src.Src
+		if strings.HasSuffix(src.File, "/discover_team_agents.md") {
+			if bytes.HasSuffix(want, []byte("\n")) {
+				t.Errorf("%s now ends with a newline: update this test", src.File)
+			}
+			want = append(append([]byte(nil), want...), '\n')
+		}
+		got, err := Format(src.File, src.Src)
+		if err != nil {
+			t.Fatalf("Format(%s): %v", src.File, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("Format(%s) differs from the page:\n%s", src.File, firstDiff(got, want))
+		}
+		// Rendering from the merged spec gives the same bytes.
+		p, _ := ParsePage(src.File, src.Src)
+		r, err := Render(s.Tool(p.Tool))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(r, want) {
+			t.Errorf("Render(%s) from the spec differs from the page:\n%s", p.Tool, firstDiff(r, want))
+		}
+	}
+}
+
+// firstDiff describes the first line where got and want differ.
+func firstDiff(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b || i >= len(g) || i >= len(w) {
+			return "line " + itoa(i+1) + ":\n got: " + a + "\nwant: " + b
+		}
+	}
+	return "(no line differs)"
+}
+
+// The same pages in any order give the same bytes and hash.
+func TestDeterminism(t *testing.T) {
+	srcs := Bundled()
+	// More pages than the three bundled ones make shuffling meaningful:
+	// add renamed copies (a tie in the shared text, drift, a catalog).
+	for i, name := range []string{"alpha_tool", "zulu_tool", "mike_tool"} {
+		src := bytes.ReplaceAll(srcs[i].Src, []byte(toolOfSrc(t, srcs[i])), []byte(name))
+		srcs = append(srcs, Source{File: "extra/" + name + ".md", Src: src})
+	}
+	s0, want := bundledSpec(t, srcs)
+	if !strings.HasPrefix(s0.Hash, "sha256:") || len(s0.Hash) != len("sha256:")+64 {
+		t.Fatalf("hash %q", s0.Hash)
+	}
+	_, ds0 := lintSources(srcs)
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 20; i++ {
+		shuffled := append([]Source(nil), srcs...)
+		rng.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
+		s, got := bundledSpec(t, shuffled)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("shuffle %d: spec differs:\n%s", i, firstDiff(got, want))
+		}
+		if s.Hash != s0.Hash {
+			t.Fatalf("shuffle %d: hash %s, want %s", i, s.Hash, s0.Hash)
+		}
+		_, ds := lintSources(shuffled)
+		if a, b := diagText(ds), diagText(ds0); a != b {
+			t.Fatalf("shuffle %d: findings differ:\n%s\nwant:\n%s", i, a, b)
+		}
+	}
+}
+
+func toolOfSrc(t testing.TB, s Source) string {
+	t.Helper()
+	p, _ := ParsePage(s.File, s.Src)
+	if p.Tool == "" {
+		t.Fatalf("%s has no tool", s.File)
+	}
+	return p.Tool
+}
+
+func diagText(ds Diagnostics) string {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Sentence IDs come from the sentence's own text: inserting a sentence
+// keeps every other ID, changing one changes only its ID.
+func TestSentenceIDsStable(t *testing.T) {
+	var src Source
+	for _, s := range Bundled() {
+		if strings.HasSuffix(s.File, "/claim_task.md") {
+			src = s
+		}
+	}
+	ids := func(b []byte) []string {
+		t.Helper()
+		p, ds := ParsePage("claim_task.md", b)
+		if ds.HasErrors() {
+			t.Fatalf("page has errors: %v", ds)
+		}
+		var out []string
+		for _, s := range toolOf(p).Sentences {
+			out = append(out, s.ID)
+		}
+		return out
+	}
+	before := ids(src.Src)
+	if len(before) < 8 {
+		t.Fatalf("only %d sentences: %v", len(before), before)
+	}
+	seen := map[string]bool{}
+	for _, id := range before {
+		if !strings.HasPrefix(id, "claim_task#") || seen[id] {
+			t.Fatalf("bad or repeated ID %q in %v", id, before)
+		}
+		seen[id] = true
+	}
+
+	// Insert a sentence in the middle of the first paragraph.
+	const anchor = "Returns the attempt and an execution credential"
+	if !bytes.Contains(src.Src, []byte(anchor)) {
+		t.Fatal("anchor sentence not found")
+	}
+	inserted := bytes.Replace(src.Src, []byte(anchor), []byte("Claims are logged. "+anchor), 1)
+	after := ids(inserted)
+	if len(after) != len(before)+1 {
+		t.Fatalf("%d sentences after inserting one, want %d", len(after), len(before)+1)
+	}
+	var added []string
+	j := 0
+	for _, id := range after {
+		if j < len(before) && id == before[j] {
+			j++
+			continue
+		}
+		added = append(added, id)
+	}
+	if j != len(before) || len(added) != 1 {
+		t.Errorf("after inserting a sentence: %v\nbefore: %v", after, before)
+	}
+
+	// Change one word of one sentence: only its ID changes.
+	const old, edited = "A mention is never a run's cause.", "A mention is never the run's cause."
+	if !bytes.Contains(src.Src, []byte(old)) {
+		t.Fatal("sentence to change not found")
+	}
+	changed := ids(bytes.Replace(src.Src, []byte(old), []byte(edited), 1))
+	if len(changed) != len(before) {
+		t.Fatalf("%d sentences after a change, want %d", len(changed), len(before))
+	}
+	n := 0
+	for i := range before {
+		if before[i] != changed[i] {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("changing one sentence changed %d IDs:\n%v\n%v", n, before, changed)
+	}
+
+	// Moving text to another line (a soft break) does not change IDs: white
+	// space is normalised.
+	wrapped := ids(bytes.Replace(src.Src, []byte("Runner devices only: claim"), []byte("Runner devices only:\nclaim"), 1))
+	if strings.Join(wrapped, " ") != strings.Join(before, " ") {
+		t.Errorf("rewrapping changed IDs:\n%v\n%v", before, wrapped)
+	}
+}
+
+// A spec read back and written again gives the same bytes.
+func TestMarshalRoundTrip(t *testing.T) {
+	s, b := bundledSpec(t, Bundled())
+	r, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Hash != s.Hash {
+		t.Errorf("hash read back %s, want %s", r.Hash, s.Hash)
+	}
+	b2, err := r.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, b2) {
+		t.Fatalf("Marshal(Unmarshal(b)) differs:\n%s", firstDiff(b2, b))
+	}
+	// The JSON blocks read back stay usable: rendering from the read spec
+	// gives the same pages.
+	for _, tool := range s.Tools {
+		want, err := Render(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Render(r.Tool(tool.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: render after Unmarshal differs:\n%s", tool.Name, firstDiff(got, want))
+		}
+	}
+	// Another format is refused.
+	if _, err := Unmarshal(bytes.Replace(b, []byte(`"format": 1,`), []byte(`"format": 2,`), 1)); err == nil {
+		t.Error("Unmarshal accepted format 2")
+	}
+}
+
+// testPage builds a page of the canonical layout around the given parts.
+func testPage(tool, desc, example, input, output string) []byte {
+	return []byte("# MCP tool reference\n\nTools for tests.\n\n## " + tool + "\n\n" + desc +
+		"\n\n### Example input\n\n```json\n" + example + "\n```\n\n### Input schema\n\n```json\n" + input +
+		"\n```\n\n### Output schema\n\n```json\n" + output +
+		"\n```\n\nA note.\n\n[Read online](https://app.useprickle.dev/docs/reference/mcp-tools?tool=" + tool + ")\n")
+}
+
+// Numbers keep the literal the page wrote (no float64 rounding), and keys
+// keep the order the page gave them, in the spec and in the rendering.
+func TestJSONKeptAsWritten(t *testing.T) {
+	example := `{
+  "zeta": 1e2,
+  "alpha": 10.50,
+  "mid": 12345678901234567890
+}`
+	input := `{
+  "type": "object",
+  "properties": {
+    "zeta": {
+      "type": "number",
+      "maximum": 1e2
+    },
+    "alpha": {
+      "type": "number",
+      "multipleOf": 0.50,
+      "default": 10.50
+    },
+    "mid": {
+      "type": "integer",
+      "minimum": 12345678901234567890
+    }
+  },
+  "required": [
+    "zeta",
+    "alpha",
+    "mid"
+  ]
+}`
+	output := `{
+  "type": "object",
+  "properties": {
+    "b": {
+      "const": -0.0
+    },
+    "a": {
+      "const": 1.0E+400
+    }
+  }
+}`
+	src := testPage("numbers", "Numbers as written.", example, input, output)
+	s, ds, err := FromSources([]Source{{File: "numbers.md", Src: src}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, diagText(ds))
+	}
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lit := range []string{`"zeta": 1e2`, `"alpha": 10.50`, `"mid": 12345678901234567890`,
+		`"maximum": 1e2`, `"multipleOf": 0.50`, `"minimum": 12345678901234567890`, `"const": -0.0`, `"const": 1.0E+400`} {
+		if !bytes.Contains(b, []byte(lit)) {
+			t.Errorf("spec lacks %s", lit)
+		}
+	}
+	inOrder := func(what string, b []byte, keys ...string) {
+		t.Helper()
+		last := -1
+		for _, k := range keys {
+			i := bytes.Index(b, []byte(`"`+k+`"`))
+			if i <= last {
+				t.Errorf("%s: key %q out of order (keys %v)", what, k, keys)
+			}
+			last = i
+		}
+	}
+	inOrder("spec", b, "zeta", "alpha", "mid")
+	inOrder("spec output schema", b[bytes.Index(b, []byte(`"output_schema"`)):], "b", "a")
+	inOrder("schema keywords", b[bytes.Index(b, []byte(`"alpha": {`)):], "type", "multipleOf", "default")
+
+	r, err := Render(s.Tools[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(r, src) {
+		t.Errorf("render differs from the canonical page:\n%s", firstDiff(r, src))
+	}
+	// And through Unmarshal too.
+	u, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(u.Tools[0].ExampleInput.JSON, []byte(`{"zeta":1e2,"alpha":10.50,"mid":12345678901234567890}`)) {
+		t.Errorf("example after Unmarshal: %s", u.Tools[0].ExampleInput.JSON)
+	}
+}
+
+// Every rule in Rules is triggered by at least one page of the corpus, with
+// the severity Rules gives it, and no finding names an unlisted rule. Each
+// broken case triggers the rule it is named after.
+func TestRulesCovered(t *testing.T) {
+	rules := map[string]Severity{}
+	for _, r := range Rules {
+		if _, dup := rules[r.ID]; dup {
+			t.Errorf("rule %s listed twice", r.ID)
+		}
+		rules[r.ID] = r.Severity
+	}
+	hit := map[string][]string{}
+	check := func(kind string, c corpusCase) Diagnostics {
+		_, ds := lintSources(c.srcs)
+		for _, d := range ds {
+			sev, ok := rules[d.Rule]
+			switch {
+			case !ok:
+				t.Errorf("%s/%s: finding of unlisted rule: %s", kind, c.name, d)
+			case sev != d.Severity:
+				t.Errorf("%s/%s: rule %s is a %s in Rules: %s", kind, c.name, d.Rule, sev, d)
+			}
+			if d.Pos.Line < 1 || d.Pos.Col < 1 || d.Pos.File == "" {
+				t.Errorf("%s/%s: bad position: %s", kind, c.name, d)
+			}
+			hit[d.Rule] = append(hit[d.Rule], kind+"/"+c.name)
+		}
+		return ds
+	}
+	broken := corpus(t, "broken")
+	for _, c := range broken {
+		ds := check("broken", c)
+		rule, _, _ := strings.Cut(c.name, ".")
+		found := false
+		for _, d := range ds {
+			if d.Rule == rule {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("broken/%s does not trigger %s; findings:\n%s", c.name, rule, diagText(ds))
+		}
+		// A broken page breaks one thing: every finding is of its rule.
+		for _, d := range ds {
+			if d.Rule != rule {
+				t.Errorf("broken/%s: finding beside its own rule: %s", c.name, d)
+			}
+		}
+	}
+	for _, c := range corpus(t, "good") {
+		if ds := check("good", c); ds.HasErrors() {
+			t.Errorf("good/%s has errors:\n%s", c.name, diagText(ds.Errors()))
+		}
+	}
+	var missing []string
+	for _, r := range Rules {
+		if len(hit[r.ID]) == 0 {
+			missing = append(missing, r.ID)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("rules no corpus page triggers: %s", strings.Join(missing, ", "))
+	}
+	if len(broken) < 14 {
+		t.Errorf("%d broken cases, want at least 14", len(broken))
+	}
+}
+
+// Findings that only show across pages: the catalog and drift.
+func TestCatalogAndDrift(t *testing.T) {
+	s, ds := lintSources(Bundled())
+	if ds.HasErrors() {
+		t.Fatalf("bundled pages have errors:\n%s", diagText(ds.Errors()))
+	}
+	documented := 0
+	for _, e := range s.Catalog {
+		if e.Documented {
+			documented++
+		}
+	}
+	if len(s.Catalog) != 18 || documented != 3 {
+		t.Errorf("catalog: %d entries, %d documented; want 18, 3", len(s.Catalog), documented)
+	}
+	var drift []string
+	for _, d := range ds {
+		if d.Rule == "shared-drift" {
+			drift = append(drift, d.String())
+		}
+	}
+	if len(drift) != 2 || !strings.Contains(drift[0], "notes paragraph 2") || !strings.Contains(drift[1], "app.staging.useprickle.dev") {
+		t.Errorf("drift findings:\n%s", strings.Join(drift, "\n"))
+	}
+	if s.DocsBase != "https://app.useprickle.dev/docs/reference/mcp-tools" {
+		t.Errorf("docs base %q", s.DocsBase)
+	}
+}
+
+// Positions of blocks the parser reports: a stray fence at its opening
+// line, a missing link at the page's last line (not past it).
+func TestPositions(t *testing.T) {
+	src := testPage("ping", "Ping.", `{}`, `{"type": "object"}`, `{"type": "object"}`)
+	cases := []struct {
+		name, from, to, want string
+	}{
+		{"fence in description", "Ping.\n", "Ping.\n\n```sh\nping\n```\n", "x.md:9:1: error: code fence outside a section [fence-unexpected]"},
+		{"quote in description", "Ping.\n", "Ping.\n\n> quoted\n", "x.md:9:1: error: unexpected Blockquote block; a page holds headings, paragraphs and ```json fences [block-unexpected]"},
+		{"rule in description", "Ping.\n", "Ping.\n\n---\n", "x.md:9:1: error: unexpected ThematicBreak block; a page holds headings, paragraphs and ```json fences [block-unexpected]"},
+		{"html in description", "Ping.\n", "Ping.\n\n<div>x</div>\n", "x.md:9:1: error: unexpected HTMLBlock block; a page holds headings, paragraphs and ```json fences [block-unexpected]"},
+		{"no link", "\n\n[Read online](https://app.useprickle.dev/docs/reference/mcp-tools?tool=ping)\n", "\n", "x.md:27:1: error: the page does not end with a [Read online](URL) link [link-missing]"},
+	}
+	for _, c := range cases {
+		b := bytes.Replace(src, []byte(c.from), []byte(c.to), 1)
+		if bytes.Equal(b, src) {
+			t.Fatalf("%s: no change", c.name)
+		}
+		_, ds := lintSources([]Source{{File: "x.md", Src: b}})
+		if got := strings.TrimSpace(diagText(ds)); got != c.want {
+			t.Errorf("%s:\n got: %s\nwant: %s", c.name, got, c.want)
+		}
+	}
+}
