@@ -1,0 +1,730 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/spec"
+)
+
+// Spec-derived cases
+//
+// Derive turns the canonical spec into scripts when the suite runs, so a new
+// page is covered without anyone writing a script:
+//
+//   - spec.tools: tools/list serves every documented tool with its
+//     documented schemas (semantically equal).
+//   - spec.TOOL.example: the documented example input is accepted as to
+//     shape. The call may be refused for a business reason (the
+//     claim_discussion example has no harness, which the page says is
+//     refused), but not as invalid arguments: in the reference profile
+//     its code is not invalid_arguments; in both profiles the answer does
+//     not name the JSON pointer of any field of the example.
+//   - spec.TOOL.FIELD.KEYWORD: for every constraint of the input schema
+//     (required, type, minLength, maxLength, pattern, enum, const, format,
+//     minimum, maximum, exclusiveMinimum, exclusiveMaximum,
+//     additionalProperties: false), the example with one field changed so
+//     that it breaks only that constraint; the call must be refused as a
+//     tool error (reference: invalid_arguments) whose text names the field
+//     by its JSON pointer (for a missing required field: by its name, and
+//     by its parent's pointer when nested; for an unexpected property: by
+//     its name). Optional fields the example lacks get a valid value first.
+//     Where no value can break a constraint alone (an empty string breaks
+//     minLength 1 and a "+" pattern together), every other violation is at
+//     the same pointer. Each case is checked with the documented schema
+//     when it is generated: the base is valid, the mutation is not, only
+//     at the field.
+//
+// Who calls: the seeded runner (runner:maya/builder) for a tool whose page
+// says it is for runner devices ("Runner devices ..." or "Only a paired
+// runner ..."), the seeded agent (agent:maya/builder) for every other tool.
+// Both exist in the standard seed world, which these scripts run against.
+
+// SeedRunner and SeedAgent are the principals of the standard seed world
+// the derived cases call as.
+const (
+	SeedRunner = "runner:maya/builder"
+	SeedAgent  = "agent:maya/builder"
+)
+
+var runnerOnlyRe = regexp.MustCompile(`(?i)\brunner devices\b|\bonly a paired runner\b`)
+
+// PrincipalFor returns who the derived cases call tool t as.
+func PrincipalFor(t *spec.Tool) string {
+	for _, s := range t.Sentences {
+		if runnerOnlyRe.MatchString(s.Text) {
+			return SeedRunner
+		}
+	}
+	return SeedAgent
+}
+
+// handledKeywords are the input-schema keywords the generator understands
+// (assertions it breaks, and annotations or structure it reads).
+var handledKeywords = map[string]bool{
+	"$schema": true, "$id": true, "$comment": true, "title": true, "description": true,
+	"default": true, "examples": true, "deprecated": true, "readOnly": true, "writeOnly": true,
+	"type": true, "properties": true, "required": true, "additionalProperties": true,
+	"minLength": true, "maxLength": true, "pattern": true, "enum": true, "const": true,
+	"format": true, "minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
+}
+
+// Derive returns the spec-derived scripts and warnings for constraints it
+// could not turn into a case.
+func Derive(sp *spec.Spec) ([]*Script, []string) {
+	var out []*Script
+	var warns []string
+	var tb strings.Builder
+	tb.WriteString("# tools/list serves every documented tool with its documented schemas (derived from the spec).\n")
+	tb.WriteString("tools -as " + SeedAgent + "\n")
+	for _, t := range sp.Tools {
+		fmt.Fprintf(&tb, "stdout '^%s$'\n", regexp.QuoteMeta(t.Name))
+	}
+	out = append(out, mustScript("spec.tools", tb.String()))
+	for _, t := range sp.Tools {
+		s, w := deriveTool(t)
+		out = append(out, s...)
+		warns = append(warns, w...)
+	}
+	return out, warns
+}
+
+func mustScript(name, src string) *Script {
+	s, err := parseScript(name, []byte(src), true)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// q quotes a testscript argument (no expansion inside single quotes).
+func q(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func decodeNum(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+func marshal(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+type deriver struct {
+	tool    *spec.Tool
+	who     string
+	example map[string]any
+	schema  *schemaNode
+	warns   []string
+	scripts []*Script
+}
+
+type schemaNode struct {
+	raw map[string]any
+}
+
+func (n *schemaNode) types() []string {
+	switch t := n.raw["type"].(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func (n *schemaNode) num(k string) (float64, bool) {
+	v, ok := n.raw[k].(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := v.Float64()
+	return f, err == nil
+}
+
+func (n *schemaNode) props() (map[string]*schemaNode, []string) {
+	m, _ := n.raw["properties"].(map[string]any)
+	out := map[string]*schemaNode{}
+	var names []string
+	for k, v := range m {
+		if o, ok := v.(map[string]any); ok {
+			out[k] = &schemaNode{raw: o}
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	return out, names
+}
+
+func (n *schemaNode) required() []string {
+	var out []string
+	if arr, ok := n.raw["required"].([]any); ok {
+		for _, x := range arr {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func deriveTool(t *spec.Tool) ([]*Script, []string) {
+	d := &deriver{tool: t, who: PrincipalFor(t)}
+	if t.InputSchema == nil || t.ExampleInput == nil {
+		return nil, []string{fmt.Sprintf("%s: no input schema or example input; no derived cases", t.Name)}
+	}
+	ex, err := decodeNum(t.ExampleInput.JSON)
+	exObj, ok := ex.(map[string]any)
+	if err != nil || !ok {
+		return nil, []string{fmt.Sprintf("%s: the example input is not a JSON object; no derived cases", t.Name)}
+	}
+	sch, err := decodeNum(t.InputSchema.JSON)
+	schObj, ok := sch.(map[string]any)
+	if err != nil || !ok {
+		return nil, []string{fmt.Sprintf("%s: the input schema is not a JSON object; no derived cases", t.Name)}
+	}
+	d.example, d.schema = exObj, &schemaNode{raw: schObj}
+	compiled, err := schemax.Compile("prickle:"+t.Name+"/input.json", t.InputSchema.JSON)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("%s: the input schema does not compile: %v", t.Name, err)}
+	}
+	d.exampleScript()
+	_ = compiled
+	d.object(d.schema, nil)
+	return d.scripts, d.warns
+}
+
+func (d *deriver) exampleScript() {
+	t := d.tool
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s: the documented example input is accepted as to shape (derived from the spec).\n", t.Name)
+	fmt.Fprintf(&b, "# It may be refused for a business reason, never as invalid arguments.\n")
+	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, q(marshal(d.example)))
+	b.WriteString("accepted")
+	for _, k := range sortedKeys(d.example) {
+		b.WriteString(" " + q("/"+schemax.EscapeToken(k)))
+	}
+	b.WriteString("\n")
+	d.scripts = append(d.scripts, mustScript("spec."+t.Name+".example", b.String()))
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = deepCopy(e)
+		}
+		return a
+	}
+	return v
+}
+
+func pointerOf(path []string) string {
+	var b strings.Builder
+	for _, p := range path {
+		b.WriteByte('/')
+		b.WriteString(schemax.EscapeToken(p))
+	}
+	return b.String()
+}
+
+// base returns a copy of the example in which every object on path exists
+// (valid values from the schema where the example lacks them).
+func (d *deriver) base(path []string) (map[string]any, map[string]any, bool) {
+	root := deepCopy(d.example).(map[string]any)
+	cur, node := root, d.schema
+	for _, p := range path {
+		props, _ := node.props()
+		ps := props[p]
+		if ps == nil {
+			return nil, nil, false
+		}
+		next, ok := cur[p].(map[string]any)
+		if !ok {
+			v, ok := validValue(ps)
+			if !ok {
+				return nil, nil, false
+			}
+			next, ok = v.(map[string]any)
+			if !ok {
+				return nil, nil, false
+			}
+			cur[p] = next
+		}
+		cur, node = next, ps
+	}
+	return root, cur, true
+}
+
+// object derives the cases of an object schema at path.
+func (d *deriver) object(n *schemaNode, path []string) {
+	for k := range n.raw {
+		if !handledKeywords[k] {
+			d.warns = append(d.warns, fmt.Sprintf("%s: input schema at %s: keyword %q is not covered by derived cases", d.tool.Name, schemaPtr(path), k))
+		}
+	}
+	ptr := pointerOf(path)
+	props, names := n.props()
+	for _, name := range n.required() {
+		root, obj, ok := d.base(path)
+		if !ok {
+			d.warn(path, name, "required", "no valid base value")
+			continue
+		}
+		baseArgs := marshal(root)
+		delete(obj, name)
+		expect := []string{regexp.QuoteMeta(name)}
+		if ptr != "" {
+			expect = append(expect, regexp.QuoteMeta(ptr))
+		}
+		d.emit(append(append([]string{}, path...), name), "required", fmt.Sprintf("%s is missing", pointerOf(append(path, name))), baseArgs, root, ptr, expect)
+	}
+	if ap, ok := n.raw["additionalProperties"].(bool); ok && !ap {
+		root, obj, ok := d.base(path)
+		if ok {
+			extra := "unexpected_property"
+			baseArgs := marshal(root)
+			obj[extra] = true
+			d.emit(path, "additionalProperties", fmt.Sprintf("%s has an unexpected property %s", schemaPtrOrRoot(ptr), extra), baseArgs, root, ptr, []string{extra})
+		}
+	}
+	for _, name := range names {
+		ps := props[name]
+		fpath := append(append([]string{}, path...), name)
+		d.field(ps, fpath)
+		if slicesContains(ps.types(), "object") {
+			d.object(ps, fpath)
+		}
+	}
+}
+
+func slicesContains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func schemaPtr(path []string) string {
+	if len(path) == 0 {
+		return "the root"
+	}
+	return pointerOf(path)
+}
+
+func schemaPtrOrRoot(p string) string {
+	if p == "" {
+		return "the arguments object"
+	}
+	return p
+}
+
+func (d *deriver) warn(path []string, field, kw, why string) {
+	d.warns = append(d.warns, fmt.Sprintf("%s: %s %s: %s; no derived case", d.tool.Name, pointerOf(append(append([]string{}, path...), field)), kw, why))
+}
+
+// field derives the cases of one property's own constraints.
+func (d *deriver) field(n *schemaNode, path []string) {
+	parent, name := path[:len(path)-1], path[len(path)-1]
+	for k := range n.raw {
+		if !handledKeywords[k] && k != "properties" {
+			d.warns = append(d.warns, fmt.Sprintf("%s: input schema at %s: keyword %q is not covered by derived cases", d.tool.Name, pointerOf(path), k))
+		}
+	}
+	// Start from the example's own value where it has one.
+	valid, ok := validValue(n)
+	if _, obj, found := d.base(parent); found {
+		if v, has := obj[name]; has {
+			valid, ok = v, true
+		}
+	}
+	if !ok {
+		d.warn(parent, name, "(any)", "could not make a valid value")
+		return
+	}
+	ptr := pointerOf(path)
+	set := func(kw, variant, why string, bad any) {
+		root, obj, ok := d.base(parent)
+		if !ok {
+			d.warn(parent, name, kw, "no valid base value")
+			return
+		}
+		baseArgs := marshal(root)
+		obj[name] = bad
+		label := kw
+		if variant != "" {
+			label = kw + "-" + variant
+		}
+		shown := marshal(bad)
+		if len(shown) > 40 {
+			shown = shown[:37] + "..."
+		}
+		d.emit(path, label, fmt.Sprintf("%s %s (%s)", ptr, why, shown), baseArgs, root, ptr, []string{regexp.QuoteMeta(ptr)})
+	}
+	types := n.types()
+	if len(types) > 0 {
+		if bad, ok := wrongType(types); ok {
+			set("type", "", "has the wrong type, not "+strings.Join(types, " or "), bad)
+		}
+		if slicesContains(types, "integer") && !slicesContains(types, "number") {
+			lo, hasLo := n.num("minimum")
+			v := 1.5
+			if hasLo {
+				v = lo + 0.5
+			}
+			if hi, ok := n.num("maximum"); !ok || v <= hi {
+				set("type", "fraction", "is a number that is not an integer", json.Number(fmt.Sprint(v)))
+			}
+		}
+	}
+	str, isStr := valid.(string)
+	if isStr {
+		if lo, ok := n.num("minLength"); ok && lo >= 1 {
+			if bad, ok := shortString(n, str, int(lo)-1); ok {
+				set("minLength", "", fmt.Sprintf("is shorter than %d", int(lo)), bad)
+			}
+		}
+		if hi, ok := n.num("maxLength"); ok {
+			set("maxLength", "", fmt.Sprintf("is longer than %d", int(hi)), longString(n, str, int(hi)+1))
+		}
+		if _, ok := n.raw["pattern"].(string); ok {
+			if bad, ok := patternBreaker(n, str); ok {
+				set("pattern", "", "does not match the pattern", bad)
+			} else {
+				d.warn(parent, name, "pattern", "no value within the length bounds breaks it")
+			}
+		}
+		if f, ok := n.raw["format"].(string); ok {
+			if bad, ok := formatBreaker(f); ok {
+				set("format", "", "is not a valid "+f, bad)
+			}
+		}
+	}
+	if enum, ok := n.raw["enum"].([]any); ok {
+		if bad, ok := outsideEnum(enum, valid); ok {
+			set("enum", "", "is not one of the allowed values", bad)
+		}
+	}
+	if c, ok := n.raw["const"]; ok {
+		if bad, ok := outsideEnum([]any{c}, valid); ok {
+			set("const", "", "is not the constant value", bad)
+		}
+	}
+	isInt := slicesContains(types, "integer")
+	if lo, ok := n.num("minimum"); ok {
+		set("minimum", "", fmt.Sprintf("is below the minimum %s", num(lo)), number(lo-1, isInt))
+	}
+	if hi, ok := n.num("maximum"); ok {
+		set("maximum", "", fmt.Sprintf("is above the maximum %s", num(hi)), number(hi+1, isInt))
+	}
+	if lo, ok := n.num("exclusiveMinimum"); ok {
+		set("exclusiveMinimum", "", fmt.Sprintf("is not above %s", num(lo)), number(lo, isInt))
+	}
+	if hi, ok := n.num("exclusiveMaximum"); ok {
+		set("exclusiveMaximum", "", fmt.Sprintf("is not below %s", num(hi)), number(hi, isInt))
+	}
+}
+
+func num(f float64) string { return fmt.Sprint(f) }
+
+func number(f float64, integer bool) json.Number {
+	if integer {
+		f = math.Round(f)
+	}
+	return json.Number(fmt.Sprint(f))
+}
+
+// emit builds one case: call with root, expect a refusal naming expect.
+func (d *deriver) emit(path []string, keyword, why, baseArgs string, root map[string]any, wantPtr string, expect []string) {
+	t := d.tool
+	args := marshal(root)
+	// Check the case against the documented schema: the base must be valid,
+	// the mutation invalid, only at wantPtr (or below it for a nested
+	// object).
+	compiled, err := schemax.Compile("prickle:"+t.Name+"/input.json", t.InputSchema.JSON)
+	if err != nil {
+		d.warns = append(d.warns, err.Error())
+		return
+	}
+	if err := schemax.Validate(compiled, []byte(baseArgs)); err != nil {
+		d.warns = append(d.warns, fmt.Sprintf("%s: the base of the case for %s %s is not valid (%v); dropped", t.Name, pointerOf(path), keyword, err))
+		return
+	}
+	verr := schemax.Validate(compiled, []byte(args))
+	ve, ok := verr.(*schemax.ValidationError)
+	if !ok {
+		d.warns = append(d.warns, fmt.Sprintf("%s: the case for %s %s is valid against the schema (%s); dropped", t.Name, pointerOf(path), keyword, args))
+		return
+	}
+	for _, v := range ve.Violations {
+		if v.Pointer != wantPtr && !strings.HasPrefix(v.Pointer, wantPtr+"/") {
+			d.warns = append(d.warns, fmt.Sprintf("%s: the case for %s %s also breaks %s (%s); dropped", t.Name, pointerOf(path), keyword, v, args))
+			return
+		}
+	}
+	name := "spec." + t.Name
+	for _, p := range path {
+		name += "." + p
+	}
+	name += "." + keyword
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s: %s: refused, naming the field (derived from the spec).\n", t.Name, why)
+	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, q(args))
+	b.WriteString("refused invalid_arguments\n")
+	for _, e := range expect {
+		fmt.Fprintf(&b, "stdout %s\n", q(e))
+	}
+	d.scripts = append(d.scripts, mustScript(name, b.String()))
+}
+
+// wrongType returns a value whose JSON type is none of types.
+func wrongType(types []string) (any, bool) {
+	candidates := []any{json.Number("12345"), "not-a-number", true, map[string]any{}, []any{}}
+	for _, c := range candidates {
+		jt := jsonTypeNum(c)
+		ok := true
+		for _, t := range types {
+			if t == jt || (t == "number" && jt == "integer") {
+				ok = false
+			}
+		}
+		if ok {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+func jsonTypeNum(v any) string {
+	switch x := v.(type) {
+	case json.Number:
+		if _, err := x.Int64(); err == nil {
+			return "integer"
+		}
+		return "number"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case nil:
+		return "null"
+	}
+	return "?"
+}
+
+func matchesPattern(n *schemaNode, s string) bool {
+	p, ok := n.raw["pattern"].(string)
+	if !ok {
+		return true
+	}
+	re, err := schemax.CompileRegexp(p)
+	if err != nil {
+		return false
+	}
+	m, err := re.MatchString(s)
+	return err == nil && m
+}
+
+func lengthOK(n *schemaNode, s string) bool {
+	l := float64(utf8.RuneCountInString(s))
+	if lo, ok := n.num("minLength"); ok && l < lo {
+		return false
+	}
+	if hi, ok := n.num("maxLength"); ok && l > hi {
+		return false
+	}
+	return true
+}
+
+func shortString(n *schemaNode, valid string, l int) (string, bool) {
+	if l == 0 {
+		return "", true
+	}
+	r := []rune(valid)
+	if len(r) >= l && matchesPattern(n, string(r[:l])) {
+		return string(r[:l]), true
+	}
+	for _, c := range []string{"a", "0", "x", "A"} {
+		s := strings.Repeat(c, l)
+		if matchesPattern(n, s) {
+			return s, true
+		}
+	}
+	return strings.Repeat("a", l), true
+}
+
+func longString(n *schemaNode, valid string, l int) string {
+	fillers := []string{"a", "0", "x", "A"}
+	if valid != "" {
+		r := []rune(valid)
+		fillers = append([]string{string(r[len(r)-1])}, fillers...)
+	}
+	for _, f := range fillers {
+		s := valid
+		for utf8.RuneCountInString(s) < l {
+			s += f
+		}
+		s = string([]rune(s)[:l])
+		if matchesPattern(n, s) {
+			return s
+		}
+	}
+	return strings.Repeat("a", l)
+}
+
+func patternBreaker(n *schemaNode, valid string) (string, bool) {
+	candidates := []string{valid + "!", "!" + valid, valid + " x", "not valid!", "!", "-", "A", "a b", "?"}
+	for _, c := range candidates {
+		if !matchesPattern(n, c) && lengthOK(n, c) {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+func formatBreaker(f string) (string, bool) {
+	switch f {
+	case "date-time":
+		return "2026-13-45T25:61:00Z", true
+	case "date":
+		return "2026-13-45", true
+	case "uri":
+		return "not a uri", true
+	case "email":
+		return "not-an-email", true
+	case "uuid":
+		return "not-a-uuid", true
+	}
+	return "", false
+}
+
+func outsideEnum(enum []any, valid any) (any, bool) {
+	candidates := []any{"not-an-allowed-value", json.Number("987654321"), false}
+	if _, ok := valid.(string); ok {
+		candidates = candidates[:1]
+	}
+	for _, c := range candidates {
+		in := false
+		for _, e := range enum {
+			if marshal(e) == marshal(c) {
+				in = true
+			}
+		}
+		if !in {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// validValue makes a value that satisfies n (as far as the generator
+// understands it).
+func validValue(n *schemaNode) (any, bool) {
+	if c, ok := n.raw["const"]; ok {
+		return c, true
+	}
+	if e, ok := n.raw["enum"].([]any); ok && len(e) > 0 {
+		return e[0], true
+	}
+	types := n.types()
+	if len(types) == 0 {
+		return nil, false
+	}
+	switch types[0] {
+	case "string":
+		if f, ok := n.raw["format"].(string); ok {
+			switch f {
+			case "date-time":
+				return "2026-01-15T09:30:00Z", true
+			case "uri":
+				return "https://example.com/", true
+			}
+		}
+		for _, c := range []string{"example", "example-id", "a", "x1", "website-v2", "maya/builder"} {
+			s := c
+			if lo, ok := n.num("minLength"); ok {
+				for utf8.RuneCountInString(s) < int(lo) {
+					s += "a"
+				}
+			}
+			if matchesPattern(n, s) && lengthOK(n, s) {
+				return s, true
+			}
+		}
+		return nil, false
+	case "integer", "number":
+		v := 1.0
+		if lo, ok := n.num("minimum"); ok {
+			v = lo
+		} else if hi, ok := n.num("maximum"); ok && v > hi {
+			v = hi
+		}
+		return number(v, types[0] == "integer"), true
+	case "boolean":
+		return true, true
+	case "null":
+		return nil, true
+	case "array":
+		return []any{}, true
+	case "object":
+		props, _ := n.props()
+		obj := map[string]any{}
+		for _, r := range n.required() {
+			ps := props[r]
+			if ps == nil {
+				return nil, false
+			}
+			v, ok := validValue(ps)
+			if !ok {
+				return nil, false
+			}
+			obj[r] = v
+		}
+		return obj, true
+	}
+	return nil, false
+}

@@ -1,0 +1,92 @@
+// Package conformance is the Prickle conformance suite: it certifies any
+// Prickle server against the tool reference pages (the canonical spec of
+// package spec). cmd/prickle-conformance runs it against a server;
+// README.md tells a third party how.
+//
+// # Scripts
+//
+// The suite is a set of testscript scripts (txtar archives), embedded in
+// the package so that the binary carries them:
+//
+//   - hand-written scripts (scripts/*.txtar), one or more for every
+//     normative sentence of the pages; a script names the sentences it
+//     tests on "# covers: TOOL#HASH ..." lines, and untestable.md gives the
+//     reason for each sentence that cannot be tested from outside. Trace
+//     builds the matrix, and a test fails when a sentence is untracked.
+//   - spec-derived cases (Derive), produced from the spec when the suite
+//     runs: tools/list serves the documented schemas, each example input is
+//     accepted as to shape, and every constraint of every input schema,
+//     broken alone, is refused naming the field.
+//
+// A script that carries a fixture.json runs against that world; any other
+// script runs against the standard seed world (SeedFixture). Every world is
+// described in the fixture format of server/store/FIXTURE.md.
+//
+// # Commands
+//
+// Besides testscript's own (stdout, stderr, skip, ...), scripts use:
+//
+//	call -as PRINCIPAL TOOL [JSON]
+//	    Calls TOOL with the JSON arguments as PRINCIPAL: agent:OWNER/NAME,
+//	    runner:OWNER/NAME (the runner paired to that agent) or
+//	    runner:RUNNER-ID, none (no Authorization header), or a token
+//	    (a credential saved earlier: -as $EXEC). Every answer is checked on
+//	    the wire: a JSON-RPC result with a content array; a success carries
+//	    structuredContent valid against the documented output schema; a
+//	    refusal is an isError result (a JSON-RPC error fails the script),
+//	    and any structuredContent it carries must match the output schema
+//	    too (reference profile: it carries none, and has its code in
+//	    _meta.code and as the "CODE: " prefix of its text). The text content
+//	    goes to stdout (for testscript's stdout command), with every
+//	    credential token redacted. "! call" expects a protocol error (a
+//	    JSON-RPC error or an HTTP error status such as 401) instead; its
+//	    description goes to stdout.
+//	deny -as PRINCIPAL TOOL [JSON]
+//	    Calls TOOL as someone who must get no answer (none, or a token
+//	    nobody issued): the call must fail, as a protocol error (HTTP 401)
+//	    or as a refusal (checked like any other).
+//	ok
+//	    The last call succeeded.
+//	refused [CODE]
+//	    The last call was refused (isError: true); in the reference profile
+//	    with CODE. "! refused CODE": not refused with CODE (reference only).
+//	accepted [POINTER...]
+//	    The last call's arguments were accepted as to shape: it succeeded,
+//	    or its refusal is not invalid_arguments (reference) and names none
+//	    of the POINTERs.
+//	json PATH OP [VALUE]
+//	    Asserts on the last structuredContent. PATH is "." (the whole
+//	    value), a JSON pointer (/attempt/task_id), or a dotted path whose
+//	    segments are keys, indexes, or selectors
+//	    (agents[agent_id=maya/builder].model). OP is == != (VALUE is JSON,
+//	    or a bare string), exists, absent, null, len N, contains V (array
+//	    element or substring), within ARRAY (every element is in ARRAY),
+//	    matches REGEXP, type T (null boolean integer number string array
+//	    object). "! json" negates.
+//	save PATH NAME | save -text [-redact STRING] NAME
+//	    Sets $NAME to the value at PATH (strings bare, others as JSON), or
+//	    to the last call's text with STRING replaced by <redacted>.
+//	eq A B
+//	    A and B are equal ("! eq": they differ).
+//	time PATH ~ DURATION [TOLERANCE] | time PATH > DURATION |
+//	time PATH < DURATION | time PATH == TIME
+//	    PATH holds an RFC 3339 time: about DURATION after the last call
+//	    (default tolerance 30s), more or less than DURATION after it, or
+//	    the same instant as TIME.
+//	tools [-as PRINCIPAL]
+//	    tools/list serves every documented tool with input and output
+//	    schemas semantically equal to the documented ones (decoded JSON,
+//	    key order ignored); in the reference profile, nothing else. Prints
+//	    the served names, one a line.
+//
+// Conditions [reference] and [core] select lines by profile.
+//
+// # Profiles
+//
+// Core checks only what the pages say; any conforming server passes it.
+// Reference also checks the choices the reference server documents
+// (server/README.md): refusal codes, no structuredContent on refusals,
+// the 15-minute default launch timeout, revocation of replayed
+// credentials, harness 2's roles beyond draft and review, HTTP 401
+// without a known token, the exact tool list and allowed_tools sets.
+package conformance

@@ -1,0 +1,632 @@
+package conformance_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/server"
+	"github.com/prickle-dev/prickle/server/store"
+)
+
+// A mutant is the reference server with exactly one documented rule
+// broken, by wrapping its tool handler or its HTTP transport. Mutants live
+// here, in test code, never as switches in the server.
+type mutant struct {
+	name string
+	rule string // the rule it breaks
+	// caughtBy are the scripts that must fail against it.
+	caughtBy []string
+	// core: the core profile catches it too (with the same scripts).
+	core bool
+	// handler wraps the tool handler; world gives the mutant the script's
+	// fixture and the server (set once it exists).
+	handler func(w *world) func(api.Handler) api.Handler
+	// http wraps the HTTP handler.
+	http func(w *world) func(http.Handler) http.Handler
+}
+
+// world is what a mutant may know: the fixture and the running server.
+type world struct {
+	fixture []byte
+	srv     *server.Server
+}
+
+func (w *world) projects() []string {
+	var fx struct {
+		Projects []struct {
+			Slug string `json:"slug"`
+		} `json:"projects"`
+	}
+	_ = json.Unmarshal(w.fixture, &fx)
+	var out []string
+	for _, p := range fx.Projects {
+		out = append(out, p.Slug)
+	}
+	return out
+}
+
+func mutantTarget(m mutant) *conformance.HandlerTarget {
+	return &conformance.HandlerTarget{
+		Name: "mutant " + m.name,
+		New: func(ctx context.Context, fixture []byte) (http.Handler, func(), error) {
+			w := &world{fixture: fixture}
+			cfg := server.Config{
+				Fixture: bytes.NewReader(fixture),
+				Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+			}
+			if m.handler != nil {
+				cfg.WrapHandler = m.handler(w)
+			}
+			if m.http != nil {
+				cfg.WrapHTTP = m.http(w)
+			}
+			srv, _, err := server.New(ctx, cfg)
+			if err != nil {
+				return nil, nil, err
+			}
+			w.srv = srv
+			return srv.Handler(), func() { srv.Close() }, nil
+		},
+	}
+}
+
+// wrapped delegates every tool to inner unless a field overrides it.
+type wrapped struct {
+	inner           api.Handler
+	claimTask       func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error)
+	claimDiscussion func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error)
+	discover        func(ctx context.Context, in *api.DiscoverTeamAgentsInput) (*api.DiscoverTeamAgentsOutput, error)
+}
+
+func (w *wrapped) ClaimTask(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
+	if w.claimTask != nil {
+		return w.claimTask(ctx, in)
+	}
+	return w.inner.ClaimTask(ctx, in)
+}
+
+func (w *wrapped) ClaimDiscussion(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+	if w.claimDiscussion != nil {
+		return w.claimDiscussion(ctx, in)
+	}
+	return w.inner.ClaimDiscussion(ctx, in)
+}
+
+func (w *wrapped) DiscoverTeamAgents(ctx context.Context, in *api.DiscoverTeamAgentsInput) (*api.DiscoverTeamAgentsOutput, error) {
+	if w.discover != nil {
+		return w.discover(ctx, in)
+	}
+	return w.inner.DiscoverTeamAgents(ctx, in)
+}
+
+func refusedWith(err error, code string) bool {
+	te, ok := rt.AsToolError(err)
+	return ok && te.Code == code
+}
+
+// fakeTaskClaim is a claim_task answer the store never granted.
+func fakeTaskClaim(taskID string) *api.ClaimTaskOutput {
+	now := time.Now().UTC()
+	return &api.ClaimTaskOutput{
+		Attempt: api.ClaimTaskOutputAttempt{AttemptID: "att_mutant", TaskID: taskID, ClaimedAt: now},
+		ExecutionCredential: api.ClaimTaskOutputExecutionCredential{Token: "prk_mutant_execution", ExpiresAt: now.Add(store.DefaultLaunchTimeout),
+			AllowedTools: []api.ToolName{"checkpoint", "return_result"}},
+	}
+}
+
+// fakeDiscussionClaim is a claim_discussion answer the store never granted.
+func fakeDiscussionClaim() *api.ClaimDiscussionOutput {
+	yes := true
+	return &api.ClaimDiscussionOutput{
+		Project: "website-v2", OwnRoom: &yes, RepliesLeft: 8, Lead: true, Role: "draft",
+		DiscussionCredential: api.ClaimDiscussionOutputDiscussionCredential{Token: "prk_mutant_discussion",
+			ExpiresAt: time.Now().UTC().Add(10 * time.Minute), AllowedTools: []api.ToolName{"read_room", "post_message"}},
+	}
+}
+
+func handlerMutant(f func(w *world, inner api.Handler) *wrapped) func(w *world) func(api.Handler) api.Handler {
+	return func(w *world) func(api.Handler) api.Handler {
+		return func(inner api.Handler) api.Handler {
+			h := f(w, inner)
+			h.inner = inner
+			return h
+		}
+	}
+}
+
+// rewriteMessage rewrites the JSON-RPC messages of POST responses, JSON or
+// event stream. fn gets the request (method and params) and the response
+// message, and may change the message in place.
+func rewriteMessage(fn func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any)) func(w *world) func(http.Handler) http.Handler {
+	return func(w *world) func(http.Handler) http.Handler {
+		return func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodPost {
+					next.ServeHTTP(rw, r)
+					return
+				}
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				var req struct {
+					Method string         `json:"method"`
+					Params map[string]any `json:"params"`
+				}
+				_ = json.Unmarshal(body, &req)
+				rec := httptest.NewRecorder()
+				next.ServeHTTP(rec, r)
+				edit := func(b []byte) []byte {
+					var msg map[string]any
+					if json.Unmarshal(b, &msg) != nil {
+						return b
+					}
+					fn(w, r, req.Method, req.Params, msg)
+					out, err := json.Marshal(msg)
+					if err != nil {
+						return b
+					}
+					return out
+				}
+				res := rec.Result()
+				out := rec.Body.Bytes()
+				switch ct := res.Header.Get("Content-Type"); {
+				case strings.HasPrefix(ct, "application/json"):
+					out = edit(out)
+				case strings.HasPrefix(ct, "text/event-stream"):
+					var b bytes.Buffer
+					sc := bufio.NewScanner(bytes.NewReader(out))
+					sc.Buffer(make([]byte, 1<<20), 8<<20)
+					for sc.Scan() {
+						line := sc.Text()
+						if data, ok := strings.CutPrefix(line, "data: "); ok {
+							line = "data: " + string(edit([]byte(data)))
+						}
+						b.WriteString(line + "\n")
+					}
+					out = b.Bytes()
+				}
+				for k, v := range res.Header {
+					if k != "Content-Length" {
+						rw.Header()[k] = v
+					}
+				}
+				rw.WriteHeader(res.StatusCode)
+				rw.Write(out)
+			})
+		}
+	}
+}
+
+// toolResult returns the result of a tools/call answer, or nil.
+func toolResult(method string, msg map[string]any) map[string]any {
+	if method != "tools/call" {
+		return nil
+	}
+	res, _ := msg["result"].(map[string]any)
+	return res
+}
+
+func refusalCode(res map[string]any) string {
+	if isErr, _ := res["isError"].(bool); !isErr {
+		return ""
+	}
+	meta, _ := res["_meta"].(map[string]any)
+	code, _ := meta["code"].(string)
+	return code
+}
+
+// replaceAll replaces every value for which f returns (v, true), depth first.
+func replaceAll(v any, f func(key string, v any) (any, bool)) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if nv, ok := f(k, e); ok {
+				x[k] = nv
+			} else {
+				x[k] = replaceAll(e, f)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = replaceAll(e, f)
+		}
+	}
+	return v
+}
+
+// setStructured replaces a result's structuredContent and its JSON text.
+func setStructured(res map[string]any, sc any) {
+	res["structuredContent"] = sc
+	b, _ := json.Marshal(sc)
+	res["content"] = []any{map[string]any{"type": "text", "text": string(b)}}
+}
+
+var mutants = []mutant{
+	{
+		name:     "replay-same-token",
+		rule:     "claim_task: a replay comes with a fresh credential",
+		caughtBy: []string{"claim_task_replay"},
+		core:     true,
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			var mu sync.Mutex
+			first := map[string]string{}
+			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
+				out, err := inner.ClaimTask(ctx, in)
+				if err != nil {
+					return nil, err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				key := in.TaskID + "\x00" + in.IdempotencyKey
+				if tok, ok := first[key]; ok {
+					out.ExecutionCredential.Token = tok
+				} else {
+					first[key] = out.ExecutionCredential.Token
+				}
+				return out, nil
+			}}
+		}),
+	},
+	{
+		name:     "missing-harness-accepted",
+		rule:     "claim_discussion: a claim without harness 2 is refused",
+		caughtBy: []string{"claim_discussion_harness"},
+		core:     true,
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+				if in.Harness == nil {
+					two := int64(2)
+					in.Harness = &two
+				}
+				return inner.ClaimDiscussion(ctx, in)
+			}}
+		}),
+	},
+	{
+		name:     "review-without-quote",
+		rule:     "claim_discussion: to review, the answer quotes the draft",
+		caughtBy: []string{"claim_discussion_roles"},
+		core:     true,
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+				out, err := inner.ClaimDiscussion(ctx, in)
+				if err == nil && out.Role == "review" {
+					out.Reviewing = nil
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "discussion-credential-hour",
+		rule:     "claim_discussion: the credential expires after 10 minutes",
+		caughtBy: []string{"claim_discussion_credential", "claim_discussion_replay"},
+		core:     true,
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+				out, err := inner.ClaimDiscussion(ctx, in)
+				if err == nil {
+					out.DiscussionCredential.ExpiresAt = time.Now().UTC().Add(time.Hour)
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "empty-list-null",
+		rule:     "discover_team_agents: empty lists are [], not null",
+		caughtBy: []string{"discover_team_agents_empty_lists", "discover_team_agents_invisible"},
+		core:     true,
+		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+			res := toolResult(method, msg)
+			if res == nil || res["structuredContent"] == nil {
+				return
+			}
+			sc := replaceAll(res["structuredContent"], func(_ string, v any) (any, bool) {
+				if a, ok := v.([]any); ok && len(a) == 0 {
+					return nil, true
+				}
+				return nil, false
+			})
+			setStructured(res, sc)
+		}),
+	},
+	{
+		name:     "mention-as-cause",
+		rule:     "claim_task: a mention is never a run's cause",
+		caughtBy: []string{"claim_task_cause"},
+		core:     true,
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
+				out, err := inner.ClaimTask(ctx, in)
+				if refusedWith(err, store.CodeMentionNotCause) {
+					in.Wake = nil
+					return inner.ClaimTask(ctx, in)
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "credential-outside-allowed-tools",
+		rule:     "a credential may call only its allowed_tools",
+		caughtBy: []string{"claim_discussion_credential"},
+		core:     true,
+		// The refusal is replaced by the real answer, computed for the
+		// credential's agent as if the tool were allowed.
+		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+			res := toolResult(method, msg)
+			if res == nil || refusalCode(res) != store.CodeToolNotAllowed || params["name"] != "discover_team_agents" {
+				return
+			}
+			p, err := w.srv.Store().Authenticate(r.Context(), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+			if err != nil {
+				return
+			}
+			asAgent := *p
+			asAgent.Kind, asAgent.AllowedTools, asAgent.Scope = store.KindAgent, nil, store.Scope{}
+			args, _ := params["arguments"].(map[string]any)
+			project, _ := args["project"].(string)
+			out, err := w.srv.Store().DiscoverTeamAgents(r.Context(), &asAgent, project)
+			if err != nil {
+				return
+			}
+			var sc any
+			b, _ := json.Marshal(out)
+			_ = json.Unmarshal(b, &sc)
+			delete(res, "isError")
+			delete(res, "_meta")
+			setStructured(res, sc)
+		}),
+	},
+	{
+		name:     "tools-list-no-pattern",
+		rule:     "tools/list serves the documented schemas",
+		caughtBy: []string{"spec.tools"},
+		core:     true,
+		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+			if method != "tools/list" {
+				return
+			}
+			res, _ := msg["result"].(map[string]any)
+			tools, _ := res["tools"].([]any)
+			for _, t := range tools {
+				tool, _ := t.(map[string]any)
+				if tool["name"] != "discover_team_agents" {
+					continue
+				}
+				in, _ := tool["inputSchema"].(map[string]any)
+				props, _ := in["properties"].(map[string]any)
+				project, _ := props["project"].(map[string]any)
+				delete(project, "pattern")
+			}
+		}),
+	},
+	{
+		name: "refusal-as-jsonrpc-error",
+		rule: "a refusal is an isError tool result, not a JSON-RPC error",
+		caughtBy: []string{"claim_task_runner_only", "claim_task_routing", "discover_team_agents_invisible",
+			"claim_discussion_harness", "spec.claim_task.task_id.pattern", "spec.discover_team_agents.project.required"},
+		core: true,
+		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+			res := toolResult(method, msg)
+			if res == nil {
+				return
+			}
+			if isErr, _ := res["isError"].(bool); !isErr {
+				return
+			}
+			delete(msg, "result")
+			msg["error"] = map[string]any{"code": -32000, "message": "refused"}
+		}),
+	},
+	{
+		name:     "invisible-project-distinguishable",
+		rule:     "discover_team_agents: a project the caller cannot see is refused like a missing one",
+		caughtBy: []string{"discover_team_agents_invisible"},
+		core:     true,
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{discover: func(ctx context.Context, in *api.DiscoverTeamAgentsInput) (*api.DiscoverTeamAgentsOutput, error) {
+				out, err := inner.DiscoverTeamAgents(ctx, in)
+				if refusedWith(err, store.CodeProjectNotVisible) && slices.Contains(w.projects(), in.Project) {
+					return nil, rt.Refuse("not_a_member", "you are not a member of project %q", in.Project)
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "turn-replaced-accepted",
+		rule:     "claim_discussion: refused once the turn was replaced by the owner's next message",
+		caughtBy: []string{"claim_discussion_turn_over"},
+		core:     true,
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+				out, err := inner.ClaimDiscussion(ctx, in)
+				if refusedWith(err, store.CodeTurnReplaced) {
+					return fakeDiscussionClaim(), nil
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "routing-ignored",
+		rule:     "claim_task: only a task routed to the runner's agent",
+		caughtBy: []string{"claim_task_routing"},
+		core:     true,
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
+				out, err := inner.ClaimTask(ctx, in)
+				if refusedWith(err, store.CodeNotRouted) {
+					return fakeTaskClaim(in.TaskID), nil
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "replay-after-reply",
+		rule:     "claim_discussion: replays stop once the reply is posted",
+		caughtBy: []string{"claim_discussion_replay"},
+		core:     true,
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+				out, err := inner.ClaimDiscussion(ctx, in)
+				if refusedWith(err, store.CodeReplyPosted) {
+					return fakeDiscussionClaim(), nil
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "launch-timeout-two-hours",
+		rule:     "claim_task: the credential expires with the launch timeout (reference: 15 minutes by default)",
+		caughtBy: []string{"claim_task_credential"},
+		core:     false, // the pages do not fix the launch timeout
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
+				out, err := inner.ClaimTask(ctx, in)
+				if err == nil {
+					out.ExecutionCredential.ExpiresAt = time.Now().UTC().Add(2 * time.Hour)
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "null-omitted",
+		rule:     "discover_team_agents: nullable fields are null, not absent",
+		caughtBy: []string{"discover_team_agents_seed", "discover_team_agents_empty_lists"},
+		core:     true,
+		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+			res := toolResult(method, msg)
+			if res == nil || res["structuredContent"] == nil {
+				return
+			}
+			var drop func(v any)
+			drop = func(v any) {
+				switch x := v.(type) {
+				case map[string]any:
+					for k, e := range x {
+						if e == nil {
+							delete(x, k)
+						} else {
+							drop(e)
+						}
+					}
+				case []any:
+					for _, e := range x {
+						drop(e)
+					}
+				}
+			}
+			drop(res["structuredContent"])
+			setStructured(res, res["structuredContent"])
+		}),
+	},
+	{
+		name:     "structured-refusal",
+		rule:     "a refusal carries no structuredContent (clients validate it against the output schema)",
+		caughtBy: []string{"claim_task_runner_only", "discover_team_agents_invisible", "spec.claim_task.task_id.pattern"},
+		core:     true,
+		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+			res := toolResult(method, msg)
+			if res == nil || refusalCode(res) == "" {
+				return
+			}
+			res["structuredContent"] = map[string]any{"error": refusalCode(res)}
+		}),
+	},
+	{
+		name:     "agent-may-claim",
+		rule:     "claim_task: only a paired runner can claim",
+		caughtBy: []string{"claim_task_runner_only"},
+		core:     true,
+		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+			res := toolResult(method, msg)
+			if res == nil || refusalCode(res) != store.CodeNotRunner || params["name"] != "claim_task" {
+				return
+			}
+			args, _ := params["arguments"].(map[string]any)
+			task, _ := args["task_id"].(string)
+			var sc any
+			b, _ := json.Marshal(fakeTaskClaim(task))
+			_ = json.Unmarshal(b, &sc)
+			delete(res, "isError")
+			delete(res, "_meta")
+			setStructured(res, sc)
+		}),
+	},
+}
+
+// TestMutants runs, against every mutant, the scripts named for it, and
+// checks that each of them fails: the suite catches a server that breaks
+// that one rule. Where the pages themselves state the rule (core), the
+// core profile must catch it too.
+func TestMutants(t *testing.T) {
+	sp, scripts := loadSuite(t)
+	if len(mutants) < 10 {
+		t.Fatalf("only %d mutants", len(mutants))
+	}
+	for _, m := range mutants {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			names := map[string]bool{}
+			var pat []string
+			for _, n := range m.caughtBy {
+				names[n] = true
+				pat = append(pat, regexp.QuoteMeta(n))
+			}
+			profiles := []conformance.Profile{conformance.Reference}
+			if m.core {
+				profiles = append(profiles, conformance.Core)
+			}
+			for _, prof := range profiles {
+				rep, err := conformance.Run(context.Background(), scripts, conformance.Options{
+					Target:   mutantTarget(m),
+					Profile:  prof,
+					Spec:     sp,
+					Parallel: 2,
+					Run:      regexp.MustCompile("^(" + strings.Join(pat, "|") + ")$"),
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rep.Results) != len(m.caughtBy) {
+					t.Fatalf("%s: ran %d scripts, want %d (a misspelt name?)", prof, len(rep.Results), len(m.caughtBy))
+				}
+				for _, r := range rep.Results {
+					if r.Status != conformance.Fail {
+						t.Errorf("%s profile: mutant %q (%s) is not caught by %s: %s", prof, m.name, m.rule, r.Name, r.Status)
+					} else {
+						t.Logf("%s profile: %s fails, as it must:\n%s", prof, r.Name, lastLines(r.Log, 3))
+					}
+				}
+			}
+		})
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "\t" + strings.Join(lines, "\n\t")
+}

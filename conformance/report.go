@@ -1,0 +1,125 @@
+package conformance
+
+import (
+	"bufio"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteJSON writes the report as indented JSON.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr"`
+	Props    []junitProp `xml:"properties>property"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure"`
+	Skipped   *junitMessage `xml:"skipped"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Body    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the report as JUnit XML: one test case per script.
+// An expected failure that fails is reported as skipped.
+func WriteJUnit(w io.Writer, r *Report) error {
+	s := junitSuite{
+		Name:  "prickle-conformance (" + string(r.Profile) + ")",
+		Tests: len(r.Results), Failures: r.Failed, Skipped: r.Skipped + r.XFailed,
+		Time: fmt.Sprintf("%.3f", r.Duration.Seconds()),
+		Props: []junitProp{
+			{Name: "profile", Value: string(r.Profile)},
+			{Name: "target", Value: r.Target},
+			{Name: "spec_hash", Value: r.SpecHash},
+			{Name: "checks", Value: fmt.Sprint(r.Checks)},
+		},
+	}
+	for _, res := range r.Results {
+		c := junitCase{Name: res.Name, Classname: "conformance." + string(r.Profile), Time: fmt.Sprintf("%.3f", res.Duration.Seconds())}
+		switch res.Status {
+		case Fail:
+			msg := res.Reason
+			if msg == "" {
+				msg = firstFailure(res.Log)
+			}
+			c.Failure = &junitMessage{Message: msg, Body: res.Log}
+		case Skip:
+			c.Skipped = &junitMessage{Message: res.Reason}
+		case XFail:
+			c.Skipped = &junitMessage{Message: "expected failure", Body: res.Log}
+		default:
+			c.SystemOut = fmt.Sprintf("%d checks", res.Checks)
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(junitSuites{Suites: []junitSuite{s}}); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// firstFailure picks the FAIL line of a testscript log.
+func firstFailure(log string) string {
+	for _, line := range strings.Split(log, "\n") {
+		if i := strings.Index(line, "FAIL: "); i >= 0 {
+			return strings.TrimSpace(line[i+len("FAIL: "):])
+		}
+	}
+	return "failed"
+}
+
+// ReadExpectedFailures reads an expected-failures file: one script name a
+// line ("- NAME" is accepted too); blank lines and lines starting with #
+// are ignored.
+func ReadExpectedFailures(r io.Reader) ([]string, error) {
+	var out []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimSpace(strings.TrimPrefix(line, "- "))
+		if strings.ContainsAny(line, " \t") {
+			return nil, fmt.Errorf("expected failures: %q is not a script name", line)
+		}
+		out = append(out, line)
+	}
+	return out, sc.Err()
+}

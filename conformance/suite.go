@@ -1,0 +1,211 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/prickle-dev/prickle/spec"
+)
+
+//go:embed scripts/*.txtar
+var scriptFS embed.FS
+
+//go:embed worlds/seed.json
+var seedFixture []byte
+
+//go:embed untestable.md
+var untestableMD []byte
+
+// FixtureFile is the name of the file in a script's archive that holds the
+// world the script needs. A script without one runs against the standard
+// seed world (SeedFixture).
+const FixtureFile = "fixture.json"
+
+// SeedFixture returns the standard seed world as a fixture: the world a
+// server seeds on an empty database (project website-v2, task
+// example-task-id, message example-message-id ...), with known tokens.
+func SeedFixture() []byte { return bytes.Clone(seedFixture) }
+
+// Script is one conformance script.
+type Script struct {
+	// Name identifies the script (its file name without .txtar).
+	Name string
+	// Summary is the script's first comment line.
+	Summary string
+	// Covers lists the spec sentence IDs the script tests ("# covers:").
+	Covers []string
+	// OwnFixture is true when the script carries its own fixture.json;
+	// otherwise it runs against the standard seed world.
+	OwnFixture bool
+	// Derived is true for the cases produced from the spec at run time.
+	Derived bool
+	// Archive is the script's txtar source.
+	Archive []byte
+}
+
+var coversRe = regexp.MustCompile(`^#\s*covers:\s*(.*)$`)
+
+// parseScript reads a script's metadata from its txtar source.
+func parseScript(name string, src []byte, derived bool) (*Script, error) {
+	a := txtar.Parse(src)
+	s := &Script{Name: name, Derived: derived, Archive: src}
+	sc := bufio.NewScanner(bytes.NewReader(a.Comment))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if m := coversRe.FindStringSubmatch(line); m != nil {
+			s.Covers = append(s.Covers, strings.Fields(m[1])...)
+			continue
+		}
+		if s.Summary == "" && strings.HasPrefix(line, "#") {
+			s.Summary = strings.TrimSpace(strings.TrimPrefix(line, "#"))
+		}
+	}
+	for _, f := range a.Files {
+		if f.Name == FixtureFile {
+			s.OwnFixture = true
+		}
+	}
+	if strings.TrimSpace(string(a.Comment)) == "" {
+		return nil, fmt.Errorf("script %s: no commands", name)
+	}
+	return s, nil
+}
+
+// HandWritten returns the scripts embedded in the package, sorted by name.
+func HandWritten() ([]*Script, error) {
+	entries, err := fs.ReadDir(scriptFS, "scripts")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Script
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".txtar") {
+			continue
+		}
+		src, err := fs.ReadFile(scriptFS, path.Join("scripts", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		s, err := parseScript(strings.TrimSuffix(e.Name(), ".txtar"), src, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Suite returns every script: the hand-written ones and those derived from
+// sp, sorted by name. Warnings name spec constraints the generator could
+// not turn into a case.
+func Suite(sp *spec.Spec) (scripts []*Script, warnings []string, err error) {
+	hw, err := HandWritten()
+	if err != nil {
+		return nil, nil, err
+	}
+	derived, warnings := Derive(sp)
+	scripts = append(hw, derived...)
+	sort.Slice(scripts, func(i, j int) bool { return scripts[i].Name < scripts[j].Name })
+	for i := 1; i < len(scripts); i++ {
+		if scripts[i].Name == scripts[i-1].Name {
+			return nil, nil, fmt.Errorf("two scripts are named %s", scripts[i].Name)
+		}
+	}
+	return scripts, warnings, nil
+}
+
+// Untestable is a sentence the suite cannot test from outside the server,
+// with the reason.
+type Untestable struct {
+	ID     string
+	Reason string
+}
+
+var untestableRe = regexp.MustCompile("^- `?([a-z0-9_]+#[0-9a-f]{8}(?:-[0-9]+)?)`?:\\s*(.+)$")
+
+// UntestableSentences returns the entries of untestable.md: lines of the
+// form "- TOOL#HASH: reason".
+func UntestableSentences() ([]Untestable, error) {
+	var out []Untestable
+	sc := bufio.NewScanner(bytes.NewReader(untestableMD))
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "- ") {
+			continue
+		}
+		m := untestableRe.FindStringSubmatch(line)
+		if m == nil {
+			return nil, fmt.Errorf("untestable.md:%d: want \"- TOOL#HASH: reason\", got %q", n, line)
+		}
+		out = append(out, Untestable{ID: m[1], Reason: m[2]})
+	}
+	return out, nil
+}
+
+// TraceRow is one line of the traceability matrix.
+type TraceRow struct {
+	ID      string   `json:"id"`
+	Text    string   `json:"text"`
+	Scripts []string `json:"scripts"`
+	Reason  string   `json:"reason,omitempty"`
+}
+
+// Trace maps every normative sentence of sp to the scripts that cover it
+// and the reason it cannot be tested, if any. Problems lists sentences that
+// are neither covered nor explained, and IDs in scripts or untestable.md
+// that the spec does not have (a sentence was edited).
+func Trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []string, err error) {
+	unt, err := UntestableSentences()
+	if err != nil {
+		return nil, nil, err
+	}
+	reasons := map[string]string{}
+	for _, u := range unt {
+		reasons[u.ID] = u.Reason
+	}
+	covered := map[string][]string{}
+	for _, s := range scripts {
+		for _, id := range s.Covers {
+			covered[id] = append(covered[id], s.Name)
+		}
+	}
+	known := map[string]bool{}
+	for _, t := range sp.Tools {
+		for _, se := range t.Sentences {
+			known[se.ID] = true
+			r := TraceRow{ID: se.ID, Text: se.Text, Scripts: covered[se.ID], Reason: reasons[se.ID]}
+			if r.Scripts == nil {
+				r.Scripts = []string{}
+			}
+			if len(r.Scripts) == 0 && r.Reason == "" {
+				problems = append(problems, fmt.Sprintf("sentence %s is neither covered by a script (# covers:) nor listed in untestable.md: %q", se.ID, se.Text))
+			}
+			rows = append(rows, r)
+		}
+	}
+	var stale []string
+	for id, names := range covered {
+		if !known[id] {
+			stale = append(stale, fmt.Sprintf("scripts %s cover %s, which the spec does not have (was the sentence edited?)", strings.Join(names, ", "), id))
+		}
+	}
+	for _, u := range unt {
+		if !known[u.ID] {
+			stale = append(stale, fmt.Sprintf("untestable.md lists %s, which the spec does not have (was the sentence edited?)", u.ID))
+		}
+	}
+	sort.Strings(stale)
+	problems = append(problems, stale...)
+	return rows, problems, nil
+}

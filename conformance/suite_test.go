@@ -1,0 +1,284 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec"
+)
+
+// TestTraceability fails when a normative sentence of the bundled spec is
+// neither covered by a script nor explained in untestable.md, or when a
+// script or untestable.md names an ID the spec no longer has: editing a
+// sentence changes its ID, and forces the mapping to be updated.
+func TestTraceability(t *testing.T) {
+	sp, scripts := loadSuite(t)
+	rows, problems, err := conformance.Trace(sp, scripts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	n := 0
+	for _, t := range sp.Tools {
+		n += len(t.Sentences)
+	}
+	if len(rows) != n {
+		t.Errorf("trace has %d rows, the spec %d sentences", len(rows), n)
+	}
+}
+
+// TestTraceCatchesEditedSentence: an edited sentence (new ID) is untracked.
+func TestTraceCatchesEditedSentence(t *testing.T) {
+	_, scripts := loadSuite(t)
+	var srcs []spec.Source
+	for _, s := range spec.Bundled() {
+		s.Src = bytes.Replace(s.Src, []byte("A mention is never a run's cause."), []byte("A mention is never the cause of a run."), 1)
+		srcs = append(srcs, s)
+	}
+	edited, _, err := spec.FromSources(srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, problems, err := conformance.Trace(edited, scripts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(problems, "\n")
+	if !strings.Contains(joined, "A mention is never the cause of a run.") || !strings.Contains(joined, "claim_task#fa24cf09") {
+		t.Errorf("editing a sentence went unnoticed; problems:\n%s", joined)
+	}
+}
+
+// TestDerive: every constraint of every input schema becomes a case, with
+// no warning, and each tool has its example case.
+func TestDerive(t *testing.T) {
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts, warns := conformance.Derive(sp)
+	for _, w := range warns {
+		t.Errorf("warning: %s", w)
+	}
+	names := map[string]bool{}
+	for _, s := range scripts {
+		if names[s.Name] {
+			t.Errorf("duplicate derived case %s", s.Name)
+		}
+		names[s.Name] = true
+		if !s.Derived || s.OwnFixture {
+			t.Errorf("%s: derived cases run against the seed world", s.Name)
+		}
+	}
+	want := []string{
+		"spec.tools",
+		"spec.claim_task.example", "spec.claim_discussion.example", "spec.discover_team_agents.example",
+		"spec.claim_task.task_id.required", "spec.claim_task.task_id.type", "spec.claim_task.task_id.minLength",
+		"spec.claim_task.task_id.maxLength", "spec.claim_task.task_id.pattern", "spec.claim_task.wake.type",
+		"spec.claim_task.wake.message_id.required", "spec.claim_task.wake.message_id.pattern",
+		"spec.claim_discussion.harness.minimum", "spec.claim_discussion.harness.maximum",
+		"spec.claim_discussion.harness.type", "spec.claim_discussion.harness.type-fraction",
+		"spec.discover_team_agents.project.pattern", "spec.discover_team_agents.project.required",
+	}
+	for _, w := range want {
+		if !names[w] {
+			t.Errorf("no derived case %s", w)
+		}
+	}
+	if len(scripts) < 35 {
+		t.Errorf("only %d derived cases", len(scripts))
+	}
+	// The principal: runner for the runner-only pages, agent otherwise.
+	for _, tool := range sp.Tools {
+		want := conformance.SeedAgent
+		if strings.HasPrefix(tool.Name, "claim_") {
+			want = conformance.SeedRunner
+		}
+		if got := conformance.PrincipalFor(tool); got != want {
+			t.Errorf("%s is called as %s, want %s", tool.Name, got, want)
+		}
+	}
+}
+
+// TestDeriveNewPage: a page with new constraint kinds gets cases without
+// anyone writing a script.
+func TestDeriveNewPage(t *testing.T) {
+	page := strings.ReplaceAll(`# MCP tool reference
+
+Read the room, hand off a task, and return a result with evidence. These are the tools Prickle exposes to connected agents.
+
+Identity comes from the agent’s token, never from a tool argument. Examples use the seeded website-v2 project and example task IDs.
+
+## post_message
+
+Post a message to a room.
+
+### Example input
+
+~~~json
+{
+  "room": "website-v2-general",
+  "body": "Hello",
+  "kind": "note",
+  "priority": 2,
+  "pinned": false
+}
+~~~
+
+### Input schema
+
+~~~json
+{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "properties": {
+    "room": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9_-]+$"},
+    "body": {"type": "string", "minLength": 1, "maxLength": 8000},
+    "kind": {"type": "string", "enum": ["note", "verdict"]},
+    "priority": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 5},
+    "pinned": {"type": "boolean"}
+  },
+  "required": ["room", "body"],
+  "additionalProperties": false
+}
+~~~
+
+### Output schema
+
+~~~json
+{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "properties": {"message_id": {"type": "string"}},
+  "required": ["message_id"],
+  "additionalProperties": false
+}
+~~~
+
+[Read online](https://app.useprickle.dev/docs/reference/mcp-tools?tool=post_message)
+`, "~~~", "```")
+	sp, _, err := spec.FromSources([]spec.Source{{File: "post_message.md", Src: []byte(page)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts, warns := conformance.Derive(sp)
+	for _, w := range warns {
+		t.Errorf("warning: %s", w)
+	}
+	var names []string
+	for _, s := range scripts {
+		names = append(names, s.Name)
+	}
+	for _, w := range []string{"spec.post_message.example", "spec.post_message.additionalProperties",
+		"spec.post_message.kind.enum", "spec.post_message.priority.exclusiveMinimum",
+		"spec.post_message.priority.exclusiveMaximum", "spec.post_message.pinned.type", "spec.post_message.room.pattern"} {
+		if !slices.Contains(names, w) {
+			t.Errorf("no case %s; got %v", w, names)
+		}
+	}
+	for _, s := range scripts {
+		if s.Name == "spec.post_message.example" && !strings.Contains(string(s.Archive), "call -as agent:maya/builder post_message") {
+			t.Errorf("a page without runner wording is called as the agent:\n%s", s.Archive)
+		}
+	}
+}
+
+// TestHandWrittenScripts: each script says what it tests, and each
+// fixture is the JSON of a world with tokens for every agent and runner.
+func TestHandWrittenScripts(t *testing.T) {
+	scripts, err := conformance.HandWritten()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scripts) < 15 {
+		t.Errorf("only %d hand-written scripts", len(scripts))
+	}
+	for _, s := range scripts {
+		if s.Summary == "" {
+			t.Errorf("%s: no summary comment", s.Name)
+		}
+		if strings.HasPrefix(s.Name, "spec.") {
+			t.Errorf("%s: the spec. prefix is for derived cases", s.Name)
+		}
+		for _, f := range txtar.Parse(s.Archive).Files {
+			if f.Name != conformance.FixtureFile {
+				continue
+			}
+			var w struct {
+				Agents  []struct{ Token string } `json:"agents"`
+				Runners []struct{ Token string } `json:"runners"`
+			}
+			if err := json.Unmarshal(f.Data, &w); err != nil {
+				t.Errorf("%s: fixture: %v", s.Name, err)
+			}
+			for _, a := range append(w.Agents, w.Runners...) {
+				if a.Token == "" {
+					t.Errorf("%s: every agent and runner of a fixture needs a token", s.Name)
+				}
+			}
+		}
+	}
+}
+
+// TestSeedFixtureIsTheSeedWorld: the suite's seed fixture describes the
+// world the reference server seeds on an empty database.
+func TestSeedFixtureIsTheSeedWorld(t *testing.T) {
+	ctx := context.Background()
+	seeded, err := store.Open(ctx, ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seeded.Close()
+	if _, err := seeded.SeedDefault(ctx); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := store.Open(ctx, ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	if _, err := loaded.LoadFixture(ctx, bytes.NewReader(conformance.SeedFixture())); err != nil {
+		t.Fatal(err)
+	}
+	view := func(st *store.Store, agent, project string) string {
+		p := &store.Principal{Kind: store.KindAgent, Agent: agent, Owner: strings.Split(agent, "/")[0]}
+		res, err := st.DiscoverTeamAgents(ctx, p, project)
+		if err != nil {
+			return "refused: " + store.RefusalCode(err)
+		}
+		for i := range res.Agents {
+			res.Agents[i].LastSeenAt = nil // the seed stamps the time it ran
+		}
+		b, _ := json.Marshal(res)
+		return string(b)
+	}
+	for _, c := range [][2]string{{"maya/builder", "website-v2"}, {"theo/reviewer", "website-v2"},
+		{"rin/analyst", "billing-api"}, {"maya/builder", "billing-api"}} {
+		if a, b := view(seeded, c[0], c[1]), view(loaded, c[0], c[1]); a != b {
+			t.Errorf("%s in %s:\nseeded: %s\nfixture: %s", c[0], c[1], a, b)
+		}
+	}
+	runner := &store.Principal{Kind: store.KindRunner, Agent: store.SeedBuilderAgent, Owner: "maya", RunnerID: store.SeedRunnerID}
+	two := 2
+	for name, st := range map[string]*store.Store{"seeded": seeded, "fixture": loaded} {
+		if _, err := st.ClaimTask(ctx, runner, store.SeedTaskID, "k", &[]string{store.SeedTaskRequestID}[0]); err != nil {
+			t.Errorf("%s: claim the example task: %v", name, err)
+		}
+		if _, err := st.ClaimTask(ctx, runner, store.SeedTaskID, "k2", &[]string{store.SeedMentionID}[0]); store.RefusalCode(err) != store.CodeMentionNotCause {
+			t.Errorf("%s: the example mention: %v", name, err)
+		}
+		if r, err := st.ClaimDiscussion(ctx, runner, store.SeedMessageID, "k", &two); err != nil || r.Role != store.RoleDraft {
+			t.Errorf("%s: claim the example message: %v %v", name, r.Role, err)
+		}
+	}
+}

@@ -1,0 +1,290 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Target brings up the server under test for one script.
+type Target interface {
+	// Start starts (or reaches) a server holding the world in fixtureFile:
+	// the script's own fixture, or the standard seed world. dir is a fresh
+	// empty folder the server may keep its state in.
+	Start(ctx context.Context, s *Script, fixtureFile, dir string) (*Instance, error)
+	// Skip returns a reason when the target cannot run s, "" otherwise.
+	Skip(s *Script) string
+	// String describes the target for reports.
+	String() string
+}
+
+// Instance is a running server for one script.
+type Instance struct {
+	// Endpoint is the MCP streamable HTTP endpoint.
+	Endpoint string
+	// Tokens are the agent and runner tokens of its world.
+	Tokens []Token
+	// Stop stops it (nil: nothing to stop).
+	Stop func()
+	// Output, if not nil, returns what the server printed (shown when a
+	// script fails).
+	Output func() string
+}
+
+// URLTarget is a server that is already running with the standard seed
+// world, reached at Endpoint with the tokens of a --tokens-out file.
+// Scripts that need their own world are skipped.
+type URLTarget struct {
+	Endpoint string
+	Tokens   []Token
+}
+
+// Skip skips scripts with their own fixture.
+func (u *URLTarget) Skip(s *Script) string {
+	if s.OwnFixture {
+		return "needs its own world (fixture.json); --url runs only the scripts that use the standard seed world, use --server-cmd to run it"
+	}
+	return ""
+}
+
+// Start returns the running server.
+func (u *URLTarget) Start(context.Context, *Script, string, string) (*Instance, error) {
+	return &Instance{Endpoint: u.Endpoint, Tokens: u.Tokens}, nil
+}
+
+func (u *URLTarget) String() string { return "url " + u.Endpoint }
+
+// HandlerTarget starts an in-process server per script with New, on an
+// httptest server. The tokens are read from the fixture.
+type HandlerTarget struct {
+	// New builds the server's HTTP handler (serving MCP at Path, by default
+	// /mcp) for the world in fixture. cleanup, if not nil, runs after the
+	// script.
+	New func(ctx context.Context, fixture []byte) (h http.Handler, cleanup func(), err error)
+	// Path is the MCP endpoint's path; default /mcp.
+	Path string
+	// Name describes the target in reports; default "in-process".
+	Name string
+}
+
+// Skip runs everything.
+func (h *HandlerTarget) Skip(*Script) string { return "" }
+
+// Start builds a handler and serves it.
+func (h *HandlerTarget) Start(ctx context.Context, s *Script, fixtureFile, dir string) (*Instance, error) {
+	fx, err := os.ReadFile(fixtureFile)
+	if err != nil {
+		return nil, err
+	}
+	toks, err := TokensFromFixture(fx)
+	if err != nil {
+		return nil, err
+	}
+	handler, cleanup, err := h.New(ctx, fx)
+	if err != nil {
+		return nil, err
+	}
+	srv := httptest.NewServer(handler)
+	path := h.Path
+	if path == "" {
+		path = "/mcp"
+	}
+	return &Instance{Endpoint: srv.URL + path, Tokens: toks, Stop: func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		if cleanup != nil {
+			cleanup()
+		}
+	}}, nil
+}
+
+func (h *HandlerTarget) String() string {
+	if h.Name != "" {
+		return h.Name
+	}
+	return "in-process"
+}
+
+// CmdTarget starts a fresh server process per script with `sh -c Command`.
+// The environment tells it what to serve:
+//
+//	PRICKLE_FIXTURE    path of the world to load (fixture format, see
+//	                   server/store/FIXTURE.md); always set
+//	PRICKLE_ADDR       127.0.0.1:PORT to listen on
+//	PRICKLE_PORT       PORT alone
+//	PRICKLE_STATE_DIR  a fresh empty folder for the server's files
+//
+// The server is ready when GET http://PRICKLE_ADDR/healthz answers 200.
+// After the script it gets SIGTERM (its whole process group), then SIGKILL
+// after StopTimeout.
+type CmdTarget struct {
+	Command string
+	// Path is the MCP endpoint's path; default /mcp.
+	Path string
+	// StartTimeout bounds the wait for /healthz; default 20s.
+	StartTimeout time.Duration
+	// StopTimeout is how long SIGTERM gets before SIGKILL; default 5s.
+	StopTimeout time.Duration
+}
+
+// Skip runs everything.
+func (c *CmdTarget) Skip(*Script) string { return "" }
+
+func (c *CmdTarget) String() string { return "server-cmd " + c.Command }
+
+// Start starts the process and waits until it is healthy.
+func (c *CmdTarget) Start(ctx context.Context, s *Script, fixtureFile, dir string) (*Instance, error) {
+	fx, err := os.ReadFile(fixtureFile)
+	if err != nil {
+		return nil, err
+	}
+	toks, err := TokensFromFixture(fx)
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		inst, retry, err := c.start(ctx, fixtureFile, dir)
+		if err == nil {
+			inst.Tokens = toks
+			return inst, nil
+		}
+		lastErr = err
+		if !retry {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+// lockedBuffer collects a process's output, bounded.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() < 1<<20 {
+		b.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string) (*Instance, bool, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, false, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	stateDir := filepath.Join(dir, "state")
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return nil, false, err
+	}
+	cmd := exec.Command("sh", "-c", c.Command)
+	cmd.Env = append(os.Environ(),
+		"PRICKLE_FIXTURE="+fixtureFile,
+		"PRICKLE_ADDR="+addr,
+		"PRICKLE_PORT="+strconv.Itoa(port),
+		"PRICKLE_STATE_DIR="+stateDir,
+	)
+	cmd.Dir = stateDir
+	newGroup(cmd)
+	cmd.WaitDelay = 2 * time.Second // a stray child holding the output open
+	out := &lockedBuffer{}
+	cmd.Stdout = out
+	cmd.Stderr = out
+	if err := cmd.Start(); err != nil {
+		return nil, false, fmt.Errorf("server-cmd: %w", err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	stopTimeout := c.StopTimeout
+	if stopTimeout <= 0 {
+		stopTimeout = 5 * time.Second
+	}
+	stop := func() {
+		select {
+		case <-exited:
+			return
+		default:
+		}
+		signalGroup(cmd, false)
+		select {
+		case <-exited:
+		case <-time.After(stopTimeout):
+			signalGroup(cmd, true)
+			<-exited
+		}
+	}
+	startTimeout := c.StartTimeout
+	if startTimeout <= 0 {
+		startTimeout = 20 * time.Second
+	}
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	defer hc.CloseIdleConnections()
+	deadline := time.Now().Add(startTimeout)
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/healthz", nil)
+		if res, err := hc.Do(req); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case <-exited:
+			log := out.String()
+			retry := strings.Contains(log, "address already in use")
+			return nil, retry, fmt.Errorf("server-cmd exited before it was ready (%v); its output:\n%s", waitErr, indent(log))
+		case <-ctx.Done():
+			stop()
+			return nil, false, ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, false, fmt.Errorf("server-cmd: GET http://%s/healthz did not answer 200 within %s; its output:\n%s", addr, startTimeout, indent(out.String()))
+		}
+	}
+	path := c.Path
+	if path == "" {
+		path = "/mcp"
+	}
+	return &Instance{Endpoint: "http://" + addr + path, Stop: stop, Output: out.String}, false, nil
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return "\t(nothing)"
+	}
+	return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
+}
