@@ -1,0 +1,85 @@
+package schemax
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+// The documented project pattern uses lookahead: RE2 rejects it, the
+// ECMAScript engine must accept it and judge it right.
+func TestLookaheadPattern(t *testing.T) {
+	sch, err := Compile("https://prickle.invalid/t.json", []byte(`{"type":"string","pattern":"^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, ok := range map[string]bool{`"website-v2"`: true, `"a"`: true, `"-a"`: false, `"a-"`: false, `"a--b"`: false} {
+		if err := Validate(sch, []byte(in)); (err == nil) != ok {
+			t.Errorf("%s: valid=%v, want %v (%v)", in, err == nil, ok, err)
+		}
+	}
+	re, err := CompileRegexp("^a(?=b)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re.MatchTimeout != MatchTimeout {
+		t.Errorf("MatchTimeout = %v, want %v", re.MatchTimeout, MatchTimeout)
+	}
+}
+
+func TestInvalidPatternIsASchemaError(t *testing.T) {
+	_, err := Compile("https://prickle.invalid/t.json", []byte(`{"type":"string","pattern":"[z-a]"}`))
+	var se *SchemaError
+	if !errors.As(err, &se) || len(se.Violations) == 0 || se.Violations[0].Pointer != "/pattern" {
+		t.Fatalf("want a *SchemaError at /pattern, got %v", err)
+	}
+}
+
+func TestFormatAsserted(t *testing.T) {
+	sch, err := Compile("https://prickle.invalid/t.json", []byte(`{"type":"object","properties":{"at":{"type":"string","format":"date-time"},"u":{"type":"string","format":"uri"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate(sch, []byte(`{"at":"2026-11-29T23:00:00Z","u":"https://x.example/a"}`)); err != nil {
+		t.Errorf("valid instance refused: %v", err)
+	}
+	err = Validate(sch, []byte(`{"at":"yesterday","u":"not a uri"}`))
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("want a *ValidationError, got %v", err)
+	}
+	var ptrs []string
+	for _, v := range ve.Violations {
+		ptrs = append(ptrs, v.Pointer+" "+v.Keyword)
+	}
+	if want := []string{"/at format", "/u format"}; !slices.Equal(ptrs, want) {
+		t.Errorf("violations %v, want %v", ptrs, want)
+	}
+}
+
+// The library reports errors in a random order; ours are sorted, so the
+// same input gives the same list every time.
+func TestViolationsDeterministic(t *testing.T) {
+	sch, err := Compile("https://prickle.invalid/t.json", []byte(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"},"d":{"type":"integer"}},"required":["e"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []byte(`{"a":"x","b":"x","c":"x","d":"x"}`)
+	var first []Violation
+	for i := range 50 {
+		var ve *ValidationError
+		if !errors.As(Validate(sch, in), &ve) {
+			t.Fatal("invalid instance accepted")
+		}
+		if i == 0 {
+			first = ve.Violations
+			if len(first) != 5 {
+				t.Fatalf("want 5 violations, got %v", first)
+			}
+			continue
+		}
+		if !slices.Equal(ve.Violations, first) {
+			t.Fatalf("run %d: %v, first run: %v", i, ve.Violations, first)
+		}
+	}
+}
