@@ -6,6 +6,9 @@
 //	prickle-gen spec [-o FILE] [PATH...]
 //	prickle-gen lint [-json] [PATH...]
 //	prickle-gen fmt [-l] [-d] [-w] [PATH...]
+//	prickle-gen generate [-o DIR] [-pkg NAME] [-docs DIR] [PATH...]
+//	prickle-gen check
+//	prickle-gen diff [-json] OLD NEW
 //
 // PATH is a page or a folder of pages; with none, the bundled pages. Exit
 // status: 0 clean, 1 findings or a diff, 2 usage or I/O error.
