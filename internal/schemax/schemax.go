@@ -48,22 +48,77 @@ func CompileRegexp(src string) (*regexp2.Regexp, error) {
 	return re, nil
 }
 
-// ecmaRegexp adapts regexp2 to jsonschema.Regexp.
-type ecmaRegexp struct{ re *regexp2.Regexp }
+// ecmaRegexp adapts regexp2 to jsonschema.Regexp, remembering the results
+// of recent matches.
+type ecmaRegexp struct {
+	re      *regexp2.Regexp
+	matches *matchCache
+}
 
 func (r ecmaRegexp) MatchString(s string) bool {
+	if ok, hit := r.matches.get(s); hit {
+		return ok
+	}
 	ok, err := r.re.MatchString(s)
-	return err == nil && ok // a timed-out match counts as no match
+	if err != nil {
+		return false // a timed-out match counts as no match, and is not remembered
+	}
+	r.matches.put(s, ok)
+	return ok
 }
 
 func (r ecmaRegexp) String() string { return r.re.String() }
+
+// matchCaches holds one matchCache per pattern source, shared by every
+// schema that uses the pattern.
+var matchCaches sync.Map // string -> *matchCache
 
 func ecmaEngine(s string) (jsonschema.Regexp, error) {
 	re, err := CompileRegexp(s)
 	if err != nil {
 		return nil, err
 	}
-	return ecmaRegexp{re}, nil
+	mc, _ := matchCaches.LoadOrStore(s, &matchCache{})
+	return ecmaRegexp{re, mc.(*matchCache)}, nil
+}
+
+// Bounds of a matchCache.
+const (
+	matchCacheEntries = 4096 // entries per pattern; a full cache starts over
+	matchCacheMaxLen  = 256  // longer strings are matched, not remembered
+)
+
+// matchCache remembers whether strings matched one pattern. A validator sees
+// the same ids, handles, agent ids and tool names call after call, and a
+// backtracking (regexp2) match costs microseconds; a map lookup does not.
+// The result of a match depends only on the pattern and the string, so a
+// remembered result is the result the match would give (timed-out matches
+// are never remembered).
+type matchCache struct {
+	mu sync.RWMutex
+	m  map[string]bool
+}
+
+func (c *matchCache) get(s string) (ok, hit bool) {
+	if len(s) > matchCacheMaxLen {
+		return false, false
+	}
+	c.mu.RLock()
+	ok, hit = c.m[s]
+	c.mu.RUnlock()
+	return ok, hit
+}
+
+func (c *matchCache) put(s string, ok bool) {
+	if len(s) > matchCacheMaxLen {
+		return
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= matchCacheEntries {
+		c.m = make(map[string]bool)
+	}
+	c.m[s] = ok
+	c.mu.Unlock()
 }
 
 // NewCompiler returns a compiler for draft 2020-12 with the ECMAScript

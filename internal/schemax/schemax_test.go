@@ -2,6 +2,7 @@ package schemax
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -81,5 +82,38 @@ func TestViolationsDeterministic(t *testing.T) {
 		if !slices.Equal(ve.Violations, first) {
 			t.Fatalf("run %d: %v, first run: %v", i, ve.Violations, first)
 		}
+	}
+}
+
+// Remembered matches give the answers the matcher gives, the second time
+// as the first, and the cache stays bounded.
+func TestMatchCache(t *testing.T) {
+	eng, err := ecmaEngine("^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := eng.(ecmaRegexp)
+	long := "a" + string(make([]byte, matchCacheMaxLen)) // not remembered
+	for range 2 {
+		for in, want := range map[string]bool{"website-v2": true, "a": true, "-a": false, "a-": false, "a--b": false, long: false} {
+			if got := r.MatchString(in); got != want {
+				t.Errorf("MatchString(%.20q) = %v, want %v", in, got, want)
+			}
+		}
+	}
+	if _, hit := r.matches.get("website-v2"); !hit {
+		t.Error("a match was not remembered")
+	}
+	if _, hit := r.matches.get(long); hit {
+		t.Error("a string over matchCacheMaxLen was remembered")
+	}
+	for i := range matchCacheEntries + 10 {
+		r.MatchString(fmt.Sprintf("p%d", i))
+	}
+	r.matches.mu.RLock()
+	n := len(r.matches.m)
+	r.matches.mu.RUnlock()
+	if n > matchCacheEntries {
+		t.Errorf("cache holds %d entries, want at most %d", n, matchCacheEntries)
 	}
 }

@@ -155,7 +155,7 @@ func (s *Store) ClaimDiscussion(ctx context.Context, p *Principal, messageID, id
 		return ClaimDiscussionResult{}, refuse(CodeInvalidArgument, "idempotency_key must be 1 to 100 characters")
 	}
 	var res ClaimDiscussionResult
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		var err error
 		res, err = s.claimDiscussionTx(ctx, tx, p, messageID, idemKey)
 		return err
@@ -171,14 +171,11 @@ func (s *Store) ClaimDiscussion(ctx context.Context, p *Principal, messageID, id
 
 // loadTurn loads the turn of messageID as seen by p, applying the room
 // rules (message_not_found, not_your_room, not_woken).
-func loadTurn(ctx context.Context, tx *sql.Tx, p *Principal, messageID string) (turnInfo, error) {
+func loadTurn(ctx context.Context, tx *txn, p *Principal, messageID string) (turnInfo, error) {
 	var t turnInfo
 	var kind string
 	var owner sql.NullString
-	err := tx.QueryRowContext(ctx, `SELECT r.id, r.project, r.kind, r.owner FROM messages m
-		JOIN rooms r ON r.id = m.room
-		JOIN memberships ms ON ms.project = r.project AND ms.person = ?
-		WHERE m.id = ?`, p.Owner, messageID).Scan(&t.room, &t.project, &kind, &owner)
+	err := tx.stmt(ctx, stMessageRoom).QueryRowContext(ctx, p.Owner, messageID).Scan(&t.room, &t.project, &kind, &owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, refuse(CodeMessageNotFound, "message %q not found", messageID)
 	}
@@ -189,7 +186,7 @@ func loadTurn(ctx context.Context, tx *sql.Tx, p *Principal, messageID string) (
 		return t, refuse(CodeNotYourRoom, "message %q is not in one of your owner's private rooms", messageID)
 	}
 	var expires sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT state, reply_limit, expires_at FROM turns WHERE message = ?`, messageID).
+	err = tx.stmt(ctx, stTurn).QueryRowContext(ctx, messageID).
 		Scan(&t.state, &t.replyLimit, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, refuse(CodeNotWoken, "message %q did not wake your agent", messageID)
@@ -198,7 +195,7 @@ func loadTurn(ctx context.Context, tx *sql.Tx, p *Principal, messageID string) (
 		return t, err
 	}
 	t.expiresAt = nullTime(expires)
-	rows, err := tx.QueryContext(ctx, `SELECT agent, reply_posted_at IS NOT NULL FROM turn_agents WHERE turn = ? ORDER BY wake_order`, messageID)
+	rows, err := tx.stmt(ctx, stTurnAgents).QueryContext(ctx, messageID)
 	if err != nil {
 		return t, err
 	}
@@ -223,9 +220,9 @@ func (t turnInfo) index(agent string) int {
 	return slices.IndexFunc(t.agents, func(a turnAgent) bool { return a.agent == agent })
 }
 
-func repliesLeft(ctx context.Context, tx *sql.Tx, messageID string, limit int) (int, error) {
+func repliesLeft(ctx context.Context, tx *txn, messageID string, limit int) (int, error) {
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE reply_turn = ?`, messageID).Scan(&n); err != nil {
+	if err := tx.stmt(ctx, stRepliesPosted).QueryRowContext(ctx, messageID).Scan(&n); err != nil {
 		return 0, err
 	}
 	return min(max(limit-n, 0), MaxReplies), nil
@@ -238,10 +235,9 @@ type discussionClaim struct {
 	superseded, replied bool
 }
 
-func findDiscussionClaim(ctx context.Context, tx *sql.Tx, runner, message, key string) (discussionClaim, bool, error) {
+func findDiscussionClaim(ctx context.Context, tx *txn, runner, message, key string) (discussionClaim, bool, error) {
 	var c discussionClaim
-	err := tx.QueryRowContext(ctx, `SELECT id, role, lead, reviewing_message, superseded_at IS NOT NULL, replied_at IS NOT NULL
-		FROM discussion_claims WHERE runner = ? AND message = ? AND idempotency_key = ?`, runner, message, key).
+	err := tx.stmt(ctx, stFindDiscussionClaim).QueryRowContext(ctx, runner, message, key).
 		Scan(&c.id, &c.role, &c.lead, &c.reviewing, &c.superseded, &c.replied)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, false, nil
@@ -249,10 +245,10 @@ func findDiscussionClaim(ctx context.Context, tx *sql.Tx, runner, message, key s
 	return c, err == nil, err
 }
 
-func loadQuote(ctx context.Context, tx *sql.Tx, messageID string) (*Quote, error) {
+func loadQuote(ctx context.Context, tx *txn, messageID string) (*Quote, error) {
 	var q Quote
 	var author sql.NullString
-	err := tx.QueryRowContext(ctx, `SELECT id, author_agent, body, provenance, provenance_status FROM messages WHERE id = ?`, messageID).
+	err := tx.stmt(ctx, stQuote).QueryRowContext(ctx, messageID).
 		Scan(&q.MessageID, &author, &q.Body, &q.Provenance, &q.ProvenanceStatus)
 	if err != nil {
 		return nil, fmt.Errorf("load draft %q: %w", messageID, err)
@@ -266,10 +262,9 @@ func loadQuote(ctx context.Context, tx *sql.Tx, messageID string) (*Quote, error
 
 // nextRole computes the role of agent's next session in the turn, or a
 // refusal when the harness has nothing for it now.
-func nextRole(ctx context.Context, tx *sql.Tx, t turnInfo, messageID, agent string) (role string, lead bool, draftID sql.NullString, err error) {
+func nextRole(ctx context.Context, tx *txn, t turnInfo, messageID, agent string) (role string, lead bool, draftID sql.NullString, err error) {
 	lead = t.agents[0].agent == agent
-	err = tx.QueryRowContext(ctx, `SELECT id FROM messages WHERE reply_turn = ? AND reply_role = 'draft' AND author_agent = ?
-		ORDER BY created_at DESC, rowid DESC LIMIT 1`, messageID, t.agents[0].agent).Scan(&draftID)
+	err = tx.stmt(ctx, stLeadDraft).QueryRowContext(ctx, messageID, t.agents[0].agent).Scan(&draftID)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", false, draftID, err
 	}
@@ -298,7 +293,7 @@ func nextRole(ctx context.Context, tx *sql.Tx, t turnInfo, messageID, agent stri
 	return RoleCombine, true, sql.NullString{}, nil
 }
 
-func (s *Store) claimDiscussionTx(ctx context.Context, tx *sql.Tx, p *Principal, messageID, idemKey string) (ClaimDiscussionResult, error) {
+func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, messageID, idemKey string) (ClaimDiscussionResult, error) {
 	now := s.Now()
 	t, err := loadTurn(ctx, tx, p, messageID)
 	if err != nil {
@@ -330,8 +325,7 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *sql.Tx, p *Principal,
 		if left == 0 {
 			return ClaimDiscussionResult{}, refuse(CodeNoRepliesLeft, "the turn allows no more replies")
 		}
-		live, err := exists(ctx, tx, `SELECT 1 FROM discussion_claims WHERE message = ? AND agent = ?
-			AND superseded_at IS NULL AND replied_at IS NULL AND live_until > ?`, messageID, p.Agent, toDB(now))
+		live, err := hasRow(tx.stmt(ctx, stLiveDiscussionClaim).QueryRowContext(ctx, messageID, p.Agent, toDB(now)))
 		if err != nil {
 			return ClaimDiscussionResult{}, err
 		}
@@ -343,8 +337,7 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *sql.Tx, p *Principal,
 		if err != nil {
 			return ClaimDiscussionResult{}, err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO discussion_claims(id, message, runner, agent, idempotency_key, role, lead,
-			reviewing_message, claimed_at, live_until) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		_, err = tx.stmt(ctx, stInsertDiscussionClaim).ExecContext(ctx,
 			id, messageID, p.RunnerID, p.Agent, idemKey, role, lead, draftID, toDB(now), toDB(now.Add(s.opts.DiscussionTTL)))
 		switch {
 		case err == nil:
@@ -352,13 +345,10 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *sql.Tx, p *Principal,
 			if role != RoleReview && role != RoleRevise {
 				claim.reviewing = sql.NullString{}
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE discussion_claims SET superseded_at = ? WHERE message = ? AND agent = ?
-				AND id <> ? AND superseded_at IS NULL AND replied_at IS NULL`, toDB(now), messageID, p.Agent, id); err != nil {
+			if _, err := tx.stmt(ctx, stSupersedeDiscussionClaims).ExecContext(ctx, toDB(now), messageID, p.Agent, id); err != nil {
 				return ClaimDiscussionResult{}, err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND discussion IN
-				(SELECT id FROM discussion_claims WHERE message = ? AND agent = ? AND superseded_at IS NOT NULL)`,
-				toDB(now), messageID, p.Agent); err != nil {
+			if _, err := tx.stmt(ctx, stRevokeSupersededDiscussionTokens).ExecContext(ctx, toDB(now), messageID, p.Agent); err != nil {
 				return ClaimDiscussionResult{}, err
 			}
 		case isUniqueViolation(err):
@@ -385,11 +375,10 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *sql.Tx, p *Principal,
 	}
 	expires := now.Add(s.opts.DiscussionTTL)
 	if replayed {
-		if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE discussion = ? AND revoked_at IS NULL`,
-			toDB(now), claim.id); err != nil {
+		if _, err := tx.stmt(ctx, stRevokeDiscussionTokens).ExecContext(ctx, toDB(now), claim.id); err != nil {
 			return ClaimDiscussionResult{}, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE discussion_claims SET live_until = ? WHERE id = ?`, toDB(expires), claim.id); err != nil {
+		if _, err := tx.stmt(ctx, stExtendDiscussionClaim).ExecContext(ctx, toDB(expires), claim.id); err != nil {
 			return ClaimDiscussionResult{}, err
 		}
 	}

@@ -54,7 +54,7 @@ func (s *Store) ClaimTask(ctx context.Context, p *Principal, taskID, idemKey str
 		return ClaimTaskResult{}, refuse(CodeInvalidArgument, "idempotency_key must be 1 to 100 characters")
 	}
 	var res ClaimTaskResult
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		var err error
 		res, err = s.claimTaskTx(ctx, tx, p, taskID, idemKey, wakeMessageID)
 		return err
@@ -68,13 +68,11 @@ func (s *Store) ClaimTask(ctx context.Context, p *Principal, taskID, idemKey str
 	return res, nil
 }
 
-func (s *Store) claimTaskTx(ctx context.Context, tx *sql.Tx, p *Principal, taskID, idemKey string, wake *string) (ClaimTaskResult, error) {
+func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, wake *string) (ClaimTaskResult, error) {
 	now := s.Now()
 	var agent, project string
 	var request sql.NullString
-	err := tx.QueryRowContext(ctx, `SELECT t.agent, t.project, t.request_message FROM tasks t
-		JOIN memberships m ON m.project = t.project AND m.person = ?
-		WHERE t.id = ?`, p.Owner, taskID).Scan(&agent, &project, &request)
+	err := tx.stmt(ctx, stTaskForClaim).QueryRowContext(ctx, p.Owner, taskID).Scan(&agent, &project, &request)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ClaimTaskResult{}, refuse(CodeTaskNotFound, "task %q not found", taskID)
 	}
@@ -86,8 +84,7 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *sql.Tx, p *Principal, taskI
 	}
 	if wake != nil {
 		var kind string
-		err := tx.QueryRowContext(ctx, `SELECT m.kind FROM messages m JOIN rooms r ON r.id = m.room
-			WHERE m.id = ? AND r.project = ?`, *wake, project).Scan(&kind)
+		err := tx.stmt(ctx, stWakeKind).QueryRowContext(ctx, *wake, project).Scan(&kind)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return ClaimTaskResult{}, err
 		}
@@ -111,14 +108,12 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *sql.Tx, p *Principal, taskI
 	}
 	var att Attempt
 	var superseded, replayed bool
-	_, err = tx.ExecContext(ctx, `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until)
-		VALUES (?,?,?,?,?,?,?)`, id, taskID, p.RunnerID, idemKey, request, toDB(now), toDB(now.Add(s.opts.LaunchTimeout)))
+	_, err = tx.stmt(ctx, stInsertAttempt).ExecContext(ctx, id, taskID, p.RunnerID, idemKey, request, toDB(now), toDB(now.Add(s.opts.LaunchTimeout)))
 	switch {
 	case err == nil:
 		att = Attempt{AttemptID: id, TaskID: taskID, ClaimedAt: now}
 		// A live attempt under another key blocks a new one.
-		live, err := exists(ctx, tx, `SELECT 1 FROM attempts WHERE task = ? AND id <> ? AND superseded_at IS NULL AND live_until > ?`,
-			taskID, id, toDB(now))
+		live, err := hasRow(tx.stmt(ctx, stLiveOtherAttempt).QueryRowContext(ctx, taskID, id, toDB(now)))
 		if err != nil {
 			return ClaimTaskResult{}, err
 		}
@@ -127,18 +122,16 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *sql.Tx, p *Principal, taskI
 				"task %q already has a live attempt under another idempotency key; replay that key, or retry after its credential expires", taskID)
 		}
 		// Expired attempts under other keys are superseded by this one.
-		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET superseded_at = ? WHERE task = ? AND id <> ? AND superseded_at IS NULL`,
-			toDB(now), taskID, id); err != nil {
+		if _, err := tx.stmt(ctx, stSupersedeOtherAttempts).ExecContext(ctx, toDB(now), taskID, id); err != nil {
 			return ClaimTaskResult{}, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND attempt IN
-			(SELECT id FROM attempts WHERE task = ? AND id <> ?)`, toDB(now), taskID, id); err != nil {
+		if _, err := tx.stmt(ctx, stRevokeOtherAttemptTokens).ExecContext(ctx, toDB(now), taskID, id); err != nil {
 			return ClaimTaskResult{}, err
 		}
 	case isUniqueViolation(err):
 		// This key was claimed before: replay that attempt.
 		var found bool
-		att, superseded, found, err = s.findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
+		att, superseded, found, err = findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
 		if err != nil {
 			return ClaimTaskResult{}, err
 		}
@@ -154,11 +147,10 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *sql.Tx, p *Principal, taskI
 	}
 	expires := now.Add(s.opts.LaunchTimeout)
 	if replayed {
-		if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE attempt = ? AND revoked_at IS NULL`,
-			toDB(now), att.AttemptID); err != nil {
+		if _, err := tx.stmt(ctx, stRevokeAttemptTokens).ExecContext(ctx, toDB(now), att.AttemptID); err != nil {
 			return ClaimTaskResult{}, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET live_until = ? WHERE id = ?`, toDB(expires), att.AttemptID); err != nil {
+		if _, err := tx.stmt(ctx, stExtendAttempt).ExecContext(ctx, toDB(expires), att.AttemptID); err != nil {
 			return ClaimTaskResult{}, err
 		}
 	}
@@ -173,12 +165,11 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *sql.Tx, p *Principal, taskI
 		ExecutionCredential: Credential{Token: tok, ExpiresAt: expires, AllowedTools: tools}}, nil
 }
 
-func (s *Store) findAttempt(ctx context.Context, tx *sql.Tx, runner, task, key string) (Attempt, bool, bool, error) {
+func findAttempt(ctx context.Context, tx *txn, runner, task, key string) (Attempt, bool, bool, error) {
 	var a Attempt
 	var claimed int64
 	var superseded sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT id, task, claimed_at, superseded_at FROM attempts
-		WHERE runner = ? AND task = ? AND idempotency_key = ?`, runner, task, key).Scan(&a.AttemptID, &a.TaskID, &claimed, &superseded)
+	err := tx.stmt(ctx, stFindAttempt).QueryRowContext(ctx, runner, task, key).Scan(&a.AttemptID, &a.TaskID, &claimed, &superseded)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Attempt{}, false, false, nil
 	}

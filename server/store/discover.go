@@ -91,17 +91,15 @@ func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project st
 		return DiscoverResult{}, notVisible
 	}
 	res := DiscoverResult{People: []Person{}, Agents: []Agent{}}
-	err := s.inReadTx(ctx, func(tx *sql.Tx) error {
-		ok, err := exists(ctx, tx, `SELECT 1 FROM memberships m JOIN agents a ON a.owner = m.person
-			WHERE m.project = ? AND a.id = ?`, project, p.Agent)
+	err := s.inReadTx(ctx, func(tx *txn) error {
+		ok, err := hasRow(tx.stmt(ctx, stProjectVisible).QueryRowContext(ctx, project, p.Agent))
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return notVisible
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT p.handle, p.display_name, p.avatar_url, p.color, p.away
-			FROM people p JOIN memberships m ON m.person = p.handle WHERE m.project = ? ORDER BY p.handle`, project)
+		rows, err := tx.stmt(ctx, stProjectPeople).QueryContext(ctx, project)
 		if err != nil {
 			return err
 		}
@@ -121,9 +119,7 @@ func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project st
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT a.id, a.owner, a.name, a.avatar_url, a.model, a.client, a.role,
-				a.capabilities, a.availability, a.trust_level, a.last_seen_at
-			FROM agents a JOIN memberships m ON m.person = a.owner WHERE m.project = ? ORDER BY a.id`, project)
+		rows, err = tx.stmt(ctx, stProjectAgents).QueryContext(ctx, project)
 		if err != nil {
 			return err
 		}

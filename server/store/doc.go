@@ -18,6 +18,22 @@
 //   - SQLite through modernc.org/sqlite (driver "sqlite"). Files use WAL,
 //     synchronous=NORMAL, a 10 s busy timeout and foreign keys; ":memory:"
 //     uses a single connection so every caller sees the same database.
+//   - Durability: with WAL and synchronous=NORMAL a commit writes the
+//     transaction to the WAL file (the OS page cache) before it returns,
+//     without an fsync; the WAL is fsynced at checkpoints. So an answered
+//     claim survives a crash of the process (SIGKILL; cmd/prickled's crash
+//     test), but an OS crash or power loss may lose the transactions
+//     committed since the last checkpoint. synchronous=FULL would fsync
+//     every commit, at a large cost per claim; the reference server does
+//     not pay it.
+//   - The hot statements (Authenticate, which runs on every HTTP request,
+//     and the queries of the three tools) are prepared once when the store
+//     opens (stmts.go) and reused on every pooled connection; compiling a
+//     statement costs about as much as running it.
+//   - Credentials are indexed by attempt, discussion claim and runner only
+//     while live (partial indexes on revoked_at IS NULL, migration 0002):
+//     revoking the earlier credentials on a replay touches only the live
+//     one, however many replays came before.
 //   - Writing transactions begin IMMEDIATE, so claims serialise on the
 //     write lock instead of failing on a lock upgrade. Each claim is one
 //     transaction.

@@ -251,7 +251,7 @@ func (s *Store) LoadFixture(ctx context.Context, r io.Reader) ([]IssuedToken, er
 		return nil, err
 	}
 	var issued []IssuedToken
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *txn) error {
 		var err error
 		issued, err = s.loadWorld(ctx, tx, w)
 		return err
@@ -269,7 +269,7 @@ func (s *Store) LoadFixture(ctx context.Context, r io.Reader) ([]IssuedToken, er
 // loader carries the state of one loadWorld call.
 type loader struct {
 	ctx context.Context
-	tx  *sql.Tx
+	tx  *txn
 	now time.Time
 }
 
@@ -345,7 +345,7 @@ var (
 )
 
 // loadWorld validates and inserts w inside tx.
-func (s *Store) loadWorld(ctx context.Context, tx *sql.Tx, w fixtureWorld) ([]IssuedToken, error) {
+func (s *Store) loadWorld(ctx context.Context, tx *txn, w fixtureWorld) ([]IssuedToken, error) {
 	l := &loader{ctx: ctx, tx: tx, now: s.Now()}
 	issued := []IssuedToken{}
 	at := func(t *time.Time, def time.Time) time.Time {

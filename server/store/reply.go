@@ -67,7 +67,7 @@ func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, pro
 		return Message{}, refuse(CodeInvalidArgument, "unknown provenance %q", provenance)
 	}
 	var msg Message
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		var messageID, role string
 		var lead, superseded, replied bool
 		err := tx.QueryRowContext(ctx, `SELECT message, role, lead, superseded_at IS NOT NULL, replied_at IS NOT NULL

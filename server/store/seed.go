@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 )
 
@@ -94,7 +93,7 @@ func (s *Store) seedWorld() fixtureWorld {
 // rin/analyst) exists so that "cannot see" can be tried.
 func (s *Store) SeedDefault(ctx context.Context) ([]IssuedToken, error) {
 	var issued []IssuedToken
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		seeded, err := exists(ctx, tx, `SELECT 1 FROM projects LIMIT 1`)
 		if err != nil || seeded {
 			return err
@@ -112,7 +111,7 @@ func (s *Store) SeedDefault(ctx context.Context) ([]IssuedToken, error) {
 // loaded from a fixture).
 func (s *Store) HasWorld(ctx context.Context) (bool, error) {
 	var has bool
-	err := s.inReadTx(ctx, func(tx *sql.Tx) error {
+	err := s.inReadTx(ctx, func(tx *txn) error {
 		var err error
 		has, err = exists(ctx, tx, `SELECT 1 FROM projects LIMIT 1`)
 		return err

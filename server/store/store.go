@@ -46,8 +46,9 @@ type Options struct {
 // Store is the persistence and domain-rule layer of the reference server.
 // It is safe for concurrent use.
 type Store struct {
-	db   *sql.DB
-	opts Options
+	db    *sql.DB
+	stmts *statements // the hot statements, prepared once (stmts.go)
+	opts  Options
 }
 
 //go:embed migrations/*.sql
@@ -59,6 +60,15 @@ var migrationFS embed.FS
 // data). Files use WAL; every connection has foreign keys on and a busy
 // timeout; transactions that write begin IMMEDIATE.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	ms, err := loadMigrations()
+	if err != nil {
+		return nil, fmt.Errorf("store: migrate: %w", err)
+	}
+	return open(ctx, dsn, opts, ms)
+}
+
+// open is Open with the migrations to apply (tests open older versions).
+func open(ctx context.Context, dsn string, opts Options, ms []migration) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -110,16 +120,24 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.SetMaxIdleConns(8)
 	}
 	s := &Store{db: db, opts: opts}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, ms); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if s.stmts, err = prepareStatements(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
 	}
 	return s, nil
 }
 
-// Close closes the database.
+// Close closes the prepared statements and the database.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
+	err := s.stmts.close()
+	if dbErr := s.db.Close(); dbErr != nil {
+		err = dbErr
+	}
+	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
 	return nil
@@ -183,11 +201,7 @@ func loadMigrations() ([]migration, error) {
 // migrate applies every pending migration, each in its own transaction.
 // Concurrent openers are safe: the version check happens inside the
 // IMMEDIATE transaction.
-func (s *Store) migrate(ctx context.Context) error {
-	ms, err := loadMigrations()
-	if err != nil {
-		return fmt.Errorf("store: migrate: %w", err)
-	}
+func (s *Store) migrate(ctx context.Context, ms []migration) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER PRIMARY KEY,
 		name       TEXT NOT NULL,
@@ -203,7 +217,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("store: migrate: database schema version %d is newer than this build (%d)", current, ms[len(ms)-1].version)
 	}
 	for _, m := range ms {
-		err := s.inTx(ctx, func(tx *sql.Tx) error {
+		err := s.inTx(ctx, func(tx *txn) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
 				return err
@@ -227,12 +241,12 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // inTx runs fn in one IMMEDIATE transaction, committing if fn returns nil
 // and rolling back otherwise. fn's error is returned unchanged.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(&txn{Tx: tx, st: s.stmts}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -243,13 +257,13 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // inReadTx runs fn in one read-only (deferred) transaction.
-func (s *Store) inReadTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) inReadTx(ctx context.Context, fn func(tx *txn) error) error {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	return fn(tx)
+	return fn(&txn{Tx: tx, st: s.stmts})
 }
 
 // isUniqueViolation reports whether err is a UNIQUE or PRIMARY KEY

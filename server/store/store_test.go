@@ -24,9 +24,10 @@ func TestOpenMigratesOnceAndReopenKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	latest := latestMigration(t)
 	v, err := s.SchemaVersion(ctx)
-	if err != nil || v != 1 {
-		t.Fatalf("schema version = %d, %v; want 1", v, err)
+	if err != nil || v != latest {
+		t.Fatalf("schema version = %d, %v; want %d", v, err, latest)
 	}
 	var mode string
 	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
@@ -51,8 +52,8 @@ func TestOpenMigratesOnceAndReopenKeepsData(t *testing.T) {
 
 	s2 := openT(t, path, c)
 	var n int
-	if err := s2.db.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 1 {
-		t.Fatalf("schema_migrations rows = %d, %v; want 1", n, err)
+	if err := s2.db.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != latest {
+		t.Fatalf("schema_migrations rows = %d, %v; want %d", n, err, latest)
 	}
 	again, err := s2.SeedDefault(ctx)
 	if err != nil || again != nil {

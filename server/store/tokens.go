@@ -212,7 +212,7 @@ type tokenRow struct {
 	expiresAt                    *time.Time
 }
 
-func insertToken(ctx context.Context, tx *sql.Tx, hash []byte, r tokenRow, now time.Time) error {
+func insertToken(ctx context.Context, tx *txn, hash []byte, r tokenRow, now time.Time) error {
 	var tools any
 	if r.allowedTools != nil {
 		b, err := json.Marshal(r.allowedTools)
@@ -221,8 +221,7 @@ func insertToken(ctx context.Context, tx *sql.Tx, hash []byte, r tokenRow, now t
 		}
 		tools = string(b)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO tokens(hash, kind, agent, runner, attempt, discussion, project, room, message, task, allowed_tools, created_at, expires_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := tx.stmt(ctx, stInsertToken).ExecContext(ctx,
 		hash, string(r.kind), r.agent, dbString(r.runner), dbString(r.attempt), dbString(r.discussion),
 		dbString(r.project), dbString(r.room), dbString(r.message), dbString(r.task), tools, toDB(now), dbTime(r.expiresAt))
 	if err != nil {
@@ -233,7 +232,7 @@ func insertToken(ctx context.Context, tx *sql.Tx, hash []byte, r tokenRow, now t
 
 // mintToken creates a random token, stores its hash and returns the
 // plaintext.
-func mintToken(ctx context.Context, tx *sql.Tx, r tokenRow, now time.Time) (string, error) {
+func mintToken(ctx context.Context, tx *txn, r tokenRow, now time.Time) (string, error) {
 	tok, hash, err := newToken()
 	if err != nil {
 		return "", err
@@ -258,10 +257,7 @@ func (s *Store) Authenticate(ctx context.Context, token string) (*Principal, err
 		runner, attempt, discussion, project, room, message, task, tls sql.NullString
 		expires, revoked, runnerRevoked                                sql.NullInt64
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT t.hash, t.kind, t.agent, a.owner, t.runner, t.attempt, t.discussion,
-			t.project, t.room, t.message, t.task, t.allowed_tools, t.expires_at, t.revoked_at, r.revoked_at
-		FROM tokens t JOIN agents a ON a.id = t.agent LEFT JOIN runners r ON r.id = t.runner
-		WHERE t.hash = ?`, want).Scan(&stored, &kind, &agent, &owner, &runner, &attempt, &discussion,
+	err := s.stmts.get(stAuthenticate).QueryRowContext(ctx, want).Scan(&stored, &kind, &agent, &owner, &runner, &attempt, &discussion,
 		&project, &room, &message, &task, &tls, &expires, &revoked, &runnerRevoked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: authenticate: %w", ErrUnknownToken)
@@ -295,7 +291,7 @@ func (s *Store) Authenticate(ctx context.Context, token string) (*Principal, err
 // and returns its plaintext once. Earlier tokens stay valid until revoked.
 func (s *Store) IssueAgentToken(ctx context.Context, agent string) (IssuedToken, error) {
 	var it IssuedToken
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		if ok, err := exists(ctx, tx, `SELECT 1 FROM agents WHERE id = ?`, agent); err != nil {
 			return err
 		} else if !ok {
@@ -322,7 +318,7 @@ func (s *Store) PairRunner(ctx context.Context, agent, runnerID string) (IssuedT
 		return IssuedToken{}, fmt.Errorf("store: pair runner: invalid runner id %q", runnerID)
 	}
 	var it IssuedToken
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		if ok, err := exists(ctx, tx, `SELECT 1 FROM agents WHERE id = ?`, agent); err != nil {
 			return err
 		} else if !ok {
@@ -362,7 +358,7 @@ func (s *Store) RevokeToken(ctx context.Context, token string) error {
 // RevokeRunner retires a runner: its token and every credential it minted
 // stop working.
 func (s *Store) RevokeRunner(ctx context.Context, runnerID string) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		now := toDB(s.Now())
 		res, err := tx.ExecContext(ctx, `UPDATE runners SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, now, runnerID)
 		if err != nil {
@@ -380,15 +376,7 @@ func (s *Store) RevokeRunner(ctx context.Context, runnerID string) error {
 	return nil
 }
 
-// exists reports whether query returns a row.
-func exists(ctx context.Context, tx *sql.Tx, query string, args ...any) (bool, error) {
-	var one int
-	err := tx.QueryRowContext(ctx, query, args...).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return true, nil
+// exists reports whether query (cold, unprepared SQL) returns a row.
+func exists(ctx context.Context, tx *txn, query string, args ...any) (bool, error) {
+	return hasRow(tx.QueryRowContext(ctx, query, args...))
 }

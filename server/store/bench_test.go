@@ -1,0 +1,90 @@
+package store
+
+// Store-level benchmarks of the hot paths, on a database file as deployed
+// (WAL, synchronous=NORMAL), without MCP or HTTP: the part of a tool call's
+// latency that the store is responsible for.
+//
+//	go test ./server/store/ -run '^$' -bench . -count 5
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+func benchStore(b *testing.B) (*Store, []IssuedToken) {
+	b.Helper()
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	issued, err := s.SeedDefault(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, issued
+}
+
+func benchToken(b *testing.B, issued []IssuedToken, kind TokenKind) string {
+	for _, it := range issued {
+		if it.Kind == kind && it.Agent == SeedBuilderAgent {
+			return it.Token
+		}
+	}
+	b.Fatalf("no %s token", kind)
+	return ""
+}
+
+func BenchmarkAuthenticate(b *testing.B) {
+	s, issued := benchStore(b)
+	tok := benchToken(b, issued, KindRunner)
+	for b.Loop() {
+		if _, err := s.Authenticate(ctx, tok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkClaimTaskReplay replays one idempotency key: the same attempt,
+// a fresh credential, the earlier one revoked. Its cost must not grow with
+// the number of earlier replays.
+func BenchmarkClaimTaskReplay(b *testing.B) {
+	s, issued := benchStore(b)
+	p, err := s.Authenticate(ctx, benchToken(b, issued, KindRunner))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.ClaimTask(ctx, p, SeedTaskID, "bench-key", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkClaimDiscussionReplay(b *testing.B) {
+	s, issued := benchStore(b)
+	p, err := s.Authenticate(ctx, benchToken(b, issued, KindRunner))
+	if err != nil {
+		b.Fatal(err)
+	}
+	harness := Harness
+	for b.Loop() {
+		if _, err := s.ClaimDiscussion(ctx, p, SeedMessageID, "bench-key", &harness); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDiscoverTeamAgents(b *testing.B) {
+	s, issued := benchStore(b)
+	p, err := s.Authenticate(ctx, benchToken(b, issued, KindAgent))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.DiscoverTeamAgents(ctx, p, SeedProject); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

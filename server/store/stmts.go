@@ -1,0 +1,185 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// stmtID names one of the hot statements: the queries that run on every
+// HTTP request (Authenticate) and in every call of the three tools. They
+// are compiled once, when the store opens, instead of on every call
+// (compiling a statement costs about as much as running it).
+//
+// Cold paths (migrations, the seed, fixtures, admin operations) keep their
+// SQL inline and unprepared.
+type stmtID int
+
+const (
+	// Authenticate.
+	stAuthenticate stmtID = iota
+
+	// DiscoverTeamAgents.
+	stProjectVisible
+	stProjectPeople
+	stProjectAgents
+
+	// ClaimTask.
+	stTaskForClaim
+	stWakeKind
+	stInsertAttempt
+	stLiveOtherAttempt
+	stSupersedeOtherAttempts
+	stRevokeOtherAttemptTokens
+	stFindAttempt
+	stRevokeAttemptTokens
+	stExtendAttempt
+
+	// ClaimDiscussion (loadTurn, repliesLeft and the claim itself).
+	stMessageRoom
+	stTurn
+	stTurnAgents
+	stRepliesPosted
+	stFindDiscussionClaim
+	stLeadDraft
+	stLiveDiscussionClaim
+	stInsertDiscussionClaim
+	stSupersedeDiscussionClaims
+	stRevokeSupersededDiscussionTokens
+	stRevokeDiscussionTokens
+	stExtendDiscussionClaim
+	stQuote
+
+	// mintToken / insertToken.
+	stInsertToken
+
+	numStmts
+)
+
+// stmtSQL is the text of every hot statement.
+var stmtSQL = [numStmts]string{
+	stAuthenticate: `SELECT t.hash, t.kind, t.agent, a.owner, t.runner, t.attempt, t.discussion,
+			t.project, t.room, t.message, t.task, t.allowed_tools, t.expires_at, t.revoked_at, r.revoked_at
+		FROM tokens t JOIN agents a ON a.id = t.agent LEFT JOIN runners r ON r.id = t.runner
+		WHERE t.hash = ?`,
+
+	stProjectVisible: `SELECT 1 FROM memberships m JOIN agents a ON a.owner = m.person
+		WHERE m.project = ? AND a.id = ?`,
+	stProjectPeople: `SELECT p.handle, p.display_name, p.avatar_url, p.color, p.away
+		FROM people p JOIN memberships m ON m.person = p.handle WHERE m.project = ? ORDER BY p.handle`,
+	stProjectAgents: `SELECT a.id, a.owner, a.name, a.avatar_url, a.model, a.client, a.role,
+			a.capabilities, a.availability, a.trust_level, a.last_seen_at
+		FROM agents a JOIN memberships m ON m.person = a.owner WHERE m.project = ? ORDER BY a.id`,
+
+	stTaskForClaim: `SELECT t.agent, t.project, t.request_message FROM tasks t
+		JOIN memberships m ON m.project = t.project AND m.person = ?
+		WHERE t.id = ?`,
+	stWakeKind: `SELECT m.kind FROM messages m JOIN rooms r ON r.id = m.room
+		WHERE m.id = ? AND r.project = ?`,
+	stInsertAttempt: `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until)
+		VALUES (?,?,?,?,?,?,?)`,
+	stLiveOtherAttempt:       `SELECT 1 FROM attempts WHERE task = ? AND id <> ? AND superseded_at IS NULL AND live_until > ?`,
+	stSupersedeOtherAttempts: `UPDATE attempts SET superseded_at = ? WHERE task = ? AND id <> ? AND superseded_at IS NULL`,
+	stRevokeOtherAttemptTokens: `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND attempt IN
+		(SELECT id FROM attempts WHERE task = ? AND id <> ?)`,
+	stFindAttempt: `SELECT id, task, claimed_at, superseded_at FROM attempts
+		WHERE runner = ? AND task = ? AND idempotency_key = ?`,
+	stRevokeAttemptTokens: `UPDATE tokens SET revoked_at = ? WHERE attempt = ? AND revoked_at IS NULL`,
+	stExtendAttempt:       `UPDATE attempts SET live_until = ? WHERE id = ?`,
+
+	stMessageRoom: `SELECT r.id, r.project, r.kind, r.owner FROM messages m
+		JOIN rooms r ON r.id = m.room
+		JOIN memberships ms ON ms.project = r.project AND ms.person = ?
+		WHERE m.id = ?`,
+	stTurn:          `SELECT state, reply_limit, expires_at FROM turns WHERE message = ?`,
+	stTurnAgents:    `SELECT agent, reply_posted_at IS NOT NULL FROM turn_agents WHERE turn = ? ORDER BY wake_order`,
+	stRepliesPosted: `SELECT count(*) FROM messages WHERE reply_turn = ?`,
+	stFindDiscussionClaim: `SELECT id, role, lead, reviewing_message, superseded_at IS NOT NULL, replied_at IS NOT NULL
+		FROM discussion_claims WHERE runner = ? AND message = ? AND idempotency_key = ?`,
+	stLeadDraft: `SELECT id FROM messages WHERE reply_turn = ? AND reply_role = 'draft' AND author_agent = ?
+		ORDER BY created_at DESC, rowid DESC LIMIT 1`,
+	stLiveDiscussionClaim: `SELECT 1 FROM discussion_claims WHERE message = ? AND agent = ?
+		AND superseded_at IS NULL AND replied_at IS NULL AND live_until > ?`,
+	stInsertDiscussionClaim: `INSERT INTO discussion_claims(id, message, runner, agent, idempotency_key, role, lead,
+		reviewing_message, claimed_at, live_until) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+	stSupersedeDiscussionClaims: `UPDATE discussion_claims SET superseded_at = ? WHERE message = ? AND agent = ?
+		AND id <> ? AND superseded_at IS NULL AND replied_at IS NULL`,
+	stRevokeSupersededDiscussionTokens: `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND discussion IN
+		(SELECT id FROM discussion_claims WHERE message = ? AND agent = ? AND superseded_at IS NOT NULL)`,
+	stRevokeDiscussionTokens: `UPDATE tokens SET revoked_at = ? WHERE discussion = ? AND revoked_at IS NULL`,
+	stExtendDiscussionClaim:  `UPDATE discussion_claims SET live_until = ? WHERE id = ?`,
+	stQuote:                  `SELECT id, author_agent, body, provenance, provenance_status FROM messages WHERE id = ?`,
+
+	stInsertToken: `INSERT INTO tokens(hash, kind, agent, runner, attempt, discussion, project, room, message, task,
+		allowed_tools, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+}
+
+// statements holds the hot statements, prepared on the *sql.DB. database/sql
+// prepares each one lazily on every pooled connection that runs it and keeps
+// it there, so a statement is compiled once per connection, not per call.
+type statements struct {
+	byID [numStmts]*sql.Stmt
+}
+
+// prepareStatements prepares every hot statement. It runs after the
+// migrations, so the statements see the current schema.
+func prepareStatements(ctx context.Context, db *sql.DB) (*statements, error) {
+	st := &statements{}
+	for id, q := range stmtSQL {
+		if q == "" {
+			st.close()
+			return nil, fmt.Errorf("statement %d has no SQL", id)
+		}
+		p, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			st.close()
+			return nil, fmt.Errorf("prepare statement %d: %w", id, err)
+		}
+		st.byID[id] = p
+	}
+	return st, nil
+}
+
+// get returns the statement for use outside a transaction.
+func (st *statements) get(id stmtID) *sql.Stmt { return st.byID[id] }
+
+// close closes every prepared statement.
+func (st *statements) close() error {
+	var errs []error
+	for i, p := range st.byID {
+		if p != nil {
+			errs = append(errs, p.Close())
+			st.byID[i] = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// txn is a transaction of the store: a *sql.Tx (for cold, inline SQL) that
+// can also run the store's prepared statements.
+type txn struct {
+	*sql.Tx
+	st *statements
+}
+
+// stmt returns hot statement id bound to the transaction. database/sql
+// reuses the statement already prepared on the transaction's connection;
+// the returned *sql.Stmt is closed with the transaction.
+func (tx *txn) stmt(ctx context.Context, id stmtID) *sql.Stmt {
+	return tx.StmtContext(ctx, tx.st.get(id))
+}
+
+// hasRow reports whether row holds a row (for "SELECT 1 ... " existence
+// checks).
+func hasRow(row *sql.Row) (bool, error) {
+	var one int
+	err := row.Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, nil
+}
