@@ -18,7 +18,8 @@ import (
 
 var benchSizes = []int{100, 1000}
 
-// BenchmarkSpec: parse the pages, merge them and write the canonical JSON.
+// BenchmarkSpec: parse the pages, merge them and write the canonical JSON,
+// which is what "prickle-gen spec" does.
 func BenchmarkSpec(b *testing.B) {
 	for _, n := range benchSizes {
 		srcs := genCorpus(n)
@@ -56,8 +57,8 @@ func BenchmarkLint(b *testing.B) {
 	}
 }
 
-// BenchmarkSpecChecked: what "prickle-gen spec" does, which refuses pages
-// with errors: FromSources (parse, build, lint) and Marshal.
+// BenchmarkSpecChecked: the spec of pages checked as lint checks them:
+// FromSources (parse, build, lint) and Marshal, as generate does.
 func BenchmarkSpecChecked(b *testing.B) {
 	for _, n := range benchSizes {
 		srcs := genCorpus(n)

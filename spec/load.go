@@ -97,6 +97,22 @@ func ParseAll(srcs []Source) ([]*Page, Diagnostics) {
 	return pages, ds
 }
 
+// Parse parses and builds a spec without the schema checks of Lint: it
+// fails with a *PagesError only when the pages cannot be represented (a
+// structural error, a JSON syntax error, a tool documented twice). This is
+// what "prickle-gen spec" does; Lint and FromSources also check the
+// schemas, patterns and examples.
+func Parse(srcs []Source) (*Spec, Diagnostics, error) {
+	pages, ds := ParseAll(srcs)
+	s, bd := Build(pages)
+	ds = append(ds, bd...)
+	ds.Sort()
+	if ds.HasErrors() {
+		return nil, ds, &PagesError{Diagnostics: ds.Errors()}
+	}
+	return s, ds, nil
+}
+
 // FromSources parses and builds a spec, failing with a *PagesError when any
 // page has an error (structural or not). Warnings and infos are returned.
 func FromSources(srcs []Source) (*Spec, Diagnostics, error) {

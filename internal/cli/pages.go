@@ -16,7 +16,7 @@ func init() {
 	register(&command{
 		name:    "spec",
 		usage:   "[-o FILE] [PATH...]",
-		summary: "Print the canonical spec (JSON) of the pages.\nA page with errors is refused: run lint to see them all.",
+		summary: "Print the canonical spec (JSON) of the pages.\nPages that cannot be represented (structure, JSON syntax, a tool documented\ntwice) are refused; the schema checks are lint's: run lint in CI.",
 		run:     runSpec,
 	})
 	register(&command{
@@ -52,7 +52,7 @@ func runSpec(c *ctx, args []string) int {
 	if err != nil {
 		return c.fail("%v", err)
 	}
-	s, _, err := spec.FromSources(srcs)
+	s, _, err := spec.Parse(srcs)
 	if err != nil {
 		var pe *spec.PagesError
 		if asPagesError(err, &pe) {
