@@ -14,6 +14,8 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/prickle-dev/prickle/api"
 )
 
 // TokenPrefix starts every token the store mints.
@@ -114,35 +116,30 @@ func (c Credential) LogValue() slog.Value {
 		slog.Any("allowed_tools", c.AllowedTools))
 }
 
-// Catalog is the full list of 18 tool names, in the docs' order.
-var Catalog = []string{
-	"discover_team_agents", "get_project_context", "read_room", "post_message",
-	"wait_for_mention", "handoff", "check_inbox", "accept_task", "checkpoint",
-	"return_result", "update_pulse", "claim_task", "accept_result",
-	"reject_result", "request_capability", "claim_discussion",
-	"wait_for_updates", "request_step",
-}
+// The tool lists below name tools by the catalog constants of the
+// generated api package, so a tool the pages drop or rename fails to
+// compile here instead of drifting.
 
 // RunnerOnlyTools may be called only with a runner token.
-var RunnerOnlyTools = []string{"claim_task", "claim_discussion"}
+var RunnerOnlyTools = []string{api.ToolClaimTask, api.ToolClaimDiscussion}
 
 // RunnerTools are the tools a runner token may call: the claims, and
 // discover_team_agents on behalf of its agent.
-var RunnerTools = []string{"discover_team_agents", "claim_task", "claim_discussion"}
+var RunnerTools = []string{api.ToolDiscoverTeamAgents, api.ToolClaimTask, api.ToolClaimDiscussion}
 
 // ExecutionTools are the allowed_tools of an execution credential: the run
 // tools for one attempt. Never the claims, and not accept_task /
 // accept_result / reject_result (a run neither takes new work nor judges
 // results).
 var ExecutionTools = []string{
-	"discover_team_agents", "get_project_context", "read_room", "post_message",
-	"wait_for_mention", "handoff", "check_inbox", "checkpoint", "return_result",
-	"update_pulse", "request_capability", "wait_for_updates", "request_step",
+	api.ToolDiscoverTeamAgents, api.ToolGetProjectContext, api.ToolReadRoom, api.ToolPostMessage,
+	api.ToolWaitForMention, api.ToolHandoff, api.ToolCheckInbox, api.ToolCheckpoint, api.ToolReturnResult,
+	api.ToolUpdatePulse, api.ToolRequestCapability, api.ToolWaitForUpdates, api.ToolRequestStep,
 }
 
 // DiscussionTools are the allowed_tools of a discussion credential: read the
 // one room and post the one reply. Never a run tool.
-var DiscussionTools = []string{"read_room", "post_message"}
+var DiscussionTools = []string{api.ToolReadRoom, api.ToolPostMessage}
 
 // Allowed reports whether p may call tool, as a *Refusal if not:
 // unknown_tool, unauthenticated, not_runner (claim_task / claim_discussion
@@ -151,7 +148,7 @@ var DiscussionTools = []string{"read_room", "post_message"}
 // tokens may call every tool except the runner-only ones. Allowed does not
 // look at expiry: Authenticate does.
 func Allowed(p *Principal, tool string) error {
-	if !slices.Contains(Catalog, tool) {
+	if !api.ToolName(tool).Valid() {
 		return refuse(CodeUnknownTool, "%q is not a prickle tool", tool)
 	}
 	if p == nil {
