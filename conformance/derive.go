@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -223,20 +225,11 @@ func (d *deriver) exampleScript() {
 	fmt.Fprintf(&b, "# It may be refused for a business reason, never as invalid arguments.\n")
 	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, q(marshal(d.example)))
 	b.WriteString("accepted")
-	for _, k := range sortedKeys(d.example) {
+	for _, k := range slices.Sorted(maps.Keys(d.example)) {
 		b.WriteString(" " + q("/"+schemax.EscapeToken(k)))
 	}
 	b.WriteString("\n")
 	d.scripts = append(d.scripts, mustScript("spec."+t.Name+".example", b.String()))
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func deepCopy(v any) any {

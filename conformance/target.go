@@ -82,11 +82,7 @@ func (h *HandlerTarget) Skip(*Script) string { return "" }
 
 // Start builds a handler and serves it.
 func (h *HandlerTarget) Start(ctx context.Context, s *Script, fixtureFile, dir string) (*Instance, error) {
-	fx, err := os.ReadFile(fixtureFile)
-	if err != nil {
-		return nil, err
-	}
-	toks, err := TokensFromFixture(fx)
+	fx, toks, err := readFixture(fixtureFile)
 	if err != nil {
 		return nil, err
 	}
@@ -144,11 +140,7 @@ func (c *CmdTarget) String() string { return "server-cmd " + c.Command }
 
 // Start starts the process and waits until it is healthy.
 func (c *CmdTarget) Start(ctx context.Context, s *Script, fixtureFile, dir string) (*Instance, error) {
-	fx, err := os.ReadFile(fixtureFile)
-	if err != nil {
-		return nil, err
-	}
-	toks, err := TokensFromFixture(fx)
+	_, toks, err := readFixture(fixtureFile)
 	if err != nil {
 		return nil, err
 	}
@@ -287,4 +279,17 @@ func indent(s string) string {
 		return "\t(nothing)"
 	}
 	return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
+}
+
+// readFixture reads a fixture file and the tokens it gives.
+func readFixture(file string) ([]byte, []Token, error) {
+	fx, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	toks, err := TokensFromFixture(fx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fx, toks, nil
 }

@@ -78,6 +78,11 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	// Compile the validators now: the first caller should not pay for it,
+	// and a schema that does not compile should stop the server at start.
+	if err := api.CompileSchemas(); err != nil {
+		return nil, nil, fmt.Errorf("compile schemas: %w", err)
+	}
 	st, err := store.Open(ctx, cfg.DB, store.Options{Now: cfg.Now, LaunchTimeout: cfg.LaunchTimeout})
 	if err != nil {
 		return nil, nil, err

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -140,7 +141,7 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (*jsonschema.Schema, Diag
 			}
 		}
 		patternProps := objectAt(node, "patternProperties")
-		for _, name := range sortedKeys(patternProps) {
+		for _, name := range slices.Sorted(maps.Keys(patternProps)) {
 			p := ptr + "/patternProperties/" + schemax.EscapeToken(name)
 			if _, err := schemax.CompileRegexp(name); err != nil {
 				add(p, "pattern-invalid", "%v", errors.Unwrap(err))
@@ -175,15 +176,6 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (*jsonschema.Schema, Diag
 		return nil, ds
 	}
 	return sch, ds
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func ptrOrRoot(p string) string {

@@ -3,7 +3,8 @@ package spec
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/prickle-dev/prickle/internal/jsonpos"
 	"github.com/prickle-dev/prickle/internal/schemax"
@@ -77,12 +78,7 @@ func walkValue(ptr string, v any, fn func(string, map[string]any)) {
 	}
 	for _, k := range schemaMapKeywords {
 		m, _ := node[k].(map[string]any)
-		keys := make([]string, 0, len(m))
-		for name := range m {
-			keys = append(keys, name)
-		}
-		sort.Strings(keys)
-		for _, name := range keys {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
 			walkValue(ptr+"/"+k+"/"+schemax.EscapeToken(name), m[name], fn)
 		}
 	}

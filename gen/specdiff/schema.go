@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/url"
 	"slices"
@@ -295,15 +296,6 @@ func objectOf(raw json.RawMessage) map[string]json.RawMessage {
 	return m
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 func isFalseRaw(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "false" }
 
 // acceptsNull reports whether the schema accepts the value null.
@@ -484,7 +476,7 @@ func (w *walker) compare(o, n *node, nullHandled bool) {
 	skipNull := nullHandled || nullChanged
 
 	done := map[string]bool{}
-	for _, k := range sortedKeys(union(o.kw, n.kw)) {
+	for _, k := range slices.Sorted(maps.Keys(union(o.kw, n.kw))) {
 		if done[k] {
 			continue
 		}
@@ -814,7 +806,7 @@ func (w *walker) compareObject(o, n *node) {
 	op, np := objectOf(o.kw["properties"]), objectOf(n.kw["properties"])
 	oreq, nreq := requiredSet(o.kw["required"]), requiredSet(n.kw["required"])
 	opp, npp := o.kwPtr("properties"), n.kwPtr("properties")
-	for _, name := range sortedKeys(np) {
+	for _, name := range slices.Sorted(maps.Keys(np)) {
 		optr, nptr := opp+"/"+escapeToken(name), npp+"/"+escapeToken(name)
 		if oraw, ok := op[name]; ok {
 			w.compare(w.old.load(oraw, optr), w.new.load(np[name], nptr), false)
@@ -831,7 +823,7 @@ func (w *walker) compareObject(o, n *node) {
 				Message: fmt.Sprintf("new optional property %q", name) + w.via, OldPos: w.old.pos(optr), NewPos: w.new.pos(nptr)})
 		}
 	}
-	for _, name := range sortedKeys(op) {
+	for _, name := range slices.Sorted(maps.Keys(op)) {
 		if _, ok := np[name]; ok {
 			continue
 		}
@@ -853,7 +845,7 @@ func (w *walker) compareObject(o, n *node) {
 		w.d.changes = append(w.d.changes, c)
 	}
 	orp, nrp := o.kwPtr("required"), n.kwPtr("required")
-	for _, name := range sortedKeys(nreq) {
+	for _, name := range slices.Sorted(maps.Keys(nreq)) {
 		if _, was := oreq[name]; was {
 			continue
 		}
@@ -865,7 +857,7 @@ func (w *walker) compareObject(o, n *node) {
 		p := nrp + "/" + strconv.Itoa(nreq[name])
 		w.add(KindFieldRequired, p, orp, p, "property %q is now required", name)
 	}
-	for _, name := range sortedKeys(oreq) {
+	for _, name := range slices.Sorted(maps.Keys(oreq)) {
 		if _, still := nreq[name]; still {
 			continue
 		}
@@ -888,7 +880,7 @@ func (w *walker) compareMap(o, n *node, k string) {
 	}
 	op, np := o.kwPtr(k), n.kwPtr(k)
 	defs := k != "patternProperties"
-	for _, name := range sortedKeys(nm) {
+	for _, name := range slices.Sorted(maps.Keys(nm)) {
 		optr, nptr := op+"/"+escapeToken(name), np+"/"+escapeToken(name)
 		switch _, ok := om[name]; {
 		case ok:
@@ -899,7 +891,7 @@ func (w *walker) compareMap(o, n *node, k string) {
 			w.add(KindSchemaChanged, nptr, optr, nptr, "patternProperties entry %q added (conservatively breaking)", name)
 		}
 	}
-	for _, name := range sortedKeys(om) {
+	for _, name := range slices.Sorted(maps.Keys(om)) {
 		if _, ok := nm[name]; ok {
 			continue
 		}
@@ -1008,7 +1000,7 @@ func (w *walker) compareUnions(o, n *node) {
 				}
 			}
 		}
-		for _, k := range sortedKeys(okeys) {
+		for _, k := range slices.Sorted(maps.Keys(okeys)) {
 			oi, ni := okeys[k], nkeys[k]
 			if len(ni) == 0 || (unique && (len(oi) != 1 || len(ni) != 1)) {
 				continue
@@ -1068,7 +1060,7 @@ func describe(d *document, b *node) string {
 func discriminator(n *node) string {
 	var parts []string
 	props := objectOf(n.kw["properties"])
-	for _, name := range sortedKeys(props) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		p := objectOf(props[name])
 		if c, ok := p["const"]; ok {
 			parts = append(parts, name+"="+canon(c))

@@ -154,19 +154,9 @@ func (s *Store) ClaimDiscussion(ctx context.Context, p *Principal, messageID, id
 	if idemKey == "" || len(idemKey) > 100 {
 		return ClaimDiscussionResult{}, refuse(CodeInvalidArgument, "idempotency_key must be 1 to 100 characters")
 	}
-	var res ClaimDiscussionResult
-	err := s.inTx(ctx, func(tx *txn) error {
-		var err error
-		res, err = s.claimDiscussionTx(ctx, tx, p, messageID, idemKey)
-		return err
+	return inTxValue(ctx, s, "claim discussion", func(tx *txn) (ClaimDiscussionResult, error) {
+		return s.claimDiscussionTx(ctx, tx, p, messageID, idemKey)
 	})
-	if err != nil {
-		if RefusalCode(err) != "" {
-			return ClaimDiscussionResult{}, err
-		}
-		return ClaimDiscussionResult{}, fmt.Errorf("store: claim discussion: %w", err)
-	}
-	return res, nil
 }
 
 // loadTurn loads the turn of messageID as seen by p, applying the room

@@ -53,19 +53,9 @@ func (s *Store) ClaimTask(ctx context.Context, p *Principal, taskID, idemKey str
 	if idemKey == "" || len(idemKey) > 100 {
 		return ClaimTaskResult{}, refuse(CodeInvalidArgument, "idempotency_key must be 1 to 100 characters")
 	}
-	var res ClaimTaskResult
-	err := s.inTx(ctx, func(tx *txn) error {
-		var err error
-		res, err = s.claimTaskTx(ctx, tx, p, taskID, idemKey, wakeMessageID)
-		return err
+	return inTxValue(ctx, s, "claim task", func(tx *txn) (ClaimTaskResult, error) {
+		return s.claimTaskTx(ctx, tx, p, taskID, idemKey, wakeMessageID)
 	})
-	if err != nil {
-		if RefusalCode(err) != "" {
-			return ClaimTaskResult{}, err
-		}
-		return ClaimTaskResult{}, fmt.Errorf("store: claim task: %w", err)
-	}
-	return res, nil
 }
 
 func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, wake *string) (ClaimTaskResult, error) {

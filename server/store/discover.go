@@ -147,10 +147,7 @@ func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project st
 		return rows.Err()
 	})
 	if err != nil {
-		if RefusalCode(err) != "" {
-			return DiscoverResult{}, err
-		}
-		return DiscoverResult{}, fmt.Errorf("store: discover team agents: %w", err)
+		return DiscoverResult{}, opError("discover team agents", err)
 	}
 	return res, nil
 }

@@ -128,10 +128,7 @@ func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, pro
 		return nil
 	})
 	if err != nil {
-		if RefusalCode(err) != "" {
-			return Message{}, err
-		}
-		return Message{}, fmt.Errorf("store: post discussion reply: %w", err)
+		return Message{}, opError("post discussion reply", err)
 	}
 	return msg, nil
 }

@@ -256,6 +256,31 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
 	return nil
 }
 
+// inTxValue runs fn in one write transaction and returns its value, or the
+// error as opError gives it.
+func inTxValue[T any](ctx context.Context, s *Store, op string, fn func(tx *txn) (T, error)) (T, error) {
+	var res T
+	err := s.inTx(ctx, func(tx *txn) error {
+		var err error
+		res, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, opError(op, err)
+	}
+	return res, nil
+}
+
+// opError passes a *Refusal through as it is (the caller shows it to the
+// client) and wraps any other failure as "store: OP: ...".
+func opError(op string, err error) error {
+	if RefusalCode(err) != "" {
+		return err
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}
+
 // inReadTx runs fn in one read-only (deferred) transaction.
 func (s *Store) inReadTx(ctx context.Context, fn func(tx *txn) error) error {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
