@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prickle-dev/prickle/internal/testkit"
 )
 
 // Timeouts: one client process, and starting or stopping prickled.
@@ -182,17 +184,7 @@ var (
 func prickledBin(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(tmpRoot, "prickled")
-		cmd := exec.Command(goBin, "build", "-o", binPath, "./cmd/prickled")
-		cmd.Dir = ".." // the module root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/prickled: %v\n%s", err, out)
-		}
+		binPath, buildErr = testkit.GoBuild(tmpRoot, "github.com/prickle-dev/prickle/cmd/prickled", false)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -210,7 +202,7 @@ type token struct {
 type prickled struct {
 	url    string // http://127.0.0.1:PORT
 	tokens []token
-	log    *lockedBuffer
+	log    *testkit.Buffer
 
 	wantCalls bool // the clients call tools: the log must show them
 
@@ -242,23 +234,6 @@ func (p *prickled) secret(s string) {
 	p.mu.Unlock()
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 var listeningRE = regexp.MustCompile(`"msg":"listening".*?"addr":"([^"]+)"`)
 
 // startPrickled starts prickled with the seed world on a free port and
@@ -271,8 +246,8 @@ func startPrickled(t *testing.T) *prickled {
 	// Not CommandContext: the cleanup below stops it, with a signal.
 	cmd := exec.Command(bin, "--db", ":memory:", "--addr", "127.0.0.1:0", "--tokens-out", tokensFile, "--log-json")
 	cmd.Dir = dir
-	p := &prickled{log: &lockedBuffer{}}
-	var stdout lockedBuffer
+	p := &prickled{log: &testkit.Buffer{}}
+	var stdout testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, p.log
 	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {

@@ -43,6 +43,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server"
 )
 
@@ -146,17 +147,6 @@ func benchBare(b *testing.B, outputs map[string]json.RawMessage) string {
 	return ts.URL + server.PathMCP
 }
 
-type benchBearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (t benchBearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+t.token)
-	return t.base.RoundTrip(r)
-}
-
 // benchTransport is shared by a benchmark's sessions: enough idle
 // connections that 16 clients never redial.
 func benchTransport(b *testing.B) *http.Transport {
@@ -172,7 +162,7 @@ func benchConnect(b *testing.B, endpoint, token string, tr http.RoundTripper) *m
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0.0.0"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint:   endpoint,
-		HTTPClient: &http.Client{Transport: benchBearer{token, tr}},
+		HTTPClient: &http.Client{Transport: testkit.Bearer{Token: token, Base: tr}},
 	}, nil)
 	if err != nil {
 		b.Fatal(err)

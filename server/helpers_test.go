@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 )
@@ -59,24 +60,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // envOpts configures newEnv.
 type envOpts struct {
 	fixture string        // a file in testdata; empty means the seed world
@@ -92,14 +75,14 @@ type env struct {
 	srv    *server.Server
 	ts     *httptest.Server
 	clock  *fakeClock
-	logs   *syncBuffer
+	logs   *testkit.Buffer
 	tokens []store.IssuedToken
 	dbPath string
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
-	e := &env{t: t, clock: &fakeClock{t: t0}, logs: &syncBuffer{}}
+	e := &env{t: t, clock: &fakeClock{t: t0}, logs: &testkit.Buffer{}}
 	cfg := server.Config{
 		DB:            ":memory:",
 		LaunchTimeout: o.launch,

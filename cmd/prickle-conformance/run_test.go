@@ -16,11 +16,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prickle-dev/prickle/internal/testkit"
 )
 
 var (
 	buildOnce sync.Once
 	binDir    string
+	binPath   string
 	buildErr  error
 )
 
@@ -32,16 +35,12 @@ func prickled(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "prickled"), "github.com/prickle-dev/prickle/cmd/prickled")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build prickled: %v\n%s", err, out)
-		}
+		binPath, buildErr = testkit.GoBuild(binDir, "github.com/prickle-dev/prickle/cmd/prickled", false)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	return filepath.Join(binDir, "prickled")
+	return binPath
 }
 
 func TestMain(m *testing.M) {

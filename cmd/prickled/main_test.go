@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server/store"
 )
 
@@ -39,15 +40,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "prickled")
-	args := []string{"build", "-o", binary}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build prickled:", err)
+	binary, err = testkit.GoBuild(dir, "github.com/prickle-dev/prickle/cmd/prickled", raceEnabled)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
@@ -60,30 +55,12 @@ func TestMain(m *testing.M) {
 // instead of hanging it. It is not a timing assertion.
 const hangGuard = 60 * time.Second
 
-// lockedBuffer is a goroutine-safe buffer.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // proc is a running prickled.
 type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
-	stdout *lockedBuffer
-	stderr *lockedBuffer
+	stdout *testkit.Buffer
+	stderr *testkit.Buffer
 	addr   string
 	done   chan struct{}
 	err    error // Wait's error, once done is closed
@@ -97,7 +74,7 @@ type proc struct {
 // listens.
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{}), notify: make(chan struct{})}
+	p := &proc{t: t, stdout: &testkit.Buffer{}, stderr: &testkit.Buffer{}, done: make(chan struct{}), notify: make(chan struct{})}
 	p.cmd = exec.Command(binary, append([]string{"--log-json"}, args...)...)
 	p.cmd.Stdout = p.stdout
 	pr, pw := io.Pipe()
@@ -189,18 +166,6 @@ func (p *proc) signal(sig os.Signal) {
 
 func (p *proc) url() string { return "http://" + p.addr + "/mcp" }
 
-// bearer adds the token to every request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 // connect connects a go-sdk client over streamable HTTP with token. The
 // typed api.Client checks every answer against the output schema.
 func connect(t *testing.T, endpoint, token string) (*api.Client, *mcp.ClientSession) {
@@ -219,7 +184,7 @@ func dialMCP(endpoint, token string) (*mcp.ClientSession, error) {
 	return mcp.NewClient(&mcp.Implementation{Name: "prickled-test", Version: "0"}, nil).Connect(ctx,
 		&mcp.StreamableClientTransport{
 			Endpoint:             endpoint,
-			HTTPClient:           &http.Client{Transport: bearer{token, &http.Transport{}}},
+			HTTPClient:           &http.Client{Transport: testkit.Bearer{Token: token, Base: &http.Transport{}}},
 			MaxRetries:           -1,
 			DisableStandaloneSSE: true,
 		}, nil)
@@ -708,7 +673,7 @@ func TestStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &lockedBuffer{}
+	stderr := &testkit.Buffer{}
 	cmd := exec.Command(binary, "--stdio", "--db", ":memory:", "--fixture", fixture)
 	cmd.Env = append(os.Environ(), "PRICKLE_TOKEN=prk_fixture-runner-maya-laptop-0001")
 	cmd.Stderr = stderr
@@ -793,7 +758,7 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"--db", ":memory:", "--tokens-out", filepath.Join(dir, "no", "such", "dir", "t.json")}, 1, "tokens"},
 	}
 	for _, tc := range cases {
-		var stdout, stderr lockedBuffer
+		var stdout, stderr testkit.Buffer
 		code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
 		if code != tc.code {
 			t.Errorf("%v: exit %d, want %d; stderr:\n%s", tc.args, code, tc.code, stderr.String())
@@ -817,7 +782,7 @@ func TestRunExitCodes(t *testing.T) {
 // TestRunStopsOnCancel: run serves until its context is done, then exits 0.
 func TestRunStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testkit.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--db", ":memory:", "--log-json"}, strings.NewReader(""), &stdout, &stderr)

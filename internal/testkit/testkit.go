@@ -1,0 +1,66 @@
+// Package testkit holds small helpers that the project's tests share:
+// a goroutine-safe buffer for process output and logs, a bearer-token
+// RoundTripper, and building a command of this module into a test folder.
+package testkit
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sync"
+)
+
+// Buffer is a bytes.Buffer that concurrent writers may share.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// Bearer is an http.RoundTripper that sends Token as a bearer token.
+type Bearer struct {
+	Token string
+	Base  http.RoundTripper // http.DefaultTransport when nil
+}
+
+// RoundTrip adds the Authorization header to a clone of r.
+func (t Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.Token)
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(r)
+}
+
+// GoBuild builds the package pkg (an import path of this module) into dir,
+// with the race detector when race is set, and returns the binary's path.
+func GoBuild(dir, pkg string, race bool) (string, error) {
+	bin := filepath.Join(dir, path.Base(pkg))
+	args := []string{"build", "-o", bin}
+	if race {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, pkg)...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
+	return bin, nil
+}
