@@ -5,17 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+
+	"github.com/prickle-dev/prickle/internal/schemax"
 )
 
 // CheckConst reports whether the JSON b equals the constant want as JSON
 // Schema's const does (numbers by value: 1 equals 1.0; objects regardless
 // of key order). Generated constant types call it from UnmarshalJSON.
 func CheckConst(typeName string, b []byte, want string) error {
-	got, err := decodeExact(b)
+	got, err := schemax.Unmarshal(b)
 	if err != nil {
 		return fmt.Errorf("%s: %w", typeName, err)
 	}
-	w, err := decodeExact([]byte(want))
+	w, err := schemax.Unmarshal([]byte(want))
 	if err != nil {
 		return fmt.Errorf("%s: %w", typeName, err)
 	}
@@ -23,16 +25,6 @@ func CheckConst(typeName string, b []byte, want string) error {
 		return fmt.Errorf("%s: got %s, want the constant %s", typeName, bytes.TrimSpace(b), want)
 	}
 	return nil
-}
-
-func decodeExact(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 func jsonEqual(a, b any) bool {
