@@ -89,48 +89,20 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 		}
 	}
 
-	// Insert first: the UNIQUE (runner, task, idempotency_key) constraint
-	// decides whether this is a new claim or a replay. A refusal after a
-	// successful insert rolls the whole transaction back.
-	id, err := newID("att_")
+	// A replay is the common case of a known key: look the key up first.
+	// A new key inserts the attempt; the UNIQUE (runner, task,
+	// idempotency_key) constraint still decides if two claims race (with
+	// BEGIN IMMEDIATE they cannot, but the database is what enforces it).
+	// A refusal after a successful insert rolls the whole transaction back.
+	att, superseded, replayed, err := findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
 	if err != nil {
 		return ClaimTaskResult{}, err
 	}
-	var att Attempt
-	var superseded, replayed bool
-	_, err = tx.stmt(ctx, stInsertAttempt).ExecContext(ctx, id, taskID, p.RunnerID, idemKey, request, toDB(now), toDB(now.Add(s.opts.LaunchTimeout)))
-	switch {
-	case err == nil:
-		att = Attempt{AttemptID: id, TaskID: taskID, ClaimedAt: now}
-		// A live attempt under another key blocks a new one.
-		live, err := hasRow(tx.stmt(ctx, stLiveOtherAttempt).QueryRowContext(ctx, taskID, id, toDB(now)))
+	if !replayed {
+		att, superseded, replayed, err = s.insertAttempt(ctx, tx, p, taskID, idemKey, request, now)
 		if err != nil {
 			return ClaimTaskResult{}, err
 		}
-		if live {
-			return ClaimTaskResult{}, refuse(CodeAttemptInProgress,
-				"task %q already has a live attempt under another idempotency key; replay that key, or retry after its credential expires", taskID)
-		}
-		// Expired attempts under other keys are superseded by this one.
-		if _, err := tx.stmt(ctx, stSupersedeOtherAttempts).ExecContext(ctx, toDB(now), taskID, id); err != nil {
-			return ClaimTaskResult{}, err
-		}
-		if _, err := tx.stmt(ctx, stRevokeOtherAttemptTokens).ExecContext(ctx, toDB(now), taskID, id); err != nil {
-			return ClaimTaskResult{}, err
-		}
-	case isUniqueViolation(err):
-		// This key was claimed before: replay that attempt.
-		var found bool
-		att, superseded, found, err = findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
-		if err != nil {
-			return ClaimTaskResult{}, err
-		}
-		if !found {
-			return ClaimTaskResult{}, errors.New("attempt vanished after unique violation")
-		}
-		replayed = true
-	default:
-		return ClaimTaskResult{}, fmt.Errorf("insert attempt: %w", err)
 	}
 	if superseded {
 		return ClaimTaskResult{}, refuse(CodeAttemptSuperseded, "the attempt claimed with this idempotency key was superseded by a newer attempt")
@@ -153,6 +125,45 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 	}
 	return ClaimTaskResult{Attempt: att, Replayed: replayed,
 		ExecutionCredential: Credential{Token: tok, ExpiresAt: expires, AllowedTools: tools}}, nil
+}
+
+// insertAttempt creates a new attempt for a key not seen before. It
+// refuses while another attempt on the task is live, and supersedes the
+// expired ones. replayed is true if the key turned out to exist after all
+// (a unique violation): att is then that attempt.
+func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, request sql.NullString, now time.Time) (att Attempt, superseded, replayed bool, err error) {
+	id, err := newID("att_")
+	if err != nil {
+		return Attempt{}, false, false, err
+	}
+	_, err = tx.stmt(ctx, stInsertAttempt).ExecContext(ctx, id, taskID, p.RunnerID, idemKey, request, toDB(now), toDB(now.Add(s.opts.LaunchTimeout)))
+	if isUniqueViolation(err) {
+		att, superseded, found, err := findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
+		if err == nil && !found {
+			err = errors.New("attempt vanished after unique violation")
+		}
+		return att, superseded, true, err
+	}
+	if err != nil {
+		return Attempt{}, false, false, fmt.Errorf("insert attempt: %w", err)
+	}
+	// A live attempt under another key blocks a new one.
+	live, err := hasRow(tx.stmt(ctx, stLiveOtherAttempt).QueryRowContext(ctx, taskID, id, toDB(now)))
+	if err != nil {
+		return Attempt{}, false, false, err
+	}
+	if live {
+		return Attempt{}, false, false, refuse(CodeAttemptInProgress,
+			"task %q already has a live attempt under another idempotency key; replay that key, or retry after its credential expires", taskID)
+	}
+	// Expired attempts under other keys are superseded by this one.
+	if _, err := tx.stmt(ctx, stSupersedeOtherAttempts).ExecContext(ctx, toDB(now), taskID, id); err != nil {
+		return Attempt{}, false, false, err
+	}
+	if _, err := tx.stmt(ctx, stRevokeOtherAttemptTokens).ExecContext(ctx, toDB(now), taskID, id); err != nil {
+		return Attempt{}, false, false, err
+	}
+	return Attempt{AttemptID: id, TaskID: taskID, ClaimedAt: now}, false, false, nil
 }
 
 func findAttempt(ctx context.Context, tx *txn, runner, task, key string) (Attempt, bool, bool, error) {

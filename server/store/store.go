@@ -49,6 +49,7 @@ type Store struct {
 	db    *sql.DB
 	stmts *statements // the hot statements, prepared once (stmts.go)
 	opts  Options
+	auth  authCache // agent and runner principals by token hash
 }
 
 //go:embed migrations/*.sql
@@ -241,7 +242,13 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 
 // inTx runs fn in one IMMEDIATE transaction, committing if fn returns nil
 // and rolling back otherwise. fn's error is returned unchanged.
+//
+// A transaction runs to completion once begun: ctx's cancellation is not
+// passed to the database (transactions take microseconds to milliseconds,
+// and a claim whose client went away is one it can replay). Not watching
+// the context also saves a goroutine per statement in the driver.
 func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
+	ctx = context.WithoutCancel(ctx)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -282,7 +289,9 @@ func opError(op string, err error) error {
 }
 
 // inReadTx runs fn in one read-only (deferred) transaction.
+// Like inTx, it does not pass ctx's cancellation to the database.
 func (s *Store) inReadTx(ctx context.Context, fn func(tx *txn) error) error {
+	ctx = context.WithoutCancel(ctx)
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

@@ -243,42 +243,62 @@ func mintToken(ctx context.Context, tx *txn, r tokenRow, now time.Time) (string,
 // Authenticate resolves a bearer token to its Principal. It fails with an
 // error matching ErrUnknownToken, ErrExpiredToken or ErrRevokedToken. The
 // token is looked up by its SHA-256 hash and never stored or logged.
+//
+// The principals of agent and runner tokens are cached in memory (see
+// authCache): revoking through the Store takes effect at once; a change
+// made behind its back is seen within authCacheTTL. Expiry is checked on
+// every call, against the store's clock.
 func (s *Store) Authenticate(ctx context.Context, token string) (*Principal, error) {
 	if token == "" {
 		return nil, fmt.Errorf("store: authenticate: %w", ErrUnknownToken)
 	}
-	want := hashToken(token)
+	want := sha256.Sum256([]byte(token))
+	p, gen := s.auth.get(want)
+	if p == nil {
+		var err error
+		if p, err = s.lookupToken(ctx, want[:]); err != nil {
+			return nil, fmt.Errorf("store: authenticate: %w", err)
+		}
+		s.auth.put(want, p, gen)
+	}
+	if p.ExpiresAt != nil && !s.Now().Before(*p.ExpiresAt) {
+		return nil, fmt.Errorf("store: authenticate: %w", ErrExpiredToken)
+	}
+	return p, nil
+}
+
+// lookupToken reads the principal of the token whose hash is want. A
+// revoked token (or one of a retired runner) is ErrRevokedToken; expiry is
+// the caller's check.
+func (s *Store) lookupToken(ctx context.Context, want []byte) (*Principal, error) {
 	var (
 		stored                                                         []byte
 		kind, agent, owner                                             string
 		runner, attempt, discussion, project, room, message, task, tls sql.NullString
 		expires, revoked, runnerRevoked                                sql.NullInt64
 	)
-	err := s.stmts.get(stAuthenticate).QueryRowContext(ctx, want).Scan(&stored, &kind, &agent, &owner, &runner, &attempt, &discussion,
-		&project, &room, &message, &task, &tls, &expires, &revoked, &runnerRevoked)
+	err := s.stmts.get(stAuthenticate).QueryRowContext(context.WithoutCancel(ctx), want).Scan(&stored, &kind, &agent, &owner, &runner,
+		&attempt, &discussion, &project, &room, &message, &task, &tls, &expires, &revoked, &runnerRevoked)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("store: authenticate: %w", ErrUnknownToken)
+		return nil, ErrUnknownToken
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: authenticate: %w", err)
+		return nil, err
 	}
 	if subtle.ConstantTimeCompare(stored, want) != 1 {
-		return nil, fmt.Errorf("store: authenticate: %w", ErrUnknownToken)
+		return nil, ErrUnknownToken
 	}
 	if revoked.Valid || runnerRevoked.Valid {
-		return nil, fmt.Errorf("store: authenticate: %w", ErrRevokedToken)
+		return nil, ErrRevokedToken
 	}
 	p := &Principal{Kind: TokenKind(kind), Agent: agent, Owner: owner, RunnerID: runner.String,
 		ExpiresAt: nullTime(expires),
 		Scope: Scope{Project: project.String, TaskID: task.String, AttemptID: attempt.String,
 			RoomID: room.String, MessageID: message.String, DiscussionID: discussion.String}}
-	if p.ExpiresAt != nil && !s.Now().Before(*p.ExpiresAt) {
-		return nil, fmt.Errorf("store: authenticate: %w", ErrExpiredToken)
-	}
 	if tls.Valid {
 		p.AllowedTools = []string{}
 		if err := json.Unmarshal([]byte(tls.String), &p.AllowedTools); err != nil {
-			return nil, fmt.Errorf("store: authenticate: allowed tools: %w", err)
+			return nil, fmt.Errorf("allowed tools: %w", err)
 		}
 	}
 	return p, nil
@@ -341,6 +361,7 @@ func (s *Store) PairRunner(ctx context.Context, agent, runnerID string) (IssuedT
 // RevokeToken revokes the given token. Revoking a runner token unpairs
 // nothing else; use RevokeRunner to retire a runner and all its tokens.
 func (s *Store) RevokeToken(ctx context.Context, token string) error {
+	defer s.auth.invalidate()
 	res, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL`,
 		toDB(s.Now()), hashToken(token))
 	if err != nil {
@@ -355,6 +376,7 @@ func (s *Store) RevokeToken(ctx context.Context, token string) error {
 // RevokeRunner retires a runner: its token and every credential it minted
 // stop working.
 func (s *Store) RevokeRunner(ctx context.Context, runnerID string) error {
+	defer s.auth.invalidate()
 	err := s.inTx(ctx, func(tx *txn) error {
 		now := toDB(s.Now())
 		res, err := tx.ExecContext(ctx, `UPDATE runners SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, now, runnerID)
