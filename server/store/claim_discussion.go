@@ -223,12 +223,13 @@ type discussionClaim struct {
 	lead                bool
 	reviewing           sql.NullString
 	superseded, replied bool
+	credential          []byte // hash of the live credential; nil if none was minted
 }
 
 func findDiscussionClaim(ctx context.Context, tx *txn, runner, message, key string) (discussionClaim, bool, error) {
 	var c discussionClaim
 	err := tx.stmt(ctx, stFindDiscussionClaim).QueryRowContext(ctx, runner, message, key).
-		Scan(&c.id, &c.role, &c.lead, &c.reviewing, &c.superseded, &c.replied)
+		Scan(&c.id, &c.role, &c.lead, &c.reviewing, &c.superseded, &c.replied, &c.credential)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, false, nil
 	}
@@ -303,6 +304,10 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 	if err != nil {
 		return ClaimDiscussionResult{}, err
 	}
+	tok, hash, err := newToken()
+	if err != nil {
+		return ClaimDiscussionResult{}, err
+	}
 	replayed := found
 	if !found {
 		if t.agents[t.index(p.Agent)].replied {
@@ -328,7 +333,7 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 			return ClaimDiscussionResult{}, err
 		}
 		_, err = tx.stmt(ctx, stInsertDiscussionClaim).ExecContext(ctx,
-			id, messageID, p.RunnerID, p.Agent, idemKey, role, lead, draftID, toDB(now), toDB(now.Add(s.opts.DiscussionTTL)))
+			id, messageID, p.RunnerID, p.Agent, idemKey, role, lead, draftID, toDB(now), toDB(now.Add(s.opts.DiscussionTTL)), hash)
 		switch {
 		case err == nil:
 			claim = discussionClaim{id: id, role: role, lead: lead, reviewing: draftID}
@@ -364,11 +369,8 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 		return ClaimDiscussionResult{}, refuse(CodeNoRepliesLeft, "the turn allows no more replies")
 	}
 	expires := now.Add(s.opts.DiscussionTTL)
-	if replayed {
-		if _, err := tx.stmt(ctx, stRevokeDiscussionTokens).ExecContext(ctx, toDB(now), claim.id); err != nil {
-			return ClaimDiscussionResult{}, err
-		}
-		if _, err := tx.stmt(ctx, stExtendDiscussionClaim).ExecContext(ctx, toDB(expires), claim.id); err != nil {
+	if replayed { // the fresh credential replaces the earlier one
+		if err := renewCredential(ctx, tx, stRenewDiscussionClaim, claim.id, claim.credential, hash, expires, now); err != nil {
 			return ClaimDiscussionResult{}, err
 		}
 	}
@@ -380,9 +382,8 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 	}
 	tools := slices.Clone(DiscussionTools)
 	runner := p.RunnerID
-	tok, err := mintToken(ctx, tx, tokenRow{kind: KindDiscussion, agent: p.Agent, runner: &runner, discussion: &claim.id,
-		project: &t.project, room: &t.room, message: &messageID, allowedTools: tools, expiresAt: &expires}, now)
-	if err != nil {
+	if err := insertToken(ctx, tx, hash, tokenRow{kind: KindDiscussion, agent: p.Agent, runner: &runner, discussion: &claim.id,
+		project: &t.project, room: &t.room, message: &messageID, allowedTools: tools, expiresAt: &expires}, now); err != nil {
 		return ClaimDiscussionResult{}, err
 	}
 	return ClaimDiscussionResult{

@@ -94,89 +94,100 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 	// idempotency_key) constraint still decides if two claims race (with
 	// BEGIN IMMEDIATE they cannot, but the database is what enforces it).
 	// A refusal after a successful insert rolls the whole transaction back.
-	att, superseded, replayed, err := findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
+	tok, hash, err := newToken()
 	if err != nil {
 		return ClaimTaskResult{}, err
 	}
-	if !replayed {
-		att, superseded, replayed, err = s.insertAttempt(ctx, tx, p, taskID, idemKey, request, now)
+	expires := now.Add(s.opts.LaunchTimeout)
+	row, found, err := findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
+	if err != nil {
+		return ClaimTaskResult{}, err
+	}
+	if !found {
+		row, found, err = s.insertAttempt(ctx, tx, p, taskID, idemKey, request, now, hash)
 		if err != nil {
 			return ClaimTaskResult{}, err
 		}
 	}
-	if superseded {
+	if row.superseded {
 		return ClaimTaskResult{}, refuse(CodeAttemptSuperseded, "the attempt claimed with this idempotency key was superseded by a newer attempt")
 	}
-	expires := now.Add(s.opts.LaunchTimeout)
-	if replayed {
-		if _, err := tx.stmt(ctx, stRevokeAttemptTokens).ExecContext(ctx, toDB(now), att.AttemptID); err != nil {
-			return ClaimTaskResult{}, err
-		}
-		if _, err := tx.stmt(ctx, stExtendAttempt).ExecContext(ctx, toDB(expires), att.AttemptID); err != nil {
+	if found { // a replay: the fresh credential replaces the earlier one
+		if err := renewCredential(ctx, tx, stRenewAttempt, row.AttemptID, row.credential, hash, expires, now); err != nil {
 			return ClaimTaskResult{}, err
 		}
 	}
 	tools := slices.Clone(ExecutionTools)
 	runner := p.RunnerID
-	tok, err := mintToken(ctx, tx, tokenRow{kind: KindExecution, agent: p.Agent, runner: &runner,
-		attempt: &att.AttemptID, project: &project, task: &taskID, allowedTools: tools, expiresAt: &expires}, now)
-	if err != nil {
+	if err := insertToken(ctx, tx, hash, tokenRow{kind: KindExecution, agent: p.Agent, runner: &runner,
+		attempt: &row.AttemptID, project: &project, task: &taskID, allowedTools: tools, expiresAt: &expires}, now); err != nil {
 		return ClaimTaskResult{}, err
 	}
-	return ClaimTaskResult{Attempt: att, Replayed: replayed,
+	return ClaimTaskResult{Attempt: row.Attempt, Replayed: found,
 		ExecutionCredential: Credential{Token: tok, ExpiresAt: expires, AllowedTools: tools}}, nil
 }
 
-// insertAttempt creates a new attempt for a key not seen before. It
-// refuses while another attempt on the task is live, and supersedes the
-// expired ones. replayed is true if the key turned out to exist after all
-// (a unique violation): att is then that attempt.
-func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, request sql.NullString, now time.Time) (att Attempt, superseded, replayed bool, err error) {
+// attemptRow is an attempt as findAttempt reads it.
+type attemptRow struct {
+	Attempt
+	superseded bool
+	credential []byte // hash of the live credential; nil if none was minted
+}
+
+// insertAttempt creates a new attempt for a key not seen before, pointing
+// at the credential hash about to be stored. It refuses while another
+// attempt on the task is live, and supersedes (and revokes the credentials
+// of) the expired ones. found is true if the key turned out to exist after
+// all (a unique violation): row is then that attempt, to replay.
+func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, request sql.NullString, now time.Time, credential []byte) (row attemptRow, found bool, err error) {
 	id, err := newID("att_")
 	if err != nil {
-		return Attempt{}, false, false, err
+		return attemptRow{}, false, err
 	}
-	_, err = tx.stmt(ctx, stInsertAttempt).ExecContext(ctx, id, taskID, p.RunnerID, idemKey, request, toDB(now), toDB(now.Add(s.opts.LaunchTimeout)))
+	_, err = tx.stmt(ctx, stInsertAttempt).ExecContext(ctx, id, taskID, p.RunnerID, idemKey, request,
+		toDB(now), toDB(now.Add(s.opts.LaunchTimeout)), credential)
 	if isUniqueViolation(err) {
-		att, superseded, found, err := findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
+		row, found, err := findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
 		if err == nil && !found {
 			err = errors.New("attempt vanished after unique violation")
 		}
-		return att, superseded, true, err
+		return row, found, err
 	}
 	if err != nil {
-		return Attempt{}, false, false, fmt.Errorf("insert attempt: %w", err)
+		return attemptRow{}, false, fmt.Errorf("insert attempt: %w", err)
 	}
 	// A live attempt under another key blocks a new one.
 	live, err := hasRow(tx.stmt(ctx, stLiveOtherAttempt).QueryRowContext(ctx, taskID, id, toDB(now)))
 	if err != nil {
-		return Attempt{}, false, false, err
+		return attemptRow{}, false, err
 	}
 	if live {
-		return Attempt{}, false, false, refuse(CodeAttemptInProgress,
+		return attemptRow{}, false, refuse(CodeAttemptInProgress,
 			"task %q already has a live attempt under another idempotency key; replay that key, or retry after its credential expires", taskID)
 	}
 	// Expired attempts under other keys are superseded by this one.
 	if _, err := tx.stmt(ctx, stSupersedeOtherAttempts).ExecContext(ctx, toDB(now), taskID, id); err != nil {
-		return Attempt{}, false, false, err
+		return attemptRow{}, false, err
 	}
 	if _, err := tx.stmt(ctx, stRevokeOtherAttemptTokens).ExecContext(ctx, toDB(now), taskID, id); err != nil {
-		return Attempt{}, false, false, err
+		return attemptRow{}, false, err
 	}
-	return Attempt{AttemptID: id, TaskID: taskID, ClaimedAt: now}, false, false, nil
+	return attemptRow{Attempt: Attempt{AttemptID: id, TaskID: taskID, ClaimedAt: now}, credential: credential}, false, nil
 }
 
-func findAttempt(ctx context.Context, tx *txn, runner, task, key string) (Attempt, bool, bool, error) {
-	var a Attempt
+func findAttempt(ctx context.Context, tx *txn, runner, task, key string) (attemptRow, bool, error) {
+	var r attemptRow
 	var claimed int64
 	var superseded sql.NullInt64
-	err := tx.stmt(ctx, stFindAttempt).QueryRowContext(ctx, runner, task, key).Scan(&a.AttemptID, &a.TaskID, &claimed, &superseded)
+	err := tx.stmt(ctx, stFindAttempt).QueryRowContext(ctx, runner, task, key).
+		Scan(&r.AttemptID, &r.TaskID, &claimed, &superseded, &r.credential)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Attempt{}, false, false, nil
+		return attemptRow{}, false, nil
 	}
 	if err != nil {
-		return Attempt{}, false, false, err
+		return attemptRow{}, false, err
 	}
-	a.ClaimedAt = fromDB(claimed)
-	return a, superseded.Valid, true, nil
+	r.ClaimedAt = fromDB(claimed)
+	r.superseded = superseded.Valid
+	return r, true, nil
 }

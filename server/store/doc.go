@@ -30,10 +30,17 @@
 //     and the queries of the three tools) are prepared once when the store
 //     opens (stmts.go) and reused on every pooled connection; compiling a
 //     statement costs about as much as running it.
-//   - Credentials are indexed by attempt, discussion claim and runner only
-//     while live (partial indexes on revoked_at IS NULL, migration 0002):
-//     revoking the earlier credentials on a replay touches only the live
-//     one, however many replays came before.
+//   - Each attempt and discussion claim points at its one live credential
+//     (its hash, migration 0003). A replay revokes the earlier credential
+//     by primary key and moves the pointer, in the same UPDATE that extends
+//     the claim: about four pages written per replay, however many replays
+//     came before. A retired runner's credentials fail through its runner
+//     row, and RevokeRunner revokes the live ones through the pointers.
+//   - Agent and runner principals are cached in memory by token hash
+//     (Authenticate runs on every HTTP request). Revoking through the Store
+//     clears the cache at once; a change made behind the Store's back (SQL
+//     on the same file) is seen within a second. Credentials are never
+//     cached.
 //   - Writing transactions begin IMMEDIATE, so claims serialise on the
 //     write lock instead of failing on a lock upgrade. Each claim is one
 //     transaction.

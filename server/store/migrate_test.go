@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // latestMigration is the version of the newest embedded migration.
@@ -40,23 +41,24 @@ func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
 }
 
 // A database created by a build that knew only migration 1, holding
-// claims and revoked credentials, upgrades on Open: the live-token
-// indexes of migration 2 replace the old ones, its data stays usable, and
-// revoking the earlier credentials of a replay uses the new index.
+// claims and revoked credentials, upgrades on Open to the latest version
+// (2: live-token indexes; 3: each claim points at its one live
+// credential, and revocation goes by primary key): its data stays usable.
 func TestMigrateFromVersion1(t *testing.T) {
 	all, err := loadMigrations()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) < 2 || all[0].version != 1 || all[1].version != 2 {
-		t.Fatalf("want migrations 1 and 2, have %d", len(all))
+	if len(all) < 3 || all[0].version != 1 || all[1].version != 2 || all[2].version != 3 {
+		t.Fatalf("want migrations 1, 2 and 3, have %d", len(all))
 	}
 	path := filepath.Join(t.TempDir(), "v1.db")
 	c := newClock()
 
-	// Version 1, as an older build leaves it: a world, a claim replayed
-	// three times (three revoked credentials, one live).
-	old, err := open(ctx, path, Options{Now: c.Now}, all[:1])
+	// Version 1, as an older build leaves it: a world, and a claim replayed
+	// three times (three revoked credentials, one live), written with the
+	// rows that build wrote (the claim code of this build needs version 3).
+	old, err := open(ctx, path, Options{Now: c.Now}, all[:1], false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,18 +70,32 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	runnerTok := tokenOf(t, issued, KindRunner, SeedBuilderAgent)
-	runner := auth(t, old, runnerTok)
-	var first, last ClaimTaskResult
+	now := c.Now()
+	first := ClaimTaskResult{Attempt: Attempt{AttemptID: "att_v1", TaskID: SeedTaskID, ClaimedAt: now}}
+	if _, err := old.db.ExecContext(ctx, `INSERT INTO attempts(id, task, runner, idempotency_key, claimed_at, live_until)
+		VALUES ('att_v1', ?, ?, 'k1', ?, ?)`, SeedTaskID, SeedRunnerID, toDB(now), toDB(now.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	var creds []string
 	for i := range 4 {
-		res, err := old.ClaimTask(ctx, runner, SeedTaskID, "k1", nil)
+		tok, hash, err := newToken()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i == 0 {
-			first = res
+		var revoked any
+		if i < 3 {
+			revoked = toDB(now)
 		}
-		last = res
+		if _, err := old.db.ExecContext(ctx, `INSERT INTO tokens(hash, kind, agent, runner, attempt, project, task, allowed_tools,
+			created_at, expires_at, revoked_at) VALUES (?, 'execution_credential', ?, ?, 'att_v1', ?, ?, '["read_room"]', ?, ?, ?)`,
+			hash, SeedBuilderAgent, SeedRunnerID, SeedProject, SeedTaskID, toDB(now.Add(time.Duration(i)*time.Millisecond)),
+			toDB(now.Add(time.Hour)), revoked); err != nil {
+			t.Fatal(err)
+		}
+		creds = append(creds, tok)
 	}
+	first.ExecutionCredential.Token = creds[0]
+	last := ClaimTaskResult{Attempt: first.Attempt, ExecutionCredential: Credential{Token: creds[3]}}
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +117,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		idx = append(idx, n)
 	}
 	rows.Close()
-	if got, want := strings.Join(idx, ","), "tokens_attempt_live,tokens_discussion_live,tokens_runner_live"; got != want {
+	if got, want := strings.Join(idx, ","), "tokens_runner_token"; got != want {
 		t.Fatalf("tokens indexes = %s, want %s", got, want)
 	}
 
@@ -127,18 +143,27 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatalf("fresh credential: %v", err)
 	}
 
-	// Revoking a replay's earlier credentials reaches only live tokens
-	// through the partial indexes.
-	for _, c := range []struct{ query, index string }{
-		{stmtSQL[stRevokeAttemptTokens], "tokens_attempt_live"},
-		{stmtSQL[stRevokeDiscussionTokens], "tokens_discussion_live"},
-		{stmtSQL[stRevokeOtherAttemptTokens], "tokens_attempt_live"},
-		{stmtSQL[stRevokeSupersededDiscussionTokens], "tokens_discussion_live"},
-		{`UPDATE tokens SET revoked_at = ? WHERE runner = ? AND revoked_at IS NULL`, "tokens_runner_live"},
+	// Migration 3 pointed the attempt at its live credential.
+	var pointer []byte
+	if err := s.db.QueryRowContext(ctx, `SELECT credential FROM attempts WHERE id = ?`, first.Attempt.AttemptID).Scan(&pointer); err != nil {
+		t.Fatal(err)
+	}
+	if string(pointer) != string(hashToken(replay.ExecutionCredential.Token)) {
+		t.Fatal("the attempt does not point at its fresh credential")
+	}
+
+	// Revoking credentials reaches tokens by primary key (through the
+	// claims' pointers), never by scanning the tokens table; the runner's
+	// own token by tokens_runner_token.
+	for _, c := range []struct{ query, uses string }{
+		{stmtSQL[stRevokeToken], "SEARCH tokens USING PRIMARY KEY"},
+		{stmtSQL[stRevokeOtherAttemptTokens], "SEARCH tokens USING PRIMARY KEY"},
+		{stmtSQL[stRevokeSupersededDiscussionTokens], "SEARCH tokens USING PRIMARY KEY"},
+		{`UPDATE tokens SET revoked_at = ? WHERE runner = ? AND kind = 'runner' AND revoked_at IS NULL`, "USING INDEX tokens_runner_token"},
 	} {
-		plan := queryPlan(t, s, c.query, 0, "x", "y")
-		if !strings.Contains(plan, "USING INDEX "+c.index) && !strings.Contains(plan, "USING COVERING INDEX "+c.index) {
-			t.Errorf("plan of %q:\n%s\nwant it to use %s", c.query, plan, c.index)
+		plan := queryPlan(t, s, c.query, 0, "x", "y", "z")
+		if !strings.Contains(plan, c.uses) || strings.Contains(plan, "SCAN tokens") {
+			t.Errorf("plan of %q:\n%s\nwant %q and no scan of tokens", c.query, plan, c.uses)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -627,5 +628,33 @@ func TestAttemptUniquenessIsADatabaseConstraint(t *testing.T) {
 		VALUES ('dup', 'wake-replied', 'maya-laptop', 'maya/builder', 'draft-key', 'draft', 1, 0, 0)`)
 	if !isUniqueViolation(err) {
 		t.Fatalf("duplicate discussion claim insert: %v, want unique violation", err)
+	}
+}
+
+// Retiring a runner ends its token and its claims' credentials, and marks
+// the live credentials revoked through the claims' pointers.
+func TestRevokeRunnerEndsItsCredentials(t *testing.T) {
+	s, _, issued := seeded(t)
+	runnerTok := tokenOf(t, issued, KindRunner, SeedBuilderAgent)
+	runner := auth(t, s, runnerTok)
+	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeRunner(ctx, SeedRunnerID); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{runnerTok, ct.ExecutionCredential.Token, cd.DiscussionCredential.Token} {
+		if _, err := s.Authenticate(ctx, tok); !errors.Is(err, ErrRevokedToken) {
+			t.Fatalf("after RevokeRunner: %v, want ErrRevokedToken", err)
+		}
+		var revoked sql.NullInt64
+		if err := s.db.QueryRowContext(ctx, `SELECT revoked_at FROM tokens WHERE hash = ?`, hashToken(tok)).Scan(&revoked); err != nil || !revoked.Valid {
+			t.Fatalf("token row revoked_at = %v, %v; want set", revoked, err)
+		}
 	}
 }

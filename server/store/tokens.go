@@ -240,6 +240,23 @@ func mintToken(ctx context.Context, tx *txn, r tokenRow, now time.Time) (string,
 	return tok, nil
 }
 
+// renewCredential points claim id (an attempt or a discussion claim, by
+// renew, the statement that sets its credential and live_until) at the
+// credential hash fresh, valid until expires, and revokes the earlier one,
+// old (nil if the claim had none). Each claim has at most one live
+// credential: the one it points at.
+func renewCredential(ctx context.Context, tx *txn, renew stmtID, id string, old, fresh []byte, expires, now time.Time) error {
+	if old != nil {
+		if _, err := tx.stmt(ctx, stRevokeToken).ExecContext(ctx, toDB(now), old); err != nil {
+			return fmt.Errorf("revoke earlier credential: %w", err)
+		}
+	}
+	if _, err := tx.stmt(ctx, renew).ExecContext(ctx, fresh, toDB(expires), id); err != nil {
+		return fmt.Errorf("renew credential: %w", err)
+	}
+	return nil
+}
+
 // Authenticate resolves a bearer token to its Principal. It fails with an
 // error matching ErrUnknownToken, ErrExpiredToken or ErrRevokedToken. The
 // token is looked up by its SHA-256 hash and never stored or logged.
@@ -386,7 +403,16 @@ func (s *Store) RevokeRunner(ctx context.Context, runnerID string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("no active runner %q", runnerID)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE runner = ? AND revoked_at IS NULL`, now, runnerID)
+		// The runner's own token, by the tokens_runner_token index. Its
+		// credentials fail authentication through the runner row from now
+		// on; the live ones (those its claims point at) are revoked too.
+		if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE runner = ? AND kind = 'runner' AND revoked_at IS NULL`,
+			now, runnerID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND hash IN (
+			SELECT credential FROM attempts WHERE runner = ? AND credential IS NOT NULL
+			UNION ALL SELECT credential FROM discussion_claims WHERE runner = ? AND credential IS NOT NULL)`, now, runnerID, runnerID)
 		return err
 	})
 	if err != nil {
