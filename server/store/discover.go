@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -82,6 +83,9 @@ type DiscoverResult struct {
 // only that project. A project that does not exist and one the caller
 // cannot see give the same refusal, project_not_visible, with the same
 // message.
+//
+// A project's directory is cached (see cache.go): loading a world
+// invalidates it, and no tool changes people, agents or memberships.
 func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project string) (DiscoverResult, error) {
 	if err := Allowed(p, "discover_team_agents"); err != nil {
 		return DiscoverResult{}, err
@@ -90,15 +94,52 @@ func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project st
 	if p.Scope.Project != "" && p.Scope.Project != project {
 		return DiscoverResult{}, notVisible
 	}
+	d, ok, gen := s.dir.get(project)
+	if !ok {
+		var err error
+		if d, err = s.readDirectory(ctx, project); err != nil {
+			return DiscoverResult{}, opError("discover team agents", err)
+		}
+		if len(d.People) > 0 { // only projects that exist and have members
+			s.dir.put(project, d, gen)
+		}
+	}
+	// The caller sees the project if its agent's owner is a member.
+	if !slices.ContainsFunc(d.People, func(pe Person) bool { return pe.Handle == p.Owner }) {
+		return DiscoverResult{}, notVisible
+	}
+	return d.clone(), nil
+}
+
+// clone returns a deep copy, so that callers never share a cached value.
+func (r DiscoverResult) clone() DiscoverResult {
+	out := DiscoverResult{People: make([]Person, len(r.People)), Agents: make([]Agent, len(r.Agents))}
+	for i, pe := range r.People {
+		pe.AvatarURL = clonePtr(pe.AvatarURL)
+		out.People[i] = pe
+	}
+	for i, a := range r.Agents {
+		a.AvatarURL = clonePtr(a.AvatarURL)
+		a.LastSeenAt = clonePtr(a.LastSeenAt)
+		a.Capabilities = slices.Clone(a.Capabilities)
+		out.Agents[i] = a
+	}
+	return out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// readDirectory reads project's people and agents in one read transaction.
+// A project that does not exist has no people.
+func (s *Store) readDirectory(ctx context.Context, project string) (DiscoverResult, error) {
 	res := DiscoverResult{People: []Person{}, Agents: []Agent{}}
 	err := s.inReadTx(ctx, func(tx *txn) error {
-		ok, err := hasRow(tx.stmt(ctx, stProjectVisible).QueryRowContext(ctx, project, p.Agent))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return notVisible
-		}
 		rows, err := tx.stmt(ctx, stProjectPeople).QueryContext(ctx, project)
 		if err != nil {
 			return err
@@ -147,7 +188,7 @@ func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project st
 		return rows.Err()
 	})
 	if err != nil {
-		return DiscoverResult{}, opError("discover team agents", err)
+		return DiscoverResult{}, err
 	}
 	return res, nil
 }

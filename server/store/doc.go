@@ -36,11 +36,12 @@
 //     the claim: about four pages written per replay, however many replays
 //     came before. A retired runner's credentials fail through its runner
 //     row, and RevokeRunner revokes the live ones through the pointers.
-//   - Agent and runner principals are cached in memory by token hash
-//     (Authenticate runs on every HTTP request). Revoking through the Store
-//     clears the cache at once; a change made behind the Store's back (SQL
-//     on the same file) is seen within a second. Credentials are never
-//     cached.
+//   - Two read caches (cache.go): agent and runner principals by token
+//     hash (Authenticate runs on every HTTP request) and each project's
+//     team directory (discover_team_agents). Changes through the Store
+//     (RevokeToken, RevokeRunner, loading a world) take effect at once; a
+//     change made behind the Store's back (SQL on the same file) is seen
+//     within a second. Credentials are never cached.
 //   - Writing transactions begin IMMEDIATE, so claims serialise on the
 //     write lock instead of failing on a lock upgrade. Each claim is one
 //     transaction.

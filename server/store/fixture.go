@@ -250,7 +250,7 @@ func (s *Store) LoadFixture(ctx context.Context, r io.Reader) ([]IssuedToken, er
 	if err != nil {
 		return nil, err
 	}
-	defer s.auth.invalidate() // a world may hold revoked tokens and runners
+	defer s.worldChanged()
 	var issued []IssuedToken
 	err = s.inTx(ctx, func(tx *txn) error {
 		var err error

@@ -92,7 +92,7 @@ func (s *Store) seedWorld() fixtureWorld {
 // general room. A second project billing-api (person rin, agent
 // rin/analyst) exists so that "cannot see" can be tried.
 func (s *Store) SeedDefault(ctx context.Context) ([]IssuedToken, error) {
-	defer s.auth.invalidate()
+	defer s.worldChanged()
 	var issued []IssuedToken
 	err := s.inTx(ctx, func(tx *txn) error {
 		seeded, err := exists(ctx, tx, `SELECT 1 FROM projects LIMIT 1`)

@@ -21,7 +21,6 @@ const (
 	stAuthenticate stmtID = iota
 
 	// DiscoverTeamAgents.
-	stProjectVisible
 	stProjectPeople
 	stProjectAgents
 
@@ -64,8 +63,6 @@ var stmtSQL = [numStmts]string{
 		FROM tokens t JOIN agents a ON a.id = t.agent LEFT JOIN runners r ON r.id = t.runner
 		WHERE t.hash = ?`,
 
-	stProjectVisible: `SELECT 1 FROM memberships m JOIN agents a ON a.owner = m.person
-		WHERE m.project = ? AND a.id = ?`,
 	stProjectPeople: `SELECT p.handle, p.display_name, p.avatar_url, p.color, p.away
 		FROM people p JOIN memberships m ON m.person = p.handle WHERE m.project = ? ORDER BY p.handle`,
 	stProjectAgents: `SELECT a.id, a.owner, a.name, a.avatar_url, a.model, a.client, a.role,

@@ -49,7 +49,8 @@ type Store struct {
 	db    *sql.DB
 	stmts *statements // the hot statements, prepared once (stmts.go)
 	opts  Options
-	auth  authCache // agent and runner principals by token hash
+	auth  genCache[[32]byte, Principal]    // agent and runner principals by token hash (cache.go)
+	dir   genCache[string, DiscoverResult] // team directories by project slug (cache.go)
 }
 
 //go:embed migrations/*.sql
@@ -344,4 +345,12 @@ func dbString(s *string) any {
 		return nil
 	}
 	return *s
+}
+
+// worldChanged invalidates the caches after a world was loaded: it may
+// hold revoked tokens and runners, and changes people, agents and
+// memberships.
+func (s *Store) worldChanged() {
+	s.auth.invalidate()
+	s.dir.invalidate()
 }

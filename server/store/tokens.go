@@ -262,21 +262,24 @@ func renewCredential(ctx context.Context, tx *txn, renew stmtID, id string, old,
 // token is looked up by its SHA-256 hash and never stored or logged.
 //
 // The principals of agent and runner tokens are cached in memory (see
-// authCache): revoking through the Store takes effect at once; a change
-// made behind its back is seen within authCacheTTL. Expiry is checked on
-// every call, against the store's clock.
+// cache.go): revoking through the Store takes effect at once; a change
+// made behind its back is seen within cacheTTL. Expiry is checked on every
+// call, against the store's clock.
 func (s *Store) Authenticate(ctx context.Context, token string) (*Principal, error) {
 	if token == "" {
 		return nil, fmt.Errorf("store: authenticate: %w", ErrUnknownToken)
 	}
 	want := sha256.Sum256([]byte(token))
-	p, gen := s.auth.get(want)
-	if p == nil {
+	cached, ok, gen := s.auth.get(want)
+	p := &cached // a copy: callers may change it
+	if !ok {
 		var err error
 		if p, err = s.lookupToken(ctx, want[:]); err != nil {
 			return nil, fmt.Errorf("store: authenticate: %w", err)
 		}
-		s.auth.put(want, p, gen)
+		if p.Kind == KindAgent || p.Kind == KindRunner {
+			s.auth.put(want, *p, gen)
+		}
 	}
 	if p.ExpiresAt != nil && !s.Now().Before(*p.ExpiresAt) {
 		return nil, fmt.Errorf("store: authenticate: %w", ErrExpiredToken)
