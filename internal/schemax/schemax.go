@@ -16,6 +16,7 @@ import (
 
 	"github.com/dlclark/regexp2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	segjson "github.com/segmentio/encoding/json"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -131,8 +132,34 @@ func NewCompiler() *jsonschema.Compiler {
 	return c
 }
 
-// Unmarshal decodes JSON for the validator, keeping numbers exact.
+// Unmarshal decodes JSON for the validator, keeping numbers exact: objects
+// are map[string]any, arrays []any, numbers json.Number (the literal as
+// written), strings string (invalid UTF-8 replaced by U+FFFD), booleans
+// bool and null nil, as jsonschema.UnmarshalJSON decodes them. One JSON
+// value and white space only; anything else is an error worded as
+// encoding/json words it.
 func Unmarshal(raw []byte) (any, error) {
+	return unmarshal(raw, segjson.UseNumber)
+}
+
+// maxNestingDepth is the deepest nesting encoding/json decodes; deeper
+// documents are a syntax error there.
+const maxNestingDepth = 10000
+
+// unmarshal decodes raw with segmentio/encoding/json, about twice as fast
+// as encoding/json into the same values, and falls back on
+// jsonschema.UnmarshalJSON (encoding/json) for what the fast decoder
+// refuses, so that errors read as they always have, and for documents that
+// might nest deeper than encoding/json allows (the fast decoder has no
+// limit). flags may add segjson.ZeroCopy: strings and numbers then point
+// into raw, which must not change while the value is in use.
+func unmarshal(raw []byte, flags segjson.ParseFlags) (any, error) {
+	if len(raw) <= maxNestingDepth || bytes.Count(raw, []byte{'['})+bytes.Count(raw, []byte{'{'}) <= maxNestingDepth {
+		var v any
+		if rest, err := segjson.Parse(raw, &v, flags); err == nil && len(rest) == 0 {
+			return v, nil
+		}
+	}
 	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 }
 
@@ -307,7 +334,9 @@ func EscapeToken(t string) string {
 // Validate validates raw JSON against s. It returns nil or a
 // *ValidationError (a JSON syntax error becomes a violation at the root).
 func Validate(s *jsonschema.Schema, raw []byte) error {
-	inst, err := Unmarshal(raw)
+	// The instance lives only as long as this call (violations copy what
+	// they quote), so it may point into raw.
+	inst, err := unmarshal(raw, segjson.UseNumber|segjson.ZeroCopy)
 	if err != nil {
 		return &ValidationError{Violations: []Violation{{Keyword: "json", Message: "invalid JSON: " + err.Error()}}}
 	}
