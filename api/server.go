@@ -37,7 +37,7 @@ type Handler interface {
 // is logged and answered as a JSON-RPC internal error, never sent). opts may
 // be nil.
 func Register(s *mcp.Server, h Handler, opts *rt.RegisterOptions) {
-	rt.AddTool(s, claimDiscussionTool, h.ClaimDiscussion, opts)
-	rt.AddTool(s, claimTaskTool, h.ClaimTask, opts)
-	rt.AddTool(s, discoverTeamAgentsTool, h.DiscoverTeamAgents, opts)
+	rt.AddTool(s, claimDiscussionTool, rt.ConvertOutput(h.ClaimDiscussion, ClaimDiscussionOutput.wire), opts)
+	rt.AddTool(s, claimTaskTool, rt.ConvertOutput(h.ClaimTask, ClaimTaskOutput.wire), opts)
+	rt.AddTool(s, discoverTeamAgentsTool, rt.ConvertOutput(h.DiscoverTeamAgents, DiscoverTeamAgentsOutput.wire), opts)
 }

@@ -33,6 +33,32 @@ type ClaimDiscussionOutput struct {
 	DiscussionCredential ClaimDiscussionOutputDiscussionCredential `json:"discussion_credential"`
 }
 
+// wireClaimDiscussionOutput is ClaimDiscussionOutput as it is marshalled
+// (see ClaimDiscussionOutput.wire).
+type wireClaimDiscussionOutput struct {
+	Project              string                                        `json:"project"`
+	OwnRoom              *bool                                         `json:"own_room,omitempty"`
+	RepliesLeft          int64                                         `json:"replies_left"`
+	Lead                 bool                                          `json:"lead"`
+	Role                 ClaimDiscussionOutputRole                     `json:"role"`
+	Reviewing            *ClaimDiscussionOutputReviewing               `json:"reviewing"`
+	DiscussionCredential wireClaimDiscussionOutputDiscussionCredential `json:"discussion_credential"`
+}
+
+// wire returns v in its wire form.
+func (v ClaimDiscussionOutput) wire() wireClaimDiscussionOutput {
+	w := wireClaimDiscussionOutput{
+		Project:     v.Project,
+		OwnRoom:     v.OwnRoom,
+		RepliesLeft: v.RepliesLeft,
+		Lead:        v.Lead,
+		Role:        v.Role,
+		Reviewing:   v.Reviewing,
+	}
+	w.DiscussionCredential = v.DiscussionCredential.wire()
+	return w
+}
+
 // ClaimDiscussionOutputReviewing is an object of the output of
 // claim_discussion (at /properties/reviewing/anyOf/0).
 type ClaimDiscussionOutputReviewing struct {
@@ -64,12 +90,22 @@ type ClaimDiscussionOutputDiscussionCredential struct {
 // MarshalJSON writes AllowedTools as empty, never null, when nil: the schema
 // requires them.
 func (v ClaimDiscussionOutputDiscussionCredential) MarshalJSON() ([]byte, error) {
-	type plain ClaimDiscussionOutputDiscussionCredential
-	p := plain(v)
-	if p.AllowedTools == nil {
-		p.AllowedTools = []ToolName{}
+	return json.Marshal(v.wire())
+}
+
+// wireClaimDiscussionOutputDiscussionCredential is
+// ClaimDiscussionOutputDiscussionCredential as it is marshalled (see
+// ClaimDiscussionOutputDiscussionCredential.wire).
+type wireClaimDiscussionOutputDiscussionCredential ClaimDiscussionOutputDiscussionCredential
+
+// wire returns v in its wire form, with AllowedTools empty, never null, when
+// nil.
+func (v ClaimDiscussionOutputDiscussionCredential) wire() wireClaimDiscussionOutputDiscussionCredential {
+	w := wireClaimDiscussionOutputDiscussionCredential(v)
+	if w.AllowedTools == nil {
+		w.AllowedTools = []ToolName{}
 	}
-	return json.Marshal(p)
+	return w
 }
 
 // ClaimTaskInput is the input of claim_task.
@@ -93,6 +129,22 @@ type ClaimTaskInputWake struct {
 type ClaimTaskOutput struct {
 	Attempt             ClaimTaskOutputAttempt             `json:"attempt"`
 	ExecutionCredential ClaimTaskOutputExecutionCredential `json:"execution_credential"`
+}
+
+// wireClaimTaskOutput is ClaimTaskOutput as it is marshalled (see
+// ClaimTaskOutput.wire).
+type wireClaimTaskOutput struct {
+	Attempt             ClaimTaskOutputAttempt                 `json:"attempt"`
+	ExecutionCredential wireClaimTaskOutputExecutionCredential `json:"execution_credential"`
+}
+
+// wire returns v in its wire form.
+func (v ClaimTaskOutput) wire() wireClaimTaskOutput {
+	w := wireClaimTaskOutput{
+		Attempt: v.Attempt,
+	}
+	w.ExecutionCredential = v.ExecutionCredential.wire()
+	return w
 }
 
 // ClaimTaskOutputAttempt is an object of the output of claim_task (at
@@ -124,12 +176,22 @@ type ClaimTaskOutputExecutionCredential struct {
 // MarshalJSON writes AllowedTools as empty, never null, when nil: the schema
 // requires them.
 func (v ClaimTaskOutputExecutionCredential) MarshalJSON() ([]byte, error) {
-	type plain ClaimTaskOutputExecutionCredential
-	p := plain(v)
-	if p.AllowedTools == nil {
-		p.AllowedTools = []ToolName{}
+	return json.Marshal(v.wire())
+}
+
+// wireClaimTaskOutputExecutionCredential is
+// ClaimTaskOutputExecutionCredential as it is marshalled (see
+// ClaimTaskOutputExecutionCredential.wire).
+type wireClaimTaskOutputExecutionCredential ClaimTaskOutputExecutionCredential
+
+// wire returns v in its wire form, with AllowedTools empty, never null, when
+// nil.
+func (v ClaimTaskOutputExecutionCredential) wire() wireClaimTaskOutputExecutionCredential {
+	w := wireClaimTaskOutputExecutionCredential(v)
+	if w.AllowedTools == nil {
+		w.AllowedTools = []ToolName{}
 	}
-	return json.Marshal(p)
+	return w
 }
 
 // DiscoverTeamAgentsInput is the input of discover_team_agents.
@@ -147,15 +209,30 @@ type DiscoverTeamAgentsOutput struct {
 // MarshalJSON writes People, Agents as empty, never null, when nil: the
 // schema requires them.
 func (v DiscoverTeamAgentsOutput) MarshalJSON() ([]byte, error) {
-	type plain DiscoverTeamAgentsOutput
-	p := plain(v)
-	if p.People == nil {
-		p.People = []DiscoverTeamAgentsOutputPerson{}
+	return json.Marshal(v.wire())
+}
+
+// wireDiscoverTeamAgentsOutput is DiscoverTeamAgentsOutput as it is
+// marshalled (see DiscoverTeamAgentsOutput.wire).
+type wireDiscoverTeamAgentsOutput struct {
+	People []DiscoverTeamAgentsOutputPerson    `json:"people"`
+	Agents []wireDiscoverTeamAgentsOutputAgent `json:"agents"`
+}
+
+// wire returns v in its wire form, with People, Agents empty, never null,
+// when nil.
+func (v DiscoverTeamAgentsOutput) wire() wireDiscoverTeamAgentsOutput {
+	w := wireDiscoverTeamAgentsOutput{
+		People: v.People,
 	}
-	if p.Agents == nil {
-		p.Agents = []DiscoverTeamAgentsOutputAgent{}
+	if w.People == nil {
+		w.People = []DiscoverTeamAgentsOutputPerson{}
 	}
-	return json.Marshal(p)
+	w.Agents = make([]wireDiscoverTeamAgentsOutputAgent, len(v.Agents))
+	for i := range v.Agents {
+		w.Agents[i] = v.Agents[i].wire()
+	}
+	return w
 }
 
 // DiscoverTeamAgentsOutputPerson is an object of the output of
@@ -213,12 +290,21 @@ type DiscoverTeamAgentsOutputAgent struct {
 // MarshalJSON writes Capabilities as empty, never null, when nil: the schema
 // requires them.
 func (v DiscoverTeamAgentsOutputAgent) MarshalJSON() ([]byte, error) {
-	type plain DiscoverTeamAgentsOutputAgent
-	p := plain(v)
-	if p.Capabilities == nil {
-		p.Capabilities = []DiscoverTeamAgentsOutputAgentCapability{}
+	return json.Marshal(v.wire())
+}
+
+// wireDiscoverTeamAgentsOutputAgent is DiscoverTeamAgentsOutputAgent as it
+// is marshalled (see DiscoverTeamAgentsOutputAgent.wire).
+type wireDiscoverTeamAgentsOutputAgent DiscoverTeamAgentsOutputAgent
+
+// wire returns v in its wire form, with Capabilities empty, never null, when
+// nil.
+func (v DiscoverTeamAgentsOutputAgent) wire() wireDiscoverTeamAgentsOutputAgent {
+	w := wireDiscoverTeamAgentsOutputAgent(v)
+	if w.Capabilities == nil {
+		w.Capabilities = []DiscoverTeamAgentsOutputAgentCapability{}
 	}
-	return json.Marshal(p)
+	return w
 }
 
 // DiscoverTeamAgentsOutputAgentCapability is an object of the output of

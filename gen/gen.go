@@ -32,7 +32,8 @@
 //   - A schema with no type keyword (any JSON) → json.RawMessage.
 //
 // Fields: required and not nullable → T (a struct by value; an array or map
-// marshals [] / {} when nil, via a generated MarshalJSON); required and
+// marshals [] / {} when nil, via a generated MarshalJSON and an unexported
+// wire form that Register hands rt.Handle, see wire.go); required and
 // nullable → *T, written as null when nil (slices, maps and raw JSON carry
 // null as nil); optional → *T with omitempty (slices and maps: omitzero, so
 // an explicit [] survives); optional and nullable → rt.Nullable[T] with
@@ -94,6 +95,7 @@ type model struct {
 	spec  *spec.Spec
 	tools []*toolModel
 	b     *builder
+	wire  *wireModel
 }
 
 // Generate returns the Go files of the package for s, and the notes of the
@@ -191,6 +193,15 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 		tm.in = m.doc(tm, "input", tm.t.InputSchema, tm.goName+"Input")
 		tm.out = m.doc(tm, "output", tm.t.OutputSchema, tm.goName+"Output")
 	}
+	taken := map[string]bool{} // the unexported package-level names
+	var outputs []*gtype
+	for _, tm := range m.tools {
+		for _, suf := range []string{"Tool", "InputValidator", "OutputValidator"} {
+			taken[tm.lower+suf] = true
+		}
+		outputs = append(outputs, tm.out.root)
+	}
+	m.wire = newWireModel(b.types, outputs, taken)
 	return m, nil
 }
 
@@ -295,7 +306,7 @@ func (m *model) typesFile() *jen.File {
 	for _, t := range m.b.types {
 		switch t.kind {
 		case kStruct:
-			renderStruct(f, t)
+			renderStruct(f, t, m.wire)
 		case kUnion:
 			renderUnion(f, t)
 		case kAlias:
@@ -430,7 +441,12 @@ func (m *model) serverFile() *jen.File {
 	f.Add(comment("Register adds every documented tool to s with the low-level AddTool: the documented schemas are served as written; arguments are validated (a failure is an isError result, code invalid_arguments, naming each JSON pointer); the handler's output is validated before it leaves (a violation is logged and answered as a JSON-RPC internal error, never sent). opts may be nil."))
 	f.Func().Id("Register").Params(jen.Id("s").Op("*").Qual(pkgMCP, "Server"), jen.Id("h").Id("Handler"), jen.Id("opts").Op("*").Qual(pkgRT, "RegisterOptions")).BlockFunc(func(g *jen.Group) {
 		for _, tm := range m.tools {
-			g.Qual(pkgRT, "AddTool").Call(jen.Id("s"), jen.Id(tm.lower+"Tool"), jen.Id("h").Dot(tm.goName), jen.Id("opts"))
+			var h jen.Code = jen.Id("h").Dot(tm.goName)
+			if _, ok := m.wire.names[tm.out.root]; ok {
+				// rt.Handle marshals the output's wire form: the same JSON, in one pass.
+				h = jen.Qual(pkgRT, "ConvertOutput").Call(h, jen.Id(tm.out.root.name).Dot("wire"))
+			}
+			g.Qual(pkgRT, "AddTool").Call(jen.Id("s"), jen.Id(tm.lower+"Tool"), h, jen.Id("opts"))
 		}
 	})
 	return f

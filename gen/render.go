@@ -227,8 +227,9 @@ func typeDoc(t *gtype, fallback string) string {
 }
 
 // renderStruct writes a struct type, its MarshalJSON when arrays or maps
-// must never be null, and getters for documented defaults.
-func renderStruct(f *jen.File, t *gtype) {
+// must never be null, its wire form (see wireModel) and getters for
+// documented defaults.
+func renderStruct(f *jen.File, t *gtype, wm *wireModel) {
 	what := t.name + " is an object."
 	if t.doc != nil {
 		what = fmt.Sprintf("%s is an object of the %s of %s (at %s).", t.name, t.doc.section, t.doc.tool.Name, ptrOrRoot(t.node.ptr))
@@ -250,23 +251,13 @@ func renderStruct(f *jen.File, t *gtype) {
 		}
 	})
 	if empty := needsEmpty(t); len(empty) > 0 {
-		var names []string
-		for _, fl := range empty {
-			names = append(names, fl.goName)
-		}
 		f.Line()
-		f.Add(comment(fmt.Sprintf("MarshalJSON writes %s as empty, never null, when nil: the schema requires them.", strings.Join(names, ", "))))
-		f.Func().Params(jen.Id("v").Id(t.name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).BlockFunc(func(g *jen.Group) {
-			g.Type().Id("plain").Id(t.name)
-			g.Id("p").Op(":=").Id("plain").Call(jen.Id("v"))
-			for _, fl := range empty {
-				g.If(jen.Id("p").Dot(fl.goName).Op("==").Nil()).Block(
-					jen.Id("p").Dot(fl.goName).Op("=").Add(typeExpr(fl.t)).Values(),
-				)
-			}
-			g.Return(jen.Qual(pkgJSON, "Marshal").Call(jen.Id("p")))
-		})
+		f.Add(comment(fmt.Sprintf("MarshalJSON writes %s as empty, never null, when nil: the schema requires them.", fieldNames(empty))))
+		f.Func().Params(jen.Id("v").Id(t.name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+			jen.Return(jen.Qual(pkgJSON, "Marshal").Call(jen.Id("v").Dot("wire").Call())),
+		)
 	}
+	renderWire(f, t, wm)
 	for _, fl := range t.fields {
 		renderDefault(f, t, fl)
 	}

@@ -128,9 +128,9 @@ func AddTool[In, Out any](s *mcp.Server, t *Tool, h func(context.Context, *In) (
 //  3. they are decoded into In and h runs; a *ToolError becomes an isError
 //     result; any other error or a panic is logged and answered as a
 //     JSON-RPC internal error (-32603);
-//  4. the output is marshalled and validated against the output schema
-//     before it leaves: a violation is a server bug, logged and answered as
-//     an internal error, never sent;
+//  4. the output is marshalled (MarshalJSON) and the bytes validated
+//     against the output schema before they leave: a violation is a server
+//     bug, logged and answered as an internal error, never sent;
 //  5. a valid output goes out as structuredContent (the JSON bytes) and as
 //     a text content with the same JSON.
 func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), opts *RegisterOptions) mcp.ToolHandler {
@@ -269,4 +269,21 @@ func MarshalJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// ConvertOutput returns h with its output passed through conv; when h fails
+// or returns no output, so does the returned function (no output, h's
+// error). Generated packages register their handlers with it so that Handle
+// marshals the wire form of an output: the JSON value its own MarshalJSON
+// writes, in one pass, without a MarshalJSON per nested object whose result
+// encoding/json would scan again.
+func ConvertOutput[In, Out, W any](h func(context.Context, *In) (*Out, error), conv func(Out) W) func(context.Context, *In) (*W, error) {
+	return func(ctx context.Context, in *In) (*W, error) {
+		out, err := h(ctx, in)
+		if err != nil || out == nil {
+			return nil, err
+		}
+		w := conv(*out)
+		return &w, nil
+	}
 }

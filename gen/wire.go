@@ -1,0 +1,271 @@
+package gen
+
+import (
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// Wire forms.
+//
+// A struct that must write a nil array or map as [] / {} has a MarshalJSON
+// (needsEmpty). encoding/json scans and compacts again whatever a
+// MarshalJSON returns, so an output made of such structs was scanned once
+// more per level of them, and once more by rt.MarshalJSON: most of the cost
+// of marshalling it. Each such struct, and each struct that holds one,
+// therefore has an unexported wire form: the same fields with the same
+// tags, nested structs in their wire forms, required arrays and maps never
+// nil, and no methods; the struct's wire method converts. MarshalJSON
+// marshals the wire form (the same bytes as before), and Register hands
+// rt.Handle the wire form of each output (rt.ConvertOutput), which
+// encoding/json then writes in one pass: the same JSON value, and without
+// the HTML escaping of <, > and & that json.Marshal inside a MarshalJSON
+// used to add, as rt.MarshalJSON intends.
+//
+// Containers the wire form does not convert (rt.Nullable, unions, arrays of
+// arrays) keep the struct's own type, and so its MarshalJSON.
+
+// wireShape is how a field's type changes in the wire form.
+type wireShape int
+
+const (
+	wireSame  wireShape = iota // the field's own type
+	wireValue                  // T → wireT
+	wirePtr                    // *T → *wireT
+	wireSlice                  // []T, []*T → []wireT, []*wireT
+	wireMap                    // map[string]T, map[string]*T → map[string]wireT, ...
+)
+
+// wireModel names the wire forms of a package's structs.
+type wireModel struct {
+	names map[*gtype]string // the structs that have a wire form
+	wired map[*gtype]bool   // the structs whose JSON goes through a MarshalJSON
+}
+
+// fieldWire is how f of owner changes in the wire form, given which structs
+// are wired, and the struct it converts (elemPtr: items or values are
+// pointers). It follows fieldExpr.
+func fieldWire(owner *gtype, f *field, wired map[*gtype]bool) (shape wireShape, elem *gtype, elemPtr bool) {
+	t := f.t
+	switch t.kind {
+	case kSlice, kMap:
+		if !f.required && f.nullable {
+			return wireSame, nil, false // rt.Nullable
+		}
+		if t.elem.kind != kStruct || !wired[t.elem] {
+			return wireSame, nil, false
+		}
+		if t.kind == kSlice {
+			return wireSlice, t.elem, t.elemNullable
+		}
+		return wireMap, t.elem, t.elemNullable
+	case kStruct:
+		if !wired[t] {
+			return wireSame, nil, false
+		}
+		switch {
+		case f.required && !f.nullable:
+			if valueCycle(owner, t, map[*gtype]bool{}) {
+				return wirePtr, t, false
+			}
+			return wireValue, t, false
+		case f.required, !f.nullable:
+			return wirePtr, t, false
+		}
+	}
+	return wireSame, nil, false // rt.Nullable, and what has no MarshalJSON inside
+}
+
+// newWireModel finds the structs whose JSON goes through a MarshalJSON of
+// theirs or of a struct they hold, and names the wire forms that are used:
+// those of structs with a MarshalJSON, of the output roots among the wired
+// structs, and of what their wire forms hold. taken lists the package's
+// unexported names.
+func newWireModel(types []*gtype, outputs []*gtype, taken map[string]bool) *wireModel {
+	wm := &wireModel{names: map[*gtype]string{}, wired: map[*gtype]bool{}}
+	for _, t := range types {
+		if t.kind == kStruct && len(needsEmpty(t)) > 0 {
+			wm.wired[t] = true
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, t := range types {
+			if t.kind != kStruct || wm.wired[t] {
+				continue
+			}
+			for _, f := range t.fields {
+				if s, _, _ := fieldWire(t, f, wm.wired); s != wireSame {
+					wm.wired[t], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	used := map[*gtype]bool{}
+	var use func(t *gtype)
+	use = func(t *gtype) {
+		if used[t] {
+			return
+		}
+		used[t] = true
+		for _, f := range t.fields {
+			if s, elem, _ := fieldWire(t, f, wm.wired); s != wireSame {
+				use(elem)
+			}
+		}
+	}
+	for _, t := range types {
+		if t.kind == kStruct && len(needsEmpty(t)) > 0 {
+			use(t)
+		}
+	}
+	for _, t := range outputs {
+		if t.kind == kStruct && wm.wired[t] {
+			use(t)
+		}
+	}
+	for _, t := range types { // in order, so that names do not depend on map order
+		if !used[t] {
+			continue
+		}
+		name := "wire" + t.name
+		for taken[name] {
+			name += "Wire"
+		}
+		taken[name] = true
+		wm.names[t] = name
+	}
+	return wm
+}
+
+// renderWire writes t's wire form and its wire method, if it has one.
+func renderWire(f *jen.File, t *gtype, wm *wireModel) {
+	name, ok := wm.names[t]
+	if !ok {
+		return
+	}
+	converted := false // a field's type changes
+	for _, fl := range t.fields {
+		if s, _, _ := fieldWire(t, fl, wm.wired); s != wireSame {
+			converted = true
+		}
+	}
+	f.Line()
+	f.Add(comment(name + " is " + t.name + " as it is marshalled (see " + t.name + ".wire)."))
+	if !converted {
+		f.Type().Id(name).Id(t.name) // the same fields, none of the methods
+	} else {
+		f.Type().Id(name).StructFunc(func(g *jen.Group) {
+			for _, fl := range t.fields {
+				typ, tag := fieldExpr(t, fl)
+				if s, elem, elemPtr := fieldWire(t, fl, wm.wired); s != wireSame {
+					typ = wireTypeExpr(s, wm.names[elem], elemPtr)
+				}
+				g.Id(fl.goName).Add(typ).Tag(map[string]string{"json": tag})
+			}
+		})
+	}
+	f.Line()
+	doc := "wire returns v in its wire form"
+	if empty := needsEmpty(t); len(empty) > 0 {
+		doc += ", with " + fieldNames(empty) + " empty, never null, when nil"
+	}
+	f.Add(comment(doc + "."))
+	f.Func().Params(jen.Id("v").Id(t.name)).Id("wire").Params().Id(name).BlockFunc(func(g *jen.Group) {
+		var same []jen.Code
+		for _, fl := range t.fields {
+			if s, _, _ := fieldWire(t, fl, wm.wired); s == wireSame {
+				same = append(same, jen.Id(fl.goName).Op(":").Id("v").Dot(fl.goName))
+			}
+		}
+		if converted {
+			g.Id("w").Op(":=").Id(name).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: len(same) > 0}, same...)
+		} else {
+			g.Id("w").Op(":=").Id(name).Call(jen.Id("v"))
+		}
+		empty := map[*field]bool{}
+		for _, fl := range needsEmpty(t) {
+			empty[fl] = true
+		}
+		for _, fl := range t.fields {
+			// Fresh statements every time: jen appends to a statement in place.
+			src := func() *jen.Statement { return jen.Id("v").Dot(fl.goName) }
+			dst := func() *jen.Statement { return jen.Id("w").Dot(fl.goName) }
+			s, elem, elemPtr := fieldWire(t, fl, wm.wired)
+			switch s {
+			case wireSame:
+				if empty[fl] {
+					g.If(dst().Op("==").Nil()).Block(dst().Op("=").Add(typeExpr(fl.t)).Values())
+				}
+			case wireValue:
+				g.Add(dst().Op("=").Add(src()).Dot("wire").Call())
+			case wirePtr:
+				g.If(src().Op("!=").Nil()).Block(
+					jen.Id("x").Op(":=").Add(src()).Dot("wire").Call(),
+					dst().Op("=").Op("&").Id("x"),
+				)
+			case wireSlice, wireMap:
+				var loop jen.Code
+				if s == wireSlice {
+					loop = jen.For(jen.Id("i").Op(":=").Range().Add(src())).Block(
+						wireElem(dst().Index(jen.Id("i")), src().Index(jen.Id("i")), elemPtr, false))
+				} else {
+					loop = jen.For(jen.List(jen.Id("k"), jen.Id("x")).Op(":=").Range().Add(src())).Block(
+						wireElem(dst().Index(jen.Id("k")), jen.Id("x"), elemPtr, true))
+				}
+				fill := []jen.Code{dst().Op("=").Make(wireTypeExpr(s, wm.names[elem], elemPtr), jen.Len(src())), loop}
+				if empty[fl] {
+					for _, c := range fill { // a nil slice or map becomes an empty one
+						g.Add(c)
+					}
+				} else {
+					g.If(src().Op("!=").Nil()).Block(fill...) // nil stays nil: null or omitted
+				}
+			}
+		}
+		g.Return(jen.Id("w"))
+	})
+}
+
+// wireTypeExpr is the type of a converted field.
+func wireTypeExpr(s wireShape, name string, elemPtr bool) *jen.Statement {
+	elem := jen.Id(name)
+	if elemPtr {
+		elem = jen.Op("*").Id(name)
+	}
+	switch s {
+	case wireValue:
+		return jen.Id(name)
+	case wirePtr:
+		return jen.Op("*").Id(name)
+	case wireSlice:
+		return jen.Index().Add(elem)
+	}
+	return jen.Map(jen.String()).Add(elem)
+}
+
+// wireElem converts one item or value src, a fresh statement, into dst,
+// another. A nil pointer stays nil: a map gets the key all the same
+// (setNil), a new slice holds nil already.
+func wireElem(dst, src *jen.Statement, ptr, setNil bool) jen.Code {
+	if !ptr {
+		return dst.Op("=").Add(src).Dot("wire").Call()
+	}
+	convert := []jen.Code{
+		jen.Id("e").Op(":=").Add(src).Dot("wire").Call(),
+		jen.Add(dst).Op("=").Op("&").Id("e"),
+	}
+	if setNil {
+		return jen.If(jen.Add(src).Op("==").Nil()).Block(jen.Add(dst).Op("=").Nil()).Else().Block(convert...)
+	}
+	return jen.If(jen.Add(src).Op("!=").Nil()).Block(convert...)
+}
+
+func fieldNames(fs []*field) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.goName
+	}
+	return strings.Join(names, ", ")
+}
