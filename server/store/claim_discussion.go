@@ -223,13 +223,12 @@ type discussionClaim struct {
 	lead                bool
 	reviewing           sql.NullString
 	superseded, replied bool
-	credential          []byte // hash of the live credential; nil if none was minted
 }
 
 func findDiscussionClaim(ctx context.Context, tx *txn, runner, message, key string) (discussionClaim, bool, error) {
 	var c discussionClaim
 	err := tx.stmt(ctx, stFindDiscussionClaim).QueryRowContext(ctx, runner, message, key).
-		Scan(&c.id, &c.role, &c.lead, &c.reviewing, &c.superseded, &c.replied, &c.credential)
+		Scan(&c.id, &c.role, &c.lead, &c.reviewing, &c.superseded, &c.replied)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, false, nil
 	}
@@ -333,7 +332,7 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 			return ClaimDiscussionResult{}, err
 		}
 		_, err = tx.stmt(ctx, stInsertDiscussionClaim).ExecContext(ctx,
-			id, messageID, p.RunnerID, p.Agent, idemKey, role, lead, draftID, toDB(now), toDB(now.Add(s.opts.DiscussionTTL)), hash)
+			id, messageID, p.RunnerID, p.Agent, idemKey, role, lead, draftID, toDB(now), toDB(now.Add(s.opts.DiscussionTTL)))
 		switch {
 		case err == nil:
 			claim = discussionClaim{id: id, role: role, lead: lead, reviewing: draftID}
@@ -369,17 +368,15 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 		return ClaimDiscussionResult{}, refuse(CodeNoRepliesLeft, "the turn allows no more replies")
 	}
 	expires := now.Add(s.opts.DiscussionTTL)
-	if replayed { // the fresh credential replaces the earlier one
-		if err := renewCredential(ctx, tx, stRenewDiscussionClaim, claim.id, claim.credential, hash, expires, now); err != nil {
-			return ClaimDiscussionResult{}, err
-		}
-	}
 	var reviewing *Quote
 	if claim.reviewing.Valid {
 		if reviewing, err = loadQuote(ctx, tx, claim.reviewing.String); err != nil {
 			return ClaimDiscussionResult{}, err
 		}
 	}
+	// Inserting the credential revokes the claim's earlier one (on a
+	// replay) and points the claim at it, valid until expires (trigger
+	// tokens_discussion_credential, migration 0004).
 	tools := slices.Clone(DiscussionTools)
 	runner := p.RunnerID
 	if err := insertToken(ctx, tx, hash, tokenRow{kind: KindDiscussion, agent: p.Agent, runner: &runner, discussion: &claim.id,

@@ -60,9 +60,13 @@ func (s *Store) ClaimTask(ctx context.Context, p *Principal, taskID, idemKey str
 
 func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, wake *string) (ClaimTaskResult, error) {
 	now := s.Now()
+	// The task, and the attempt claimed before with this key if any: a
+	// replay is the common case of a known key.
 	var agent, project string
-	var request sql.NullString
-	err := tx.stmt(ctx, stTaskForClaim).QueryRowContext(ctx, p.Owner, taskID).Scan(&agent, &project, &request)
+	var request, attemptID sql.NullString
+	var claimed, superseded sql.NullInt64
+	err := tx.stmt(ctx, stTaskForClaim).QueryRowContext(ctx, p.Owner, p.RunnerID, idemKey, taskID).
+		Scan(&agent, &project, &request, &attemptID, &claimed, &superseded)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ClaimTaskResult{}, refuse(CodeTaskNotFound, "task %q not found", taskID)
 	}
@@ -89,34 +93,28 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 		}
 	}
 
-	// A replay is the common case of a known key: look the key up first.
 	// A new key inserts the attempt; the UNIQUE (runner, task,
 	// idempotency_key) constraint still decides if two claims race (with
 	// BEGIN IMMEDIATE they cannot, but the database is what enforces it).
 	// A refusal after a successful insert rolls the whole transaction back.
-	tok, hash, err := newToken()
-	if err != nil {
-		return ClaimTaskResult{}, err
-	}
-	expires := now.Add(s.opts.LaunchTimeout)
-	row, found, err := findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
-	if err != nil {
-		return ClaimTaskResult{}, err
-	}
+	row := attemptRow{Attempt: Attempt{AttemptID: attemptID.String, TaskID: taskID, ClaimedAt: fromDB(claimed.Int64)}, superseded: superseded.Valid}
+	found := attemptID.Valid
 	if !found {
-		row, found, err = s.insertAttempt(ctx, tx, p, taskID, idemKey, request, now, hash)
-		if err != nil {
+		if row, found, err = s.insertAttempt(ctx, tx, p, taskID, idemKey, request, now); err != nil {
 			return ClaimTaskResult{}, err
 		}
 	}
 	if row.superseded {
 		return ClaimTaskResult{}, refuse(CodeAttemptSuperseded, "the attempt claimed with this idempotency key was superseded by a newer attempt")
 	}
-	if found { // a replay: the fresh credential replaces the earlier one
-		if err := renewCredential(ctx, tx, stRenewAttempt, row.AttemptID, row.credential, hash, expires, now); err != nil {
-			return ClaimTaskResult{}, err
-		}
+	// Inserting the credential revokes the attempt's earlier one (on a
+	// replay) and points the attempt at it, live until it expires (trigger
+	// tokens_attempt_credential, migration 0004).
+	tok, hash, err := newToken()
+	if err != nil {
+		return ClaimTaskResult{}, err
 	}
+	expires := now.Add(s.opts.LaunchTimeout)
 	tools := slices.Clone(ExecutionTools)
 	runner := p.RunnerID
 	if err := insertToken(ctx, tx, hash, tokenRow{kind: KindExecution, agent: p.Agent, runner: &runner,
@@ -131,21 +129,19 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 type attemptRow struct {
 	Attempt
 	superseded bool
-	credential []byte // hash of the live credential; nil if none was minted
 }
 
-// insertAttempt creates a new attempt for a key not seen before, pointing
-// at the credential hash about to be stored. It refuses while another
+// insertAttempt creates a new attempt for a key not seen before. It refuses while another
 // attempt on the task is live, and supersedes (and revokes the credentials
 // of) the expired ones. found is true if the key turned out to exist after
 // all (a unique violation): row is then that attempt, to replay.
-func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, request sql.NullString, now time.Time, credential []byte) (row attemptRow, found bool, err error) {
+func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, request sql.NullString, now time.Time) (row attemptRow, found bool, err error) {
 	id, err := newID("att_")
 	if err != nil {
 		return attemptRow{}, false, err
 	}
 	_, err = tx.stmt(ctx, stInsertAttempt).ExecContext(ctx, id, taskID, p.RunnerID, idemKey, request,
-		toDB(now), toDB(now.Add(s.opts.LaunchTimeout)), credential)
+		toDB(now), toDB(now.Add(s.opts.LaunchTimeout)))
 	if isUniqueViolation(err) {
 		row, found, err := findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
 		if err == nil && !found {
@@ -172,7 +168,7 @@ func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID
 	if _, err := tx.stmt(ctx, stRevokeOtherAttemptTokens).ExecContext(ctx, toDB(now), taskID, id); err != nil {
 		return attemptRow{}, false, err
 	}
-	return attemptRow{Attempt: Attempt{AttemptID: id, TaskID: taskID, ClaimedAt: now}, credential: credential}, false, nil
+	return attemptRow{Attempt: Attempt{AttemptID: id, TaskID: taskID, ClaimedAt: now}}, false, nil
 }
 
 func findAttempt(ctx context.Context, tx *txn, runner, task, key string) (attemptRow, bool, error) {
@@ -180,7 +176,7 @@ func findAttempt(ctx context.Context, tx *txn, runner, task, key string) (attemp
 	var claimed int64
 	var superseded sql.NullInt64
 	err := tx.stmt(ctx, stFindAttempt).QueryRowContext(ctx, runner, task, key).
-		Scan(&r.AttemptID, &r.TaskID, &claimed, &superseded, &r.credential)
+		Scan(&r.AttemptID, &r.TaskID, &claimed, &superseded)
 	if errors.Is(err, sql.ErrNoRows) {
 		return attemptRow{}, false, nil
 	}

@@ -31,11 +31,13 @@
 //     opens (stmts.go) and reused on every pooled connection; compiling a
 //     statement costs about as much as running it.
 //   - Each attempt and discussion claim points at its one live credential
-//     (its hash, migration 0003). A replay revokes the earlier credential
-//     by primary key and moves the pointer, in the same UPDATE that extends
-//     the claim: about four pages written per replay, however many replays
-//     came before. A retired runner's credentials fail through its runner
-//     row, and RevokeRunner revokes the live ones through the pointers.
+//     (its hash, migration 0003), and inserting a claim's credential
+//     revokes the earlier one by primary key, moves the pointer and
+//     extends the claim, by trigger (migration 0004): a replay is one
+//     lookup and one insert from Go, about four pages written, however
+//     many replays came before. A retired runner's credentials fail
+//     through its runner row, and RevokeRunner revokes the live ones
+//     through the pointers.
 //   - Two read caches (cache.go): agent and runner principals by token
 //     hash (Authenticate runs on every HTTP request) and each project's
 //     team directory (discover_team_agents). Changes through the Store

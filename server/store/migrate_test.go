@@ -43,14 +43,15 @@ func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
 // A database created by a build that knew only migration 1, holding
 // claims and revoked credentials, upgrades on Open to the latest version
 // (2: live-token indexes; 3: each claim points at its one live
-// credential, and revocation goes by primary key): its data stays usable.
+// credential, and revocation goes by primary key; 4: triggers keep that
+// pointer): its data stays usable.
 func TestMigrateFromVersion1(t *testing.T) {
 	all, err := loadMigrations()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) < 3 || all[0].version != 1 || all[1].version != 2 || all[2].version != 3 {
-		t.Fatalf("want migrations 1, 2 and 3, have %d", len(all))
+	if len(all) < 4 || all[0].version != 1 || all[1].version != 2 || all[2].version != 3 || all[3].version != 4 {
+		t.Fatalf("want migrations 1 to 4, have %d", len(all))
 	}
 	path := filepath.Join(t.TempDir(), "v1.db")
 	c := newClock()
@@ -156,7 +157,9 @@ func TestMigrateFromVersion1(t *testing.T) {
 	// claims' pointers), never by scanning the tokens table; the runner's
 	// own token by tokens_runner_token.
 	for _, c := range []struct{ query, uses string }{
-		{stmtSQL[stRevokeToken], "SEARCH tokens USING PRIMARY KEY"},
+		// As the triggers of migration 4 revoke a claim's earlier credential.
+		{`UPDATE tokens SET revoked_at = ? WHERE hash = (SELECT credential FROM attempts WHERE id = ?)
+			AND hash <> ? AND revoked_at IS NULL`, "SEARCH tokens USING PRIMARY KEY"},
 		{stmtSQL[stRevokeOtherAttemptTokens], "SEARCH tokens USING PRIMARY KEY"},
 		{stmtSQL[stRevokeSupersededDiscussionTokens], "SEARCH tokens USING PRIMARY KEY"},
 		{`UPDATE tokens SET revoked_at = ? WHERE runner = ? AND kind = 'runner' AND revoked_at IS NULL`, "USING INDEX tokens_runner_token"},

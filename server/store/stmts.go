@@ -32,7 +32,6 @@ const (
 	stSupersedeOtherAttempts
 	stRevokeOtherAttemptTokens
 	stFindAttempt
-	stRenewAttempt
 
 	// ClaimDiscussion (loadTurn, repliesLeft and the claim itself).
 	stMessageRoom
@@ -45,12 +44,10 @@ const (
 	stInsertDiscussionClaim
 	stSupersedeDiscussionClaims
 	stRevokeSupersededDiscussionTokens
-	stRenewDiscussionClaim
 	stQuote
 
-	// Tokens: a replay revokes the earlier credential by its hash; mintToken
-	// / insertToken.
-	stRevokeToken
+	// mintToken / insertToken (a claim's credential replaces the claim's
+	// earlier one by trigger, migration 0004).
 	stInsertToken
 
 	numStmts
@@ -69,20 +66,20 @@ var stmtSQL = [numStmts]string{
 			a.capabilities, a.availability, a.trust_level, a.last_seen_at
 		FROM agents a JOIN memberships m ON m.person = a.owner WHERE m.project = ? ORDER BY a.id`,
 
-	stTaskForClaim: `SELECT t.agent, t.project, t.request_message FROM tasks t
+	stTaskForClaim: `SELECT t.agent, t.project, t.request_message, a.id, a.claimed_at, a.superseded_at FROM tasks t
 		JOIN memberships m ON m.project = t.project AND m.person = ?
+		LEFT JOIN attempts a ON a.runner = ? AND a.task = t.id AND a.idempotency_key = ?
 		WHERE t.id = ?`,
 	stWakeKind: `SELECT m.kind FROM messages m JOIN rooms r ON r.id = m.room
 		WHERE m.id = ? AND r.project = ?`,
-	stInsertAttempt: `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until, credential)
-		VALUES (?,?,?,?,?,?,?,?)`,
+	stInsertAttempt: `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until)
+		VALUES (?,?,?,?,?,?,?)`,
 	stLiveOtherAttempt:       `SELECT 1 FROM attempts WHERE task = ? AND id <> ? AND superseded_at IS NULL AND live_until > ?`,
 	stSupersedeOtherAttempts: `UPDATE attempts SET superseded_at = ? WHERE task = ? AND id <> ? AND superseded_at IS NULL`,
 	stRevokeOtherAttemptTokens: `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND hash IN
 		(SELECT credential FROM attempts WHERE task = ? AND id <> ? AND credential IS NOT NULL)`,
-	stFindAttempt: `SELECT id, task, claimed_at, superseded_at, credential FROM attempts
+	stFindAttempt: `SELECT id, task, claimed_at, superseded_at FROM attempts
 		WHERE runner = ? AND task = ? AND idempotency_key = ?`,
-	stRenewAttempt: `UPDATE attempts SET credential = ?, live_until = ? WHERE id = ?`,
 
 	stMessageRoom: `SELECT r.id, r.project, r.kind, r.owner FROM messages m
 		JOIN rooms r ON r.id = m.room
@@ -91,23 +88,21 @@ var stmtSQL = [numStmts]string{
 	stTurn:          `SELECT state, reply_limit, expires_at FROM turns WHERE message = ?`,
 	stTurnAgents:    `SELECT agent, reply_posted_at IS NOT NULL FROM turn_agents WHERE turn = ? ORDER BY wake_order`,
 	stRepliesPosted: `SELECT count(*) FROM messages WHERE reply_turn = ?`,
-	stFindDiscussionClaim: `SELECT id, role, lead, reviewing_message, superseded_at IS NOT NULL, replied_at IS NOT NULL, credential
+	stFindDiscussionClaim: `SELECT id, role, lead, reviewing_message, superseded_at IS NOT NULL, replied_at IS NOT NULL
 		FROM discussion_claims WHERE runner = ? AND message = ? AND idempotency_key = ?`,
 	stLeadDraft: `SELECT id FROM messages WHERE reply_turn = ? AND reply_role = 'draft' AND author_agent = ?
 		ORDER BY created_at DESC, rowid DESC LIMIT 1`,
 	stLiveDiscussionClaim: `SELECT 1 FROM discussion_claims WHERE message = ? AND agent = ?
 		AND superseded_at IS NULL AND replied_at IS NULL AND live_until > ?`,
 	stInsertDiscussionClaim: `INSERT INTO discussion_claims(id, message, runner, agent, idempotency_key, role, lead,
-		reviewing_message, claimed_at, live_until, credential) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		reviewing_message, claimed_at, live_until) VALUES (?,?,?,?,?,?,?,?,?,?)`,
 	stSupersedeDiscussionClaims: `UPDATE discussion_claims SET superseded_at = ? WHERE message = ? AND agent = ?
 		AND id <> ? AND superseded_at IS NULL AND replied_at IS NULL`,
 	stRevokeSupersededDiscussionTokens: `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND hash IN
 		(SELECT credential FROM discussion_claims WHERE message = ? AND agent = ? AND superseded_at IS NOT NULL
 			AND credential IS NOT NULL)`,
-	stRenewDiscussionClaim: `UPDATE discussion_claims SET credential = ?, live_until = ? WHERE id = ?`,
-	stQuote:                `SELECT id, author_agent, body, provenance, provenance_status FROM messages WHERE id = ?`,
+	stQuote: `SELECT id, author_agent, body, provenance, provenance_status FROM messages WHERE id = ?`,
 
-	stRevokeToken: `UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL`,
 	stInsertToken: `INSERT INTO tokens(hash, kind, agent, runner, attempt, discussion, project, room, message, task,
 		allowed_tools, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 }

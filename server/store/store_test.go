@@ -658,3 +658,43 @@ func TestRevokeRunnerEndsItsCredentials(t *testing.T) {
 		}
 	}
 }
+
+// However a claim is replayed, it has exactly one live credential, the
+// one it points at, and stays live as long as that credential (the
+// triggers of migration 0004).
+func TestOneLiveCredentialPerClaim(t *testing.T) {
+	s, c, issued := seeded(t)
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	var ct ClaimTaskResult
+	var cd ClaimDiscussionResult
+	for range 5 {
+		c.Advance(time.Second)
+		var err error
+		if ct, err = s.ClaimTask(ctx, runner, SeedTaskID, "k", nil); err != nil {
+			t.Fatal(err)
+		}
+		if cd, err = s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []struct {
+		table, column string
+		cred          Credential
+	}{
+		{"attempts", "attempt", ct.ExecutionCredential},
+		{"discussion_claims", "discussion", cd.DiscussionCredential},
+	} {
+		var live int
+		var pointer []byte
+		var liveUntil int64
+		err := s.db.QueryRowContext(ctx, `SELECT count(*), c.credential, c.live_until FROM tokens t JOIN `+q.table+` c ON c.id = t.`+q.column+`
+			WHERE t.revoked_at IS NULL AND t.kind IN ('execution_credential', 'discussion_credential')`).Scan(&live, &pointer, &liveUntil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live != 1 || !bytes.Equal(pointer, hashToken(q.cred.Token)) || !fromDB(liveUntil).Equal(q.cred.ExpiresAt) {
+			t.Fatalf("%s: %d live credentials, pointer to the newest %v, live until %v (credential expires %v)",
+				q.table, live, bytes.Equal(pointer, hashToken(q.cred.Token)), fromDB(liveUntil), q.cred.ExpiresAt)
+		}
+	}
+}

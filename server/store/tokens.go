@@ -240,23 +240,6 @@ func mintToken(ctx context.Context, tx *txn, r tokenRow, now time.Time) (string,
 	return tok, nil
 }
 
-// renewCredential points claim id (an attempt or a discussion claim, by
-// renew, the statement that sets its credential and live_until) at the
-// credential hash fresh, valid until expires, and revokes the earlier one,
-// old (nil if the claim had none). Each claim has at most one live
-// credential: the one it points at.
-func renewCredential(ctx context.Context, tx *txn, renew stmtID, id string, old, fresh []byte, expires, now time.Time) error {
-	if old != nil {
-		if _, err := tx.stmt(ctx, stRevokeToken).ExecContext(ctx, toDB(now), old); err != nil {
-			return fmt.Errorf("revoke earlier credential: %w", err)
-		}
-	}
-	if _, err := tx.stmt(ctx, renew).ExecContext(ctx, fresh, toDB(expires), id); err != nil {
-		return fmt.Errorf("renew credential: %w", err)
-	}
-	return nil
-}
-
 // Authenticate resolves a bearer token to its Principal. It fails with an
 // error matching ErrUnknownToken, ErrExpiredToken or ErrRevokedToken. The
 // token is looked up by its SHA-256 hash and never stored or logged.
