@@ -46,7 +46,11 @@
 //     within a second. Credentials are never cached.
 //   - Writing transactions begin IMMEDIATE, so claims serialise on the
 //     write lock instead of failing on a lock upgrade. Each claim is one
-//     transaction.
+//     transaction. Every write goes through one connection of its own
+//     (readers have a pool): writers queue in Go and start as soon as the
+//     previous one commits, instead of polling SQLite's busy handler,
+//     whose sleeps grow to 100 ms. Uniqueness is still the database's
+//     (UNIQUE constraints), not the queue's.
 //   - Versioned migrations: embedded migrations/NNNN_name.sql, applied in
 //     order, each in its own transaction, recorded in schema_migrations;
 //     reopening applies nothing; a database newer than the build is refused.

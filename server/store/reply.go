@@ -140,7 +140,7 @@ func (s *Store) SetTurnState(ctx context.Context, messageID, state string) error
 	if !slices.Contains([]string{TurnWaiting, TurnEnded, TurnStopped, TurnTimedOut, TurnReplaced}, state) {
 		return fmt.Errorf("store: set turn state: unknown state %q", state)
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE turns SET state = ? WHERE message = ?`, state, messageID)
+	res, err := s.wdb.ExecContext(ctx, `UPDATE turns SET state = ? WHERE message = ?`, state, messageID)
 	if err != nil {
 		return fmt.Errorf("store: set turn state: %w", err)
 	}

@@ -46,11 +46,13 @@ type Options struct {
 // Store is the persistence and domain-rule layer of the reference server.
 // It is safe for concurrent use.
 type Store struct {
-	db    *sql.DB
-	stmts *statements // the hot statements, prepared once (stmts.go)
-	opts  Options
-	auth  genCache[[32]byte, Principal]    // agent and runner principals by token hash (cache.go)
-	dir   genCache[string, DiscoverResult] // team directories by project slug (cache.go)
+	db     *sql.DB     // readers (the same single connection as wdb for ":memory:")
+	wdb    *sql.DB     // the writer: one connection, for every write
+	stmts  *statements // the hot statements on db, prepared once (stmts.go)
+	wstmts *statements // the same on wdb
+	opts   Options
+	auth   genCache[[32]byte, Principal]    // agent and runner principals by token hash (cache.go)
+	dir    genCache[string, DiscoverResult] // team directories by project slug (cache.go)
 }
 
 //go:embed migrations/*.sql
@@ -113,32 +115,69 @@ func open(ctx context.Context, dsn string, opts Options, ms []migration, strict 
 	if err != nil {
 		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
 	}
+	s := &Store{db: db, wdb: db, opts: opts}
 	if memory {
-		// Every connection to ":memory:" is its own database: keep exactly one.
-		db.SetMaxOpenConns(1)
-		db.SetMaxIdleConns(1)
-		db.SetConnMaxLifetime(0)
-		db.SetConnMaxIdleTime(0)
+		// Every connection to ":memory:" is its own database: keep exactly
+		// one, for reads and writes.
+		singleConn(db)
 	} else {
+		// Readers share a pool (WAL lets them run beside the writer); the
+		// writer is one connection of its own, so that writing transactions
+		// queue in Go and start the moment the previous one ends, instead
+		// of polling for SQLite's write lock in its busy handler (sleeps of
+		// up to 100 ms under contention).
 		db.SetMaxOpenConns(8)
 		db.SetMaxIdleConns(8)
+		if s.wdb, err = sql.Open("sqlite", name); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: open %q: %w", dsn, err)
+		}
+		singleConn(s.wdb)
 	}
-	s := &Store{db: db, opts: opts}
 	if err := s.migrate(ctx, ms); err != nil {
-		db.Close()
+		s.closeDBs()
 		return nil, err
 	}
-	if s.stmts, err = prepareStatements(ctx, db, strict); err != nil {
-		db.Close()
+	if s.stmts, err = prepareStatements(ctx, db, strict); err == nil {
+		s.wstmts = s.stmts
+		if s.wdb != db {
+			s.wstmts, err = prepareStatements(ctx, s.wdb, strict)
+		}
+	}
+	if err != nil {
+		s.Close()
 		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
 	}
 	return s, nil
 }
 
+// singleConn limits db to one connection, kept open.
+func singleConn(db *sql.DB) {
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+}
+
+// closeDBs closes the reader pool and the writer.
+func (s *Store) closeDBs() error {
+	err := s.db.Close()
+	if s.wdb != s.db {
+		err = errors.Join(err, s.wdb.Close())
+	}
+	return err
+}
+
 // Close closes the prepared statements and the database.
 func (s *Store) Close() error {
-	err := s.stmts.close()
-	if dbErr := s.db.Close(); dbErr != nil {
+	var err error
+	if s.stmts != nil {
+		err = s.stmts.close()
+	}
+	if s.wstmts != nil && s.wstmts != s.stmts {
+		err = errors.Join(err, s.wstmts.close())
+	}
+	if dbErr := s.closeDBs(); dbErr != nil {
 		err = dbErr
 	}
 	if err != nil {
@@ -206,7 +245,7 @@ func loadMigrations() ([]migration, error) {
 // Concurrent openers are safe: the version check happens inside the
 // IMMEDIATE transaction.
 func (s *Store) migrate(ctx context.Context, ms []migration) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	if _, err := s.wdb.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER PRIMARY KEY,
 		name       TEXT NOT NULL,
 		applied_at INTEGER NOT NULL
@@ -252,11 +291,11 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 // the context also saves a goroutine per statement in the driver.
 func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
 	ctx = context.WithoutCancel(ctx)
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(&txn{Tx: tx, st: s.stmts}); err != nil {
+	if err := fn(&txn{Tx: tx, st: s.wstmts}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}

@@ -365,7 +365,7 @@ func (s *Store) PairRunner(ctx context.Context, agent, runnerID string) (IssuedT
 // nothing else; use RevokeRunner to retire a runner and all its tokens.
 func (s *Store) RevokeToken(ctx context.Context, token string) error {
 	defer s.auth.invalidate()
-	res, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL`,
+	res, err := s.wdb.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL`,
 		toDB(s.Now()), hashToken(token))
 	if err != nil {
 		return fmt.Errorf("store: revoke token: %w", err)
