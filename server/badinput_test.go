@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -258,5 +259,44 @@ func TestHealthz(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST /healthz: %s", resp.Status)
+	}
+}
+
+// TestCallBeforeInitialize: a request that opens no session and is not an
+// initialize gets JSON-RPC error -32600 with its id and HTTP 400, never
+// code 0; initialize and ping still pass, and nothing is claimed.
+func TestCallBeforeInitialize(t *testing.T) {
+	e := newEnv(t, envOpts{fileDB: true})
+	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/list"}`,
+	} {
+		resp, b := rawPost(t, e.url(), runner, "application/json", []byte(body))
+		var msg struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(b, &msg) != nil || msg.Error == nil || msg.Error.Code != -32600 {
+			t.Fatalf("%s: %s %s, want 400 with JSON-RPC error -32600", body, resp.Status, b)
+		}
+		var want struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal([]byte(body), &want)
+		if string(msg.ID) != string(want.ID) {
+			t.Errorf("%s: id %s, want %s", body, msg.ID, want.ID)
+		}
+	}
+	for _, body := range []string{string(initializeBody), `{"jsonrpc":"2.0","id":2,"method":"ping"}`} {
+		resp, b := rawPost(t, e.url(), runner, "application/json", []byte(body))
+		if resp.StatusCode != http.StatusOK || bytes.Contains(b, []byte(`"error"`)) {
+			t.Fatalf("%s: %s %s, want an answer", body, resp.Status, b)
+		}
+	}
+	if n := e.count("attempts"); n != 0 {
+		t.Fatalf("a call before initialize claimed: %d attempts", n)
 	}
 }

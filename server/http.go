@@ -1,7 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"mime"
 	"net/http"
 	"sync"
 
@@ -33,7 +37,7 @@ func (s *Server) Handler() http.Handler {
 		AllowMissingExpiration: true, // the store checks expiry on its own clock
 	})
 	mux := http.NewServeMux()
-	mux.Handle(PathMCP, s.countPosts(bearer(streamable)))
+	mux.Handle(PathMCP, s.countPosts(bearer(s.requireInitialize(streamable))))
 	mux.HandleFunc("GET "+PathHealth, s.health)
 	mux.Handle(PathMetadata, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               s.cfg.BaseURL + PathMCP,
@@ -135,4 +139,67 @@ func (s *Server) ServeStdio(ctx context.Context, token string, t mcp.Transport) 
 		return withPrincipal(ctx, p), nil
 	})
 	return srv.Run(ctx, t)
+}
+
+// isJSON reports whether a Content-Type names application/json.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+// beforeInitialize are the methods the go-sdk accepts on a session that
+// has not been initialized (requests; notifications always pass).
+var beforeInitialize = map[string]bool{
+	"initialize": true, "ping": true, "logging/setLevel": true,
+	"resources/subscribe": true, "resources/unsubscribe": true, "server/discover": true,
+}
+
+// protocolVersionMeta marks a request of the sessionless protocol
+// (2026-07-28, SEP-2575), which needs no initialize.
+const protocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
+
+// requireInitialize answers a request that opens no session yet is not an
+// initialize (a tools/call sent first, for instance) with JSON-RPC error
+// -32600 (invalid request) and HTTP 400. The go-sdk would answer it with
+// error code 0, which no client can interpret. Anything it cannot read as
+// one such request (another content type, a body over the size limit, a
+// batch, bad JSON) goes to the go-sdk unchanged, which answers it as before.
+func (s *Server) requireInitialize(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || !isJSON(r.Header.Get("Content-Type")) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+		if err != nil {
+			http.Error(w, "cannot read the request body", http.StatusBadRequest)
+			return
+		}
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if int64(len(body)) > s.cfg.MaxBodyBytes || json.Unmarshal(body, &msg) != nil ||
+			len(msg.ID) == 0 || beforeInitialize[msg.Method] || msg.Params.Meta[protocolVersionMeta] != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"jsonrpc": "2.0",
+			"id":      msg.ID,
+			"error": map[string]any{
+				"code":    -32600,
+				"message": "no session: send initialize first, then use the Mcp-Session-Id it returns",
+			},
+		})
+	})
 }
