@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,7 +26,9 @@ var ErrNoStructuredContent = errors.New("tool result has no structured content")
 //     a *ValidationError.
 //
 // The SDK decodes structuredContent into Go maps with float64 numbers
-// before Call sees it, so integers beyond 2^53 lose precision.
+// before Call sees it; Call then decodes the text content instead when it
+// holds the same JSON, so that integers beyond 2^53 keep their precision
+// (a server that sends only structuredContent loses it).
 func Call[Out any](ctx context.Context, cs *mcp.ClientSession, t *Tool, in any) (*Out, error) {
 	args, err := MarshalJSON(in)
 	if err != nil {
@@ -57,6 +60,8 @@ func DecodeResult[Out any](t *Tool, res *mcp.CallToolResult) (*Out, error) {
 	return out, nil
 }
 
+// structured returns the result's output JSON: structuredContent, or the
+// JSON of a text content when there is none.
 func structured(res *mcp.CallToolResult) ([]byte, error) {
 	if res == nil {
 		return nil, ErrNoStructuredContent
@@ -68,7 +73,14 @@ func structured(res *mcp.CallToolResult) ([]byte, error) {
 	case []byte:
 		return sc, nil
 	default:
-		return json.Marshal(sc)
+		b, err := json.Marshal(sc)
+		if err != nil {
+			return nil, err
+		}
+		if exact := sameText(res, b); exact != nil {
+			return exact, nil
+		}
+		return b, nil
 	}
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok && json.Valid([]byte(tc.Text)) {
@@ -76,4 +88,27 @@ func structured(res *mcp.CallToolResult) ([]byte, error) {
 		}
 	}
 	return nil, ErrNoStructuredContent
+}
+
+// sameText returns the JSON of a text content that says the same as
+// structured (the SDK's float64 decoding of structuredContent, marshalled
+// again), or nil. Servers write the text content from the same JSON as
+// the structured content (prickled does), so its numbers are exact where
+// the SDK's decoding rounded them: integers beyond 2^53 survive.
+func sameText(res *mcp.CallToolResult, structured []byte) []byte {
+	var want any
+	if json.Unmarshal(structured, &want) != nil {
+		return nil
+	}
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		var got any
+		if json.Unmarshal([]byte(tc.Text), &got) == nil && reflect.DeepEqual(got, want) {
+			return []byte(tc.Text)
+		}
+	}
+	return nil
 }

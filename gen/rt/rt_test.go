@@ -137,3 +137,39 @@ func TestHandleTokenInfoFromRequest(t *testing.T) {
 		t.Error("token info from nowhere")
 	}
 }
+
+// DecodeResult keeps integers beyond 2^53 exact when the text content says
+// the same as the structuredContent the SDK decoded with float64 numbers,
+// and trusts structuredContent when the text says something else.
+func TestDecodeResultExactIntegers(t *testing.T) {
+	tool := &Tool{
+		Name:   "big",
+		Input:  NewValidator("big/input", []byte(`{"type":"object"}`)),
+		Output: NewValidator("big/output", []byte(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)),
+	}
+	type out struct {
+		N uint64 `json:"n"`
+	}
+	const big = 12345678901234567891
+	for _, c := range []struct {
+		text string
+		want uint64
+	}{
+		{`{"n":12345678901234567891}`, big},
+		{`{"n": 12345678901234567891 }`, big},
+		{`{"n":1}`, 12345678901234567000}, // another value: structuredContent wins, as float64 rounded it
+		{`not json`, 12345678901234567000},
+	} {
+		res := &mcp.CallToolResult{
+			StructuredContent: map[string]any{"n": float64(big)},
+			Content:           []mcp.Content{&mcp.TextContent{Text: c.text}},
+		}
+		got, err := DecodeResult[out](tool, res)
+		if err != nil {
+			t.Fatalf("%s: %v", c.text, err)
+		}
+		if got.N != c.want {
+			t.Errorf("text %s: n = %d, want %d", c.text, got.N, c.want)
+		}
+	}
+}
