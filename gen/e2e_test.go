@@ -52,36 +52,7 @@ func loadCase(t testing.TB, dir string) *spec.Spec {
 // unmarshal → marshal → validate while invalid ones fail at the expected
 // JSON pointer (fixtures: testdata/gen/<case>/roundtrip.json).
 func TestCorpusRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go test in a temporary module")
-	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go") // the toolchain running this test
-	if _, err := os.Stat(goBin); err != nil {
-		if goBin, err = exec.LookPath("go"); err != nil {
-			t.Skip("no go command")
-		}
-	}
-	repo, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	write := func(name string, data []byte) {
-		t.Helper()
-		p := filepath.Join(tmp, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", []byte("module example.com/e2e\n\ngo 1.26\n\nrequire github.com/prickle-dev/prickle v0.0.0\n\nreplace github.com/prickle-dev/prickle => "+repo+"\n"))
-	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("go.sum", sum)
+	goBin, tmp, write := tempModule(t, "e2e")
 
 	type pkg struct {
 		name string
@@ -382,3 +353,43 @@ func equal(a, b any) bool {
 	return reflect.DeepEqual(a, b)
 }
 `))
+
+// tempModule makes a temporary module, example.com/NAME, that requires this
+// one (replaced by the working tree). It returns the go command of the
+// toolchain running the test, the module's folder, and a function that
+// writes a file into it. It skips the test in -short mode and without a go
+// command.
+func tempModule(t *testing.T, name string) (goBin, dir string, write func(name string, data []byte)) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs go test in a temporary module")
+	}
+	goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		if goBin, err = exec.LookPath("go"); err != nil {
+			t.Skip("no go command")
+		}
+	}
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	write = func(name string, data []byte) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", []byte("module example.com/"+name+"\n\ngo 1.26\n\nrequire github.com/prickle-dev/prickle v0.0.0\n\nreplace github.com/prickle-dev/prickle => "+repo+"\n"))
+	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("go.sum", sum)
+	return goBin, dir, write
+}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"text/template"
@@ -243,36 +242,7 @@ var wireShapesCases = []struct{ In, Want string }{
 // the round-trip fixtures, and that rt.MarshalJSON writes <, > and & as
 // they are.
 func TestWireForms(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go test in a temporary module")
-	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go") // the toolchain running this test
-	if _, err := os.Stat(goBin); err != nil {
-		if goBin, err = exec.LookPath("go"); err != nil {
-			t.Skip("no go command")
-		}
-	}
-	repo, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	write := func(name string, data []byte) {
-		t.Helper()
-		p := filepath.Join(tmp, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", []byte("module example.com/wire\n\ngo 1.26\n\nrequire github.com/prickle-dev/prickle v0.0.0\n\nreplace github.com/prickle-dev/prickle => "+repo+"\n"))
-	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("go.sum", sum)
+	goBin, tmp, write := tempModule(t, "wire")
 
 	type pkg struct {
 		name string
