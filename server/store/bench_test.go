@@ -36,13 +36,22 @@ func benchToken(b *testing.B, issued []IssuedToken, kind TokenKind) string {
 	return ""
 }
 
+// BenchmarkAuthenticate: cached, a runner token as every HTTP request
+// presents it; uncached, the database lookup (the cache emptied first).
 func BenchmarkAuthenticate(b *testing.B) {
 	s, issued := benchStore(b)
 	tok := benchToken(b, issued, KindRunner)
-	for b.Loop() {
-		if _, err := s.Authenticate(ctx, tok); err != nil {
-			b.Fatal(err)
-		}
+	for _, cached := range []bool{true, false} {
+		b.Run(map[bool]string{true: "cached", false: "uncached"}[cached], func(b *testing.B) {
+			for b.Loop() {
+				if !cached {
+					s.auth.invalidate()
+				}
+				if _, err := s.Authenticate(ctx, tok); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -76,15 +85,24 @@ func BenchmarkClaimDiscussionReplay(b *testing.B) {
 	}
 }
 
+// BenchmarkDiscoverTeamAgents: cached, the directory from memory (a deep
+// copy); uncached, the read transaction (the cache emptied first).
 func BenchmarkDiscoverTeamAgents(b *testing.B) {
 	s, issued := benchStore(b)
 	p, err := s.Authenticate(ctx, benchToken(b, issued, KindAgent))
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		if _, err := s.DiscoverTeamAgents(ctx, p, SeedProject); err != nil {
-			b.Fatal(err)
-		}
+	for _, cached := range []bool{true, false} {
+		b.Run(map[bool]string{true: "cached", false: "uncached"}[cached], func(b *testing.B) {
+			for b.Loop() {
+				if !cached {
+					s.dir.invalidate()
+				}
+				if _, err := s.DiscoverTeamAgents(ctx, p, SeedProject); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
