@@ -32,8 +32,10 @@
 //   - A schema with no type keyword (any JSON) → json.RawMessage.
 //
 // Fields: required and not nullable → T (a struct by value; an array or map
-// marshals [] / {} when nil, via a generated MarshalJSON and an unexported
-// wire form that Register hands rt.Handle, see wire.go); required and
+// marshals [] / {} when nil, and so do the arrays and maps nested in it
+// that the schema does not let be null (rt.FillEmpty), via a generated
+// MarshalJSON and an unexported wire form that Register hands rt.Handle,
+// see wire.go); required and
 // nullable → *T, written as null when nil (slices, maps and raw JSON carry
 // null as nil); optional → *T with omitempty (slices and maps: omitzero, so
 // an explicit [] survives); optional and nullable → rt.Nullable[T] with

@@ -136,6 +136,42 @@ func valueCycle(owner, t *gtype, seen map[*gtype]bool) bool {
 	return false
 }
 
+// nestedNullable returns, for a field whose type nests slices or maps in
+// slices or maps (map[string][]T, [][]T, ...), whether each nested level
+// may be null (see rt.FillEmpty), or nil when no nested level must be
+// kept from null. Optional nullable fields (rt.Nullable) are left out.
+func nestedNullable(f *field) []bool {
+	if !f.required && f.nullable {
+		return nil
+	}
+	var levels []bool
+	must := false
+	for t := f.t; (t.kind == kSlice || t.kind == kMap) && (t.elem.kind == kSlice || t.elem.kind == kMap); t = t.elem {
+		levels = append(levels, t.elemNullable)
+		must = must || !t.elemNullable
+	}
+	if !must {
+		return nil
+	}
+	return levels
+}
+
+// needsFill lists the fields with nested slices or maps that must marshal
+// as [] or {} when nil (nestedNullable).
+func needsFill(t *gtype) []*field {
+	var out []*field
+	for _, f := range t.fields {
+		if nestedNullable(f) != nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// needsMarshal reports whether t gets a MarshalJSON of its own: some
+// slice or map in it, at the top or nested, must never be null.
+func needsMarshal(t *gtype) bool { return len(needsEmpty(t)) > 0 || len(needsFill(t)) > 0 }
+
 // needsEmpty lists the fields that must marshal as [] or {} when nil.
 func needsEmpty(t *gtype) []*field {
 	var out []*field
@@ -250,9 +286,19 @@ func renderStruct(f *jen.File, t *gtype, wm *wireModel) {
 			g.Id(fl.goName).Add(typ).Tag(map[string]string{"json": tag})
 		}
 	})
-	if empty := needsEmpty(t); len(empty) > 0 {
+	if needsMarshal(t) {
 		f.Line()
-		f.Add(comment(fmt.Sprintf("MarshalJSON writes %s as empty, never null, when nil: the schema requires them.", fieldNames(empty))))
+		doc := "MarshalJSON writes "
+		if empty := needsEmpty(t); len(empty) > 0 {
+			doc += fieldNames(empty) + " as empty, never null, when nil"
+			if fill := needsFill(t); len(fill) > 0 {
+				doc += ", and "
+			}
+		}
+		if fill := needsFill(t); len(fill) > 0 {
+			doc += "the slices and maps nested in " + fieldNames(fill) + " as empty when nil"
+		}
+		f.Add(comment(doc + ": the schema requires them."))
 		f.Func().Params(jen.Id("v").Id(t.name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
 			jen.Return(jen.Qual(pkgJSON, "Marshal").Call(jen.Id("v").Dot("wire").Call())),
 		)

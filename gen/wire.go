@@ -84,7 +84,7 @@ func fieldWire(owner *gtype, f *field, wired map[*gtype]bool) (shape wireShape, 
 func newWireModel(types []*gtype, outputs []*gtype, taken map[string]bool) *wireModel {
 	wm := &wireModel{names: map[*gtype]string{}, wired: map[*gtype]bool{}}
 	for _, t := range types {
-		if t.kind == kStruct && len(needsEmpty(t)) > 0 {
+		if t.kind == kStruct && needsMarshal(t) {
 			wm.wired[t] = true
 		}
 	}
@@ -116,7 +116,7 @@ func newWireModel(types []*gtype, outputs []*gtype, taken map[string]bool) *wire
 		}
 	}
 	for _, t := range types {
-		if t.kind == kStruct && len(needsEmpty(t)) > 0 {
+		if t.kind == kStruct && needsMarshal(t) {
 			use(t)
 		}
 	}
@@ -171,6 +171,9 @@ func renderWire(f *jen.File, t *gtype, wm *wireModel) {
 	if empty := needsEmpty(t); len(empty) > 0 {
 		doc += ", with " + fieldNames(empty) + " empty, never null, when nil"
 	}
+	if fill := needsFill(t); len(fill) > 0 {
+		doc += ", and the nil slices and maps nested in " + fieldNames(fill) + " empty where the schema forbids null"
+	}
 	f.Add(comment(doc + "."))
 	f.Func().Params(jen.Id("v").Id(t.name)).Id("wire").Params().Id(name).BlockFunc(func(g *jen.Group) {
 		var same []jen.Code
@@ -197,6 +200,13 @@ func renderWire(f *jen.File, t *gtype, wm *wireModel) {
 			case wireSame:
 				if empty[fl] {
 					g.If(dst().Op("==").Nil()).Block(dst().Op("=").Add(typeExpr(fl.t)).Values())
+				}
+				if levels := nestedNullable(fl); levels != nil {
+					args := []jen.Code{dst()} // after the empty fill above
+					for _, n := range levels {
+						args = append(args, jen.Lit(n))
+					}
+					g.Add(dst().Op("=").Qual(pkgRT, "FillEmpty").Call(args...))
 				}
 			case wireValue:
 				g.Add(dst().Op("=").Add(src()).Dot("wire").Call())

@@ -217,8 +217,9 @@ Return objects in every container the wire forms convert.
 `, "~~~", "```")
 
 // wireShapesCases are outputs of wire_shapes as JSON, and the JSON that
-// json.Marshal writes for them: required arrays and maps [] / {} when nil,
-// nullable ones null, optional ones omitted when nil and kept when empty.
+// json.Marshal writes for them: required arrays and maps [] / {} when nil
+// (nested ones too), nullable ones null, optional ones omitted when nil and
+// kept when empty.
 var wireShapesCases = []struct{ In, Want string }{
 	{`{}`, `{"one":{"name":"","tags":[]},"maybe":null,"list":[],"null_list":null,"holes":[],"by_name":{},"holes_by_name":{},"grid":[],"tree":{"label":"","children":[]}}`},
 	{
@@ -228,6 +229,12 @@ var wireShapesCases = []struct{ In, Want string }{
 		`{"one":{"name":"a","tags":[]},"opt":{"name":"b","tags":["t"]},"maybe":{"name":"c","tags":[]},"either":null,"list":[{"name":"d","tags":[]}],"opt_list":[],"null_list":[],` +
 			`"holes":[null,{"name":"e","tags":[]}],"by_name":{"y":{"name":"g","tags":[]},"z":{"name":"f","tags":[]}},"opt_by_name":{},"holes_by_name":{"m":{"name":"h","tags":[]},"n":null},` +
 			`"grid":[[{"name":"i","tags":[]}],[]],"tree":{"label":"r","children":[{"label":"s","children":[]},{"label":"t","children":[{"label":"u","children":[]}]}]}}`,
+	},
+	// A nil array nested in grid (decoded from null here; a handler may
+	// leave one nil) marshals [], as the schema requires.
+	{
+		`{"grid":[null,[{"name":"i"}]]}`,
+		`{"one":{"name":"","tags":[]},"maybe":null,"list":[],"null_list":null,"holes":[],"by_name":{},"holes_by_name":{},"grid":[[],[{"name":"i","tags":[]}]],"tree":{"label":"","children":[]}}`,
 	},
 	{
 		`{"either":{"name":"x"},"opt_by_name":{"k":{"name":"y"}},"null_list":null,"grid":null}`,
