@@ -7,6 +7,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -164,11 +165,21 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (*jsonschema.Schema, Diag
 	if err != nil {
 		var se *schemax.SchemaError
 		if errors.As(err, &se) {
+			// One finding per place: the meta-schema may give several
+			// reasons for one value (each branch of an anyOf).
+			var ptrs []string
+			reasons := map[string][]string{}
 			for _, v := range se.Violations {
 				if badPattern[v.Pointer] {
 					continue // already reported as pattern-invalid
 				}
-				add(v.Pointer, "schema-invalid", "not valid JSON Schema 2020-12: %s (%s)", v.Message, v.Keyword)
+				if _, ok := reasons[v.Pointer]; !ok {
+					ptrs = append(ptrs, v.Pointer)
+				}
+				reasons[v.Pointer] = append(reasons[v.Pointer], fmt.Sprintf("%s (%s)", v.Message, v.Keyword))
+			}
+			for _, p := range ptrs {
+				add(p, "schema-invalid", "not valid JSON Schema 2020-12: %s", strings.Join(reasons[p], "; "))
 			}
 		} else {
 			add("", "schema-invalid", "%v", err)
