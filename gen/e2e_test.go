@@ -54,28 +54,7 @@ func loadCase(t testing.TB, dir string) *spec.Spec {
 func TestCorpusRuns(t *testing.T) {
 	goBin, tmp, write := tempModule(t, "e2e")
 
-	type pkg struct {
-		name string
-		s    *spec.Spec
-		fix  []byte
-	}
-	var pkgs []pkg
-	for _, c := range corpusCases(t) {
-		fix, err := os.ReadFile(filepath.Join(corpusDir, c, "roundtrip.json"))
-		if err != nil {
-			t.Fatalf("case %s has no roundtrip.json fixture: %v", c, err)
-		}
-		pkgs = append(pkgs, pkg{c, loadCase(t, filepath.Join(corpusDir, c)), fix})
-	}
-	bundled, err := spec.LoadBundled()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fix, err := os.ReadFile("testdata/bundled.roundtrip.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkgs = append(pkgs, pkg{"api", bundled, fix})
+	pkgs := corpusPackages(t)
 
 	for _, p := range pkgs {
 		files, _, err := Generate(p.s, Options{Package: p.name})
@@ -392,4 +371,35 @@ func tempModule(t *testing.T, name string) (goBin, dir string, write func(name s
 	}
 	write("go.sum", sum)
 	return goBin, dir, write
+}
+
+// corpusPkg is a spec to generate as a package of a temporary module, with
+// its round-trip fixtures (nil when it has none).
+type corpusPkg struct {
+	name string
+	s    *spec.Spec
+	fix  []byte
+}
+
+// corpusPackages returns every corpus case and the bundled pages (package
+// api), each with its round-trip fixtures.
+func corpusPackages(t *testing.T) []corpusPkg {
+	t.Helper()
+	var pkgs []corpusPkg
+	for _, c := range corpusCases(t) {
+		fix, err := os.ReadFile(filepath.Join(corpusDir, c, "roundtrip.json"))
+		if err != nil {
+			t.Fatalf("case %s has no roundtrip.json fixture: %v", c, err)
+		}
+		pkgs = append(pkgs, corpusPkg{c, loadCase(t, filepath.Join(corpusDir, c)), fix})
+	}
+	bundled, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix, err := os.ReadFile("testdata/bundled.roundtrip.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(pkgs, corpusPkg{"api", bundled, fix})
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"text/template"
@@ -251,32 +250,11 @@ var wireShapesCases = []struct{ In, Want string }{
 func TestWireForms(t *testing.T) {
 	goBin, tmp, write := tempModule(t, "wire")
 
-	type pkg struct {
-		name string
-		s    *spec.Spec
-		fix  []byte // round-trip fixtures; nil for wire_shapes
-	}
 	shapes, _, err := spec.FromSources([]spec.Source{{File: "wire_shapes.md", Src: []byte(wireShapesPage)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkgs := []pkg{{"shapes", shapes, nil}}
-	for _, c := range corpusCases(t) {
-		fix, err := os.ReadFile(filepath.Join(corpusDir, c, "roundtrip.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pkgs = append(pkgs, pkg{c, loadCase(t, filepath.Join(corpusDir, c)), fix})
-	}
-	bundled, err := spec.LoadBundled()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fix, err := os.ReadFile("testdata/bundled.roundtrip.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkgs = append(pkgs, pkg{"api", bundled, fix})
+	pkgs := append([]corpusPkg{{"shapes", shapes, nil}}, corpusPackages(t)...) // shapes: no round-trip fixtures
 	cases, err := json.Marshal(wireShapesCases)
 	if err != nil {
 		t.Fatal(err)
