@@ -244,13 +244,6 @@ func lookup(raw json.RawMessage, ptr string) (json.RawMessage, bool) {
 	return cur, true
 }
 
-// annotationKeys never change what a value may be.
-var annotationKeys = map[string]bool{
-	"$schema": true, "$id": true, "$comment": true, "$anchor": true, "title": true, "description": true,
-	"default": true, "examples": true, "deprecated": true, "readOnly": true, "writeOnly": true,
-	"$defs": true, "definitions": true,
-}
-
 // shapeKeys decide the Go type of a schema; every other keyword only
 // narrows the values (and is left to the validator).
 var shapeKeys = []string{"type", "properties", "patternProperties", "additionalProperties", "items", "prefixItems",
