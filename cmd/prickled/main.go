@@ -25,9 +25,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
-	"github.com/rogpeppe/go-internal/renameio"
 )
 
 func main() {
@@ -154,9 +154,9 @@ func showTokens(w io.Writer, tokensOut, db string, issued []store.IssuedToken) e
 		if err != nil {
 			return err
 		}
-		// renameio writes a temporary file (mode 0600) and renames it: the
-		// tokens are never readable by others, nor half-written.
-		if err := renameio.WriteFile(tokensOut, append(b, '\n')); err != nil {
+		// A temporary file (mode 0600) renamed into place: the tokens are
+		// never readable by others, nor half-written.
+		if err := fsx.WriteFileAtomic(tokensOut, append(b, '\n'), 0o600); err != nil {
 			return fmt.Errorf("write tokens: %w", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/prickle-dev/prickle/gen"
+	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/rogpeppe/go-internal/diff"
 )
@@ -171,7 +172,7 @@ func runGenerate(c *ctx, args []string) int {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return c.fail("%v", err)
 		}
-		if err := writeFileAtomic(p, t.files[p], 0); err != nil {
+		if err := fsx.WriteFileAtomic(p, t.files[p], 0); err != nil {
 			return c.fail("%v", err)
 		}
 	}

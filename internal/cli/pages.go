@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
+	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/rogpeppe/go-internal/diff"
 )
@@ -71,7 +71,7 @@ func runSpec(c *ctx, args []string) int {
 		c.stdout.Write(b)
 		return ExitOK
 	}
-	if err := writeFileAtomic(*out, b, 0o644); err != nil {
+	if err := fsx.WriteFileAtomic(*out, b, 0o644); err != nil {
 		return c.fail("%v", err)
 	}
 	return ExitOK
@@ -149,7 +149,7 @@ func runFmt(c *ctx, args []string) int {
 			c.stdout.Write(diff.Diff(s.File, s.Src, s.File+" (formatted)", out))
 		}
 		if *write && changed {
-			if err := writeFileAtomic(filepath.FromSlash(s.File), out, 0); err != nil {
+			if err := fsx.WriteFileAtomic(filepath.FromSlash(s.File), out, 0); err != nil {
 				return c.fail("%v", err)
 			}
 		}
@@ -161,39 +161,6 @@ func runFmt(c *ctx, args []string) int {
 		}
 	}
 	return code
-}
-
-// writeFileAtomic writes through a temporary file in the same folder and a
-// rename, so a failure never leaves a half-written file. perm 0 keeps the
-// mode of an existing file (0644 for a new one); go-internal's renameio
-// would leave every file 0600, which is wrong for pages and generated code.
-func writeFileAtomic(name string, data []byte, perm os.FileMode) error {
-	if perm == 0 {
-		perm = 0o644
-		if fi, err := os.Stat(name); err == nil {
-			perm = fi.Mode().Perm()
-		}
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return nil
 }
 
 func asPagesError(err error, target **spec.PagesError) bool { return errors.As(err, target) }

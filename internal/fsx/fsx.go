@@ -1,0 +1,42 @@
+// Package fsx holds the file-system helpers the project's commands share.
+package fsx
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteFileAtomic writes through a temporary file in the same folder and a
+// rename, so a failure never leaves a half-written file. perm 0 keeps the
+// mode of an existing file (0644 for a new one). The temporary file is
+// created 0600 and given perm just before the rename, so a file meant for
+// its owner alone (tokens: 0600) is never readable by others.
+func WriteFileAtomic(name string, data []byte, perm os.FileMode) error {
+	if perm == 0 {
+		perm = 0o644
+		if fi, err := os.Stat(name); err == nil {
+			perm = fi.Mode().Perm()
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
