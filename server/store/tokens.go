@@ -310,24 +310,13 @@ func (s *Store) lookupToken(ctx context.Context, want []byte) (*Principal, error
 // IssueAgentToken issues a new token for an existing agent ("owner/name")
 // and returns its plaintext once. Earlier tokens stay valid until revoked.
 func (s *Store) IssueAgentToken(ctx context.Context, agent string) (IssuedToken, error) {
-	var it IssuedToken
-	err := s.inTx(ctx, func(tx *txn) error {
-		if ok, err := exists(ctx, tx, `SELECT 1 FROM agents WHERE id = ?`, agent); err != nil {
-			return err
-		} else if !ok {
-			return fmt.Errorf("no agent %q", agent)
+	return inTxValue(ctx, s, "issue agent token", func(tx *txn) (IssuedToken, error) {
+		if err := requireAgent(ctx, tx, agent); err != nil {
+			return IssuedToken{}, err
 		}
 		tok, err := mintToken(ctx, tx, tokenRow{kind: KindAgent, agent: agent}, s.Now())
-		if err != nil {
-			return err
-		}
-		it = IssuedToken{Kind: KindAgent, Agent: agent, Token: tok}
-		return nil
+		return IssuedToken{Kind: KindAgent, Agent: agent, Token: tok}, err
 	})
-	if err != nil {
-		return IssuedToken{}, fmt.Errorf("store: issue agent token: %w", err)
-	}
-	return it, nil
 }
 
 // PairRunner creates runner runnerID paired to agent ("owner/name") and
@@ -337,28 +326,26 @@ func (s *Store) PairRunner(ctx context.Context, agent, runnerID string) (IssuedT
 	if !reID.MatchString(runnerID) {
 		return IssuedToken{}, fmt.Errorf("store: pair runner: invalid runner id %q", runnerID)
 	}
-	var it IssuedToken
-	err := s.inTx(ctx, func(tx *txn) error {
-		if ok, err := exists(ctx, tx, `SELECT 1 FROM agents WHERE id = ?`, agent); err != nil {
-			return err
-		} else if !ok {
-			return fmt.Errorf("no agent %q", agent)
+	return inTxValue(ctx, s, "pair runner", func(tx *txn) (IssuedToken, error) {
+		if err := requireAgent(ctx, tx, agent); err != nil {
+			return IssuedToken{}, err
 		}
 		now := s.Now()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO runners(id, agent, created_at) VALUES (?,?,?)`, runnerID, agent, toDB(now)); err != nil {
-			return err
+			return IssuedToken{}, err
 		}
 		tok, err := mintToken(ctx, tx, tokenRow{kind: KindRunner, agent: agent, runner: &runnerID}, now)
-		if err != nil {
-			return err
-		}
-		it = IssuedToken{Kind: KindRunner, Agent: agent, Runner: runnerID, Token: tok}
-		return nil
+		return IssuedToken{Kind: KindRunner, Agent: agent, Runner: runnerID, Token: tok}, err
 	})
-	if err != nil {
-		return IssuedToken{}, fmt.Errorf("store: pair runner: %w", err)
+}
+
+// requireAgent fails unless agent ("owner/name") exists.
+func requireAgent(ctx context.Context, tx *txn, agent string) error {
+	ok, err := exists(ctx, tx, `SELECT 1 FROM agents WHERE id = ?`, agent)
+	if err == nil && !ok {
+		err = fmt.Errorf("no agent %q", agent)
 	}
-	return it, nil
+	return err
 }
 
 // RevokeToken revokes the given token. Revoking a runner token unpairs
