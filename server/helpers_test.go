@@ -42,24 +42,6 @@ const (
 // t0 is the fake clock's start.
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
-// fakeClock is the injected clock (Config.Now).
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // envOpts configures newEnv.
 type envOpts struct {
 	fixture string        // a file in testdata; empty means the seed world
@@ -74,7 +56,7 @@ type env struct {
 	t      *testing.T
 	srv    *server.Server
 	ts     *httptest.Server
-	clock  *fakeClock
+	clock  *testkit.Clock // the injected clock (Config.Now)
 	logs   *testkit.Buffer
 	tokens []store.IssuedToken
 	dbPath string
@@ -82,7 +64,7 @@ type env struct {
 
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
-	e := &env{t: t, clock: &fakeClock{t: t0}, logs: &testkit.Buffer{}}
+	e := &env{t: t, clock: testkit.NewClock(t0), logs: &testkit.Buffer{}}
 	cfg := server.Config{
 		DB:            ":memory:",
 		LaunchTimeout: o.launch,

@@ -1,6 +1,7 @@
 // Package testkit holds small helpers that the project's tests share:
 // a goroutine-safe buffer for process output and logs, a bearer-token
-// RoundTripper, and building a command of this module into a test folder.
+// RoundTripper, a fake clock, and building a command of this module into a
+// test folder.
 package testkit
 
 import (
@@ -11,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // Buffer is a bytes.Buffer that concurrent writers may share.
@@ -63,4 +65,28 @@ func GoBuild(dir, pkg string, race bool) (string, error) {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
+}
+
+// Clock is a fake clock for the injectable Now of the server and the store:
+// it stands still until Advance moves it. Safe for concurrent use.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a clock standing at t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }

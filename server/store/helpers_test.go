@@ -4,32 +4,18 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sync"
 	"testing"
 	"time"
-)
 
-// clock is an injectable fake clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+	"github.com/prickle-dev/prickle/internal/testkit"
+)
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
-func newClock() *clock { return &clock{t: t0} }
+// clock is the injected clock (Options.Now).
+type clock = testkit.Clock
 
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *clock { return testkit.NewClock(t0) }
 
 func openT(t *testing.T, dsn string, c *clock) *Store {
 	t.Helper()
