@@ -25,9 +25,7 @@ func TestClaimDiscussionHarness(t *testing.T) {
 	agent := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
 	_, err = s.ClaimDiscussion(ctx, agent, SeedMessageID, "k", ptrTo(2))
 	wantCode(t, err, CodeNotRunner)
-	var n int
-	s.db.QueryRowContext(ctx, `SELECT count(*) FROM discussion_claims`).Scan(&n)
-	if n != 0 {
+	if n := count(t, s, `SELECT count(*) FROM discussion_claims`); n != 0 {
 		t.Fatalf("refused claims wrote %d rows", n)
 	}
 }

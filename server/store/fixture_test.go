@@ -150,9 +150,8 @@ func TestFixtureErrorsNamePath(t *testing.T) {
 			}
 			// All or nothing.
 			for _, table := range []string{"projects", "people", "agents", "tokens", "messages"} {
-				var n int
-				if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil || n != 0 {
-					t.Fatalf("%s has %d rows after a failed load (%v)", table, n, err)
+				if n := count(t, s, `SELECT count(*) FROM `+table); n != 0 {
+					t.Fatalf("%s has %d rows after a failed load", table, n)
 				}
 			}
 		})

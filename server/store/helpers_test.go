@@ -103,3 +103,14 @@ const (
 	fxScoutRunner   = "prk_fixture-runner-maya-scout-0001"
 	fxTheoRunner    = "prk_fixture-runner-theo-desktop-0001"
 )
+
+// count runs a SELECT count(*) query on s and fails the test if it cannot:
+// a count that silently stayed 0 would pass every "nothing was written".
+func count(t *testing.T, s *Store, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := s.db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}

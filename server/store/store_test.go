@@ -54,9 +54,8 @@ func TestOpenMigratesOnceAndReopenKeepsData(t *testing.T) {
 	}
 
 	s2 := openT(t, path, c)
-	var n int
-	if err := s2.db.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != latest {
-		t.Fatalf("schema_migrations rows = %d, %v; want %d", n, err, latest)
+	if n := count(t, s2, `SELECT count(*) FROM schema_migrations`); n != latest {
+		t.Fatalf("schema_migrations rows = %d; want %d", n, latest)
 	}
 	again, err := s2.SeedDefault(ctx)
 	if err != nil || again != nil {
@@ -447,9 +446,7 @@ func TestClaimTaskExampleAndReplay(t *testing.T) {
 	if _, err := s.Authenticate(ctx, second.ExecutionCredential.Token); !errors.Is(err, ErrExpiredToken) {
 		t.Fatalf("after launch timeout: %v, want expired", err)
 	}
-	var n int
-	s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts`).Scan(&n)
-	if n != 1 {
+	if n := count(t, s, `SELECT count(*) FROM attempts`); n != 1 {
 		t.Fatalf("attempts = %d", n)
 	}
 }
@@ -494,9 +491,7 @@ func TestClaimTaskRefusals(t *testing.T) {
 	wantCode(t, err, CodeMentionNotCause)
 
 	// Nothing was written by the refusals.
-	var n int
-	s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts`).Scan(&n)
-	if n != 2 {
+	if n := count(t, s, `SELECT count(*) FROM attempts`); n != 2 {
 		t.Fatalf("attempts = %d, want 2 (fixture + ok)", n)
 	}
 }
@@ -567,9 +562,8 @@ func TestClaimTaskConcurrentSameKeyFileDB(t *testing.T) {
 	if fresh != 1 || len(tokens) != n {
 		t.Fatalf("fresh claims = %d (want 1), distinct tokens = %d (want %d)", fresh, len(tokens), n)
 	}
-	var attempts, live int
-	s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts`).Scan(&attempts)
-	s.db.QueryRowContext(ctx, `SELECT count(*) FROM tokens WHERE kind = 'execution_credential' AND revoked_at IS NULL`).Scan(&live)
+	attempts := count(t, s, `SELECT count(*) FROM attempts`)
+	live := count(t, s, `SELECT count(*) FROM tokens WHERE kind = 'execution_credential' AND revoked_at IS NULL`)
 	if attempts != 1 || live != 1 {
 		t.Fatalf("attempts = %d, live credentials = %d; want 1, 1", attempts, live)
 	}
