@@ -76,18 +76,7 @@ func TestCorpusRuns(t *testing.T) {
 		write(p.name+"/testdata/roundtrip.json", p.fix)
 	}
 
-	cmd := exec.Command(goBin, "test", "-count=1", "./...")
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go test in the generated module: %v\n%s", err, out)
-	}
-	for _, p := range pkgs {
-		if !strings.Contains(string(out), "ok  \texample.com/e2e/"+p.name) {
-			t.Errorf("package %s did not pass:\n%s", p.name, out)
-		}
-	}
+	out := goTestModule(t, goBin, tmp, "e2e", pkgs)
 	t.Logf("%s", out)
 }
 
@@ -371,6 +360,26 @@ func tempModule(t *testing.T, name string) (goBin, dir string, write func(name s
 	}
 	write("go.sum", sum)
 	return goBin, dir, write
+}
+
+// goTestModule runs go test on every package of the temporary module
+// example.com/MOD in dir and requires each of pkgs to pass; it returns the
+// output.
+func goTestModule(t *testing.T, goBin, dir, mod string, pkgs []corpusPkg) []byte {
+	t.Helper()
+	cmd := exec.Command(goBin, "test", "-count=1", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go test in the generated module: %v\n%s", err, out)
+	}
+	for _, p := range pkgs {
+		if !strings.Contains(string(out), "ok  \texample.com/"+mod+"/"+p.name) {
+			t.Errorf("package %s did not pass:\n%s", p.name, out)
+		}
+	}
+	return out
 }
 
 // corpusPkg is a spec to generate as a package of a temporary module, with

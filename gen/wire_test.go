@@ -3,8 +3,6 @@ package gen
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"text/template"
@@ -295,18 +293,7 @@ func TestWireForms(t *testing.T) {
 		t.Fatalf("%d tools have an output with a wire form, want at least 8", wired)
 	}
 
-	cmd := exec.Command(goBin, "test", "-count=1", "./...")
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go test in the generated module: %v\n%s", err, out)
-	}
-	for _, p := range pkgs {
-		if !strings.Contains(string(out), "ok  \texample.com/wire/"+p.name) {
-			t.Errorf("package %s did not pass:\n%s", p.name, out)
-		}
-	}
+	goTestModule(t, goBin, tmp, "wire", pkgs)
 }
 
 var wireTmpl = template.Must(template.New("wire").Parse(`package {{.Pkg}}

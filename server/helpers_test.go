@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -408,16 +409,10 @@ func checkWireSuccess(t *testing.T, tool string, w wireCall) []byte {
 	}
 	var a, b any
 	if json.Unmarshal([]byte(r.Content[0].Text), &a) != nil || json.Unmarshal(r.StructuredContent, &b) != nil ||
-		!jsonEqual(a, b) {
+		!reflect.DeepEqual(a, b) {
 		t.Fatalf("%s: text content is not the structuredContent JSON: %s", tool, w.result)
 	}
 	return r.StructuredContent
-}
-
-func jsonEqual(a, b any) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
 }
 
 func toolFor(name string) *rt.Tool {
