@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,14 +17,15 @@ import (
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec"
 )
 
 // Exit statuses.
 const (
-	exitOK    = 0
+	exitOK    = cmdline.ExitOK
 	exitFail  = 1
-	exitUsage = 2
+	exitUsage = cmdline.ExitUsage
 )
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -88,14 +88,8 @@ flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		return usageErr(stderr, "unexpected argument %q", fs.Arg(0))
+	if code, ok := cmdline.Parse(fs, args, false); !ok {
+		return code
 	}
 	prof, err := conformance.ParseProfile(*profile)
 	if err != nil {
@@ -273,14 +267,8 @@ flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		return usageErr(stderr, "trace: unexpected argument %q", fs.Arg(0))
+	if code, ok := cmdline.Parse(fs, args, false); !ok {
+		return code
 	}
 	sp, scripts, ok := loadSpec(stderr)
 	if !ok {

@@ -3,19 +3,20 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/prickle-dev/prickle/internal/cmdline"
 )
 
 // Exit statuses.
 const (
-	ExitOK       = 0 // clean
-	ExitFindings = 1 // findings, a diff, something breaking
-	ExitUsage    = 2 // usage or I/O error
+	ExitOK       = cmdline.ExitOK    // clean
+	ExitFindings = 1                 // findings, a diff, something breaking
+	ExitUsage    = cmdline.ExitUsage // usage or I/O error
 )
 
 // command is one subcommand.
@@ -63,15 +64,10 @@ func hasFlags(fs *flag.FlagSet) bool {
 	return n > 0
 }
 
-// parse parses flags; ok is false when the command should exit with code.
+// parse parses flags (subcommands take positional arguments); ok is false
+// when the command should exit with code.
 func (c *ctx) parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK, false
-		}
-		return ExitUsage, false
-	}
-	return 0, true
+	return cmdline.Parse(fs, args, true)
 }
 
 // Run runs prickle-gen with args (without the program name) and returns
