@@ -18,65 +18,57 @@ import (
 
 var benchSizes = []int{100, 1000}
 
-// BenchmarkSpec: parse the pages, merge them and write the canonical JSON,
-// which is what "prickle-gen spec" does.
-func BenchmarkSpec(b *testing.B) {
+// benchPages runs op once per iteration on generated corpora of each of
+// benchSizes, reporting bytes, allocations and µs per page.
+func benchPages(b *testing.B, op func(b *testing.B, srcs []Source)) {
 	for _, n := range benchSizes {
 		srcs := genCorpus(n)
 		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
 			b.SetBytes(corpusBytes(srcs))
 			b.ReportAllocs()
 			for b.Loop() {
-				pages, _ := ParseAll(srcs)
-				s, _ := Build(pages)
-				if _, err := s.Marshal(); err != nil {
-					b.Fatal(err)
-				}
+				op(b, srcs)
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/page")
 		})
 	}
+}
+
+// BenchmarkSpec: parse the pages, merge them and write the canonical JSON,
+// which is what "prickle-gen spec" does.
+func BenchmarkSpec(b *testing.B) {
+	benchPages(b, func(b *testing.B, srcs []Source) {
+		pages, _ := ParseAll(srcs)
+		s, _ := Build(pages)
+		if _, err := s.Marshal(); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 // BenchmarkLint: parse the pages and run every rule (schemas compiled,
 // patterns checked, examples validated).
 func BenchmarkLint(b *testing.B) {
-	for _, n := range benchSizes {
-		srcs := genCorpus(n)
-		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
-			b.SetBytes(corpusBytes(srcs))
-			b.ReportAllocs()
-			for b.Loop() {
-				pages, pd := ParseAll(srcs)
-				if _, ds := Lint(pages, pd); ds.HasErrors() {
-					b.Fatalf("generated corpus has errors: %v", ds.Errors()[0])
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/page")
-		})
-	}
+	benchPages(b, func(b *testing.B, srcs []Source) {
+		pages, pd := ParseAll(srcs)
+		if _, ds := Lint(pages, pd); ds.HasErrors() {
+			b.Fatalf("generated corpus has errors: %v", ds.Errors()[0])
+		}
+	})
 }
 
 // BenchmarkSpecChecked: the spec of pages checked as lint checks them:
 // FromSources (parse, build, lint) and Marshal, as generate does.
 func BenchmarkSpecChecked(b *testing.B) {
-	for _, n := range benchSizes {
-		srcs := genCorpus(n)
-		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
-			b.SetBytes(corpusBytes(srcs))
-			b.ReportAllocs()
-			for b.Loop() {
-				s, _, err := FromSources(srcs)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := s.Marshal(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/page")
-		})
-	}
+	benchPages(b, func(b *testing.B, srcs []Source) {
+		s, _, err := FromSources(srcs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Marshal(); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 func corpusBytes(srcs []Source) int64 {
