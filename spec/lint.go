@@ -1,18 +1,17 @@
 package spec
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
+	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/internal/schemax"
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Rules lists every lint rule with its severity and what it finds.
@@ -93,7 +92,7 @@ func lintTools(tools []*Tool) []Diagnostics {
 
 func lintTool(t *Tool) Diagnostics {
 	var ds Diagnostics
-	var input *jsonschema.Schema
+	var input *santhosh.Schema
 	for _, sec := range []struct {
 		name string
 		b    *JSONBlock
@@ -122,42 +121,41 @@ func lintTool(t *Tool) Diagnostics {
 }
 
 // lintSchema checks one schema and returns it compiled when it is valid.
-func lintSchema(t *Tool, section string, b *JSONBlock) (*jsonschema.Schema, Diagnostics) {
+func lintSchema(t *Tool, section string, b *JSONBlock) (*santhosh.Schema, Diagnostics) {
 	var ds Diagnostics
 	add := func(ptr, rule, format string, args ...any) {
 		ds = append(ds, Diagnostic{Pos: b.PointerPos(ptr), Severity: Error, Rule: rule,
 			Message: fmt.Sprintf("%s: %s at %s: ", t.Name, section, ptrOrRoot(ptr)) + fmt.Sprintf(format, args...)})
 	}
-	root := objectOf(b.JSON)
-	var typ string
-	if root == nil || json.Unmarshal(root["type"], &typ) != nil || typ != "object" {
+	doc := b.Schema()
+	if typ, ok := doc.Root().String("type"); !ok || typ != "object" {
 		add("", "schema-root", "a tool's schema must be an object schema (\"type\": \"object\")")
 	}
 	badPattern := map[string]bool{}
-	walkSchema(b, func(ptr string, node map[string]any) {
-		if pat, ok := node["pattern"].(string); ok {
-			if _, err := schemax.CompileRegexp(pat); err != nil {
-				add(ptr+"/pattern", "pattern-invalid", "%v", errors.Unwrap(err))
-				badPattern[ptr+"/pattern"] = true
-			}
-		}
-		patternProps := objectAt(node, "patternProperties")
-		for _, name := range slices.Sorted(maps.Keys(patternProps)) {
-			p := ptr + "/patternProperties/" + schemax.EscapeToken(name)
-			if _, err := schemax.CompileRegexp(name); err != nil {
-				add(p, "pattern-invalid", "%v", errors.Unwrap(err))
-				badPattern[p] = true
-			}
-		}
-		if req, ok := stringsOf(node["required"]); ok {
-			props := objectAt(node, "properties")
-			if len(patternProps) > 0 {
-				return // a pattern may define the name
-			}
-			for i, r := range req {
-				if _, ok := props[r]; !ok {
-					add(fmt.Sprintf("%s/required/%d", ptr, i), "required-unknown", "required property %q is not among the schema's properties", r)
+	doc.Walk(func(s *jsonschema.Schema) {
+		if k := s.Get("pattern"); k != nil {
+			if pat, ok := k.String(); ok {
+				if _, err := schemax.CompileRegexp(pat); err != nil {
+					add(k.Ptr, "pattern-invalid", "%v", errors.Unwrap(err))
+					badPattern[k.Ptr] = true
 				}
+			}
+		}
+		patternProps := s.Members("patternProperties")
+		for _, m := range patternProps {
+			if _, err := schemax.CompileRegexp(m.Name); err != nil {
+				add(m.Schema.Pointer(), "pattern-invalid", "%v", errors.Unwrap(err))
+				badPattern[m.Schema.Pointer()] = true
+			}
+		}
+		req := s.Get("required")
+		names, ok := s.Strings("required")
+		if !ok || len(patternProps) > 0 {
+			return // a pattern may define the name
+		}
+		for i, r := range names {
+			if s.Property(r) == nil {
+				add(jsonpointer.AppendIndex(req.Ptr, i), "required-unknown", "required property %q is not among the schema's properties", r)
 			}
 		}
 	})

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/prickle-dev/prickle/internal/jsonpos"
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
@@ -47,7 +47,7 @@ type JSONBlock struct {
 	segs   []segment // where the body's bytes sit in the page
 	body   []byte    // the fence's body as written
 	parsed bool      // JSON is valid
-	index  jsonpos.Index
+	index  jsonpointer.Index
 }
 
 type segment struct{ start, stop, bodyOff int }

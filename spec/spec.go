@@ -9,6 +9,9 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
+	"github.com/prickle-dev/prickle/internal/jsonschema"
 )
 
 // FormatVersion is the version of the canonical spec document.
@@ -333,33 +336,32 @@ type catalogName struct {
 
 // catalogNames finds the enum of every "allowed_tools" array property.
 func catalogNames(b *JSONBlock) []catalogName {
-	if b == nil || !b.Valid() {
-		return nil
-	}
-	if !bytes.Contains(b.JSON, []byte(`"allowed_tools"`)) {
+	if b == nil || !b.Valid() || !bytes.Contains(b.JSON, []byte(`"allowed_tools"`)) {
 		return nil
 	}
 	var out []catalogName
-	walkSchema(b, func(ptr string, node map[string]any) {
-		items := objectAt(objectAt(objectAt(node, "properties"), "allowed_tools"), "items")
-		enum, ok := stringsOf(items["enum"])
+	b.Schema().Walk(func(s *jsonschema.Schema) {
+		items := s.Property("allowed_tools")
+		if items != nil {
+			items = items.Sub("items")
+		}
+		if items == nil {
+			return
+		}
+		k := items.Get("enum")
+		if k == nil {
+			return
+		}
+		enum, ok := k.Strings()
 		if !ok {
 			return
 		}
 		for i, n := range enum {
-			ptr := fmt.Sprintf("%s/properties/allowed_tools/items/enum/%d", ptr, i)
+			ptr := jsonpointer.AppendIndex(k.Ptr, i)
 			out = append(out, catalogName{name: n, pos: func() Pos { return b.PointerPos(ptr) }})
 		}
 	})
 	return out
-}
-
-func objectOf(raw json.RawMessage) map[string]json.RawMessage {
-	var m map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
-		return nil
-	}
-	return m
 }
 
 // splitSentences splits the description into sentences with stable IDs.
@@ -485,5 +487,3 @@ func Unmarshal(data []byte) (*Spec, error) {
 	}
 	return &s, nil
 }
-
-func itoa(i int) string { return fmt.Sprint(i) }

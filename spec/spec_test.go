@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -149,7 +150,7 @@ func firstDiff(got, want []byte) string {
 			b = w[i]
 		}
 		if a != b || i >= len(g) || i >= len(w) {
-			return "line " + itoa(i+1) + ":\n got: " + a + "\nwant: " + b
+			return "line " + strconv.Itoa(i+1) + ":\n got: " + a + "\nwant: " + b
 		}
 	}
 	return "(no line differs)"

@@ -1,7 +1,4 @@
-// Package jsonpos finds where each value of a JSON document starts, by JSON
-// pointer, so that diagnostics about a schema or an example can name the
-// line and column in the page that holds it.
-package jsonpos
+package jsonpointer
 
 import (
 	"bytes"
@@ -12,13 +9,14 @@ import (
 	"strings"
 )
 
-// Index maps JSON pointers (RFC 6901; "" is the root) to the byte offset at
-// which the value starts in the document.
+// Index maps the pointer of every value of a document ("" is the root) to
+// the byte offset at which the value starts.
 type Index map[string]int
 
-// Build indexes raw. It fails on malformed JSON with the decoder's error.
-func Build(raw []byte) (Index, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
+// NewIndex indexes doc. It fails on malformed JSON with the decoder's
+// error.
+func NewIndex(doc []byte) (Index, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	idx := Index{}
 	type frame struct {
@@ -31,8 +29,8 @@ func Build(raw []byte) (Index, error) {
 	var stack []*frame
 	start := func() int {
 		off := int(dec.InputOffset())
-		for off < len(raw) {
-			switch raw[off] {
+		for off < len(doc) {
+			switch doc[off] {
 			case ' ', '\t', '\n', '\r', ',', ':':
 				off++
 				continue
@@ -66,7 +64,7 @@ func Build(raw []byte) (Index, error) {
 		ptr := ""
 		if top != nil {
 			if top.object {
-				ptr = top.ptr + "/" + escape(top.key)
+				ptr = Append(top.ptr, top.key)
 				top.haveK = false
 			} else {
 				ptr = top.ptr + "/" + strconv.Itoa(top.n)
@@ -84,9 +82,9 @@ func Build(raw []byte) (Index, error) {
 	return idx, nil
 }
 
-// Lookup returns the offset of ptr, or of its nearest ancestor that is
+// Offset returns the offset of ptr, or of its nearest ancestor that is
 // indexed (so a pointer to a missing member lands on its parent object).
-func (x Index) Lookup(ptr string) int {
+func (x Index) Offset(ptr string) int {
 	for {
 		if off, ok := x[ptr]; ok {
 			return off
@@ -97,9 +95,4 @@ func (x Index) Lookup(ptr string) int {
 		}
 		ptr = ptr[:i]
 	}
-}
-
-func escape(t string) string {
-	t = strings.ReplaceAll(t, "~", "~0")
-	return strings.ReplaceAll(t, "/", "~1")
 }

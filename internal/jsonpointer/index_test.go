@@ -1,10 +1,10 @@
-package jsonpos
+package jsonpointer
 
 import "testing"
 
-func TestBuild(t *testing.T) {
+func TestIndex(t *testing.T) {
 	raw := []byte("{\n  \"a\": [1, {\"b/c\": true}],\n  \"d\": \"x\"\n}")
-	idx, err := Build(raw)
+	idx, err := NewIndex(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,10 +26,10 @@ func TestBuild(t *testing.T) {
 			t.Errorf("%q at %d starts with %q, want %q", p, off, got, c)
 		}
 	}
-	if got := idx.Lookup("/a/1/missing"); got != idx["/a/1"] {
-		t.Errorf("Lookup of a missing member = %d, want its parent %d", got, idx["/a/1"])
+	if got := idx.Offset("/a/1/missing"); got != idx["/a/1"] {
+		t.Errorf("Offset of a missing member = %d, want its parent %d", got, idx["/a/1"])
 	}
-	if _, err := Build([]byte(`{"a": [}`)); err == nil {
+	if _, err := NewIndex([]byte(`{"a": [}`)); err == nil {
 		t.Error("malformed JSON indexed without error")
 	}
 }
