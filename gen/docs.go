@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -181,16 +182,16 @@ func docType(t *gtype, onPath map[*gtype]bool) string {
 
 // enumList lists an enum's values in the order the schema n writes them
 // (the shared ToolName type is sorted), else in the type's order.
-func enumList(t *gtype, n *node) string {
+func enumList(t *gtype, n *jsonschema.Schema) string {
 	if t.kind != kEnum {
 		return ""
 	}
 	var vs []string
-	for n != nil && !n.has("enum") {
-		var next *node
+	for n != nil && !n.Has("enum") {
+		var next *jsonschema.Schema
 		for _, k := range []string{"anyOf", "oneOf"} {
-			for _, a := range n.children(k) {
-				if !isNullSchema(a) && a.has("enum") {
+			for _, a := range n.List(k) {
+				if !a.OnlyNull() && a.Has("enum") {
 					next = a
 				}
 			}
@@ -198,10 +199,9 @@ func enumList(t *gtype, n *node) string {
 		n = next
 	}
 	if n != nil {
-		var raw []json.RawMessage
-		if json.Unmarshal(n.m["enum"], &raw) == nil {
+		if raw, ok := n.Get("enum").Elements(); ok {
 			for _, r := range raw {
-				if string(bytes.TrimSpace(r)) != "null" {
+				if string(r) != "null" {
 					vs = append(vs, code(strings.Trim(compactJSON(r), `"`)))
 				}
 			}

@@ -66,6 +66,7 @@ import (
 	"sync"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -192,9 +193,15 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 		if tm.t.InputSchema == nil || tm.t.OutputSchema == nil {
 			return nil, fmt.Errorf("generate: tool %s lacks a schema", tm.t.Name)
 		}
-		tm.in = m.doc(tm, "input", tm.t.InputSchema, tm.goName+"Input")
-		tm.out = m.doc(tm, "output", tm.t.OutputSchema, tm.goName+"Output")
+		var err error
+		if tm.in, err = m.doc(tm, "input", tm.t.InputSchema, tm.goName+"Input"); err != nil {
+			return nil, err
+		}
+		if tm.out, err = m.doc(tm, "output", tm.t.OutputSchema, tm.goName+"Output"); err != nil {
+			return nil, err
+		}
 	}
+	decideShapes(b.types)
 	taken := map[string]bool{} // the unexported package-level names
 	var outputs []*gtype
 	for _, tm := range m.tools {
@@ -207,28 +214,32 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 	return m, nil
 }
 
-func (m *model) doc(tm *toolModel, section string, blk *spec.JSONBlock, rootName string) *docCtx {
-	d := &docCtx{b: m.b, tool: tm.t, section: section, block: blk, raw: blk.JSON, rootName: rootName,
+func (m *model) doc(tm *toolModel, section string, blk *spec.JSONBlock, rootName string) (*docCtx, error) {
+	schema, err := jsonschema.Parse(blk.JSON)
+	if err != nil {
+		return nil, fmt.Errorf("generate: %s %s schema: %w", tm.t.Name, section, err)
+	}
+	d := &docCtx{b: m.b, tool: tm.t, section: section, block: blk, schema: schema, rootName: rootName,
 		refs: map[string]*gtype{}, refNull: map[string]bool{}, refBusy: map[string]bool{}}
-	n := parseNode("", blk.JSON)
-	ap := n.child("additionalProperties")
-	if isObjectWithProps(n) && !n.hasAny("anyOf", "oneOf", "allOf", "$ref", "patternProperties", "enum", "const") && (ap == nil || ap.boolean != nil) {
+	n := schema.Root()
+	ap := n.Sub("additionalProperties")
+	if isPlainStruct(n) && (ap == nil || isBool(ap)) {
 		t := &gtype{kind: kStruct, name: rootName, node: n, doc: d}
 		m.b.types = append(m.b.types, t)
 		d.root = t
 		d.fillStruct(t, n)
-		return d
+		return d, nil
 	}
 	delete(m.b.names.taken, rootName)
 	t, _ := d.resolve(n, rootName)
 	if t.named() && t.name == rootName {
 		d.root = t
-		return d
+		return d, nil
 	}
 	a := &gtype{kind: kAlias, elem: t}
 	d.newNamed(a, rootName, n)
 	d.root = a
-	return d
+	return d, nil
 }
 
 func isIdent(s string) bool {

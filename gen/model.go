@@ -3,10 +3,13 @@ package gen
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
+	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -29,14 +32,14 @@ const (
 // gtype is a Go type made from a schema.
 type gtype struct {
 	kind kind
-	prim string // kPrim: string, int64, float64, bool; kEnum: string or int64
-	name string // named kinds
-	node *node  // the schema that defined it (named kinds)
+	prim string             // kPrim: string, int64, float64, bool; kEnum: string or int64
+	name string             // named kinds
+	node *jsonschema.Schema // the schema that defined it (named kinds)
 	doc  *docCtx
 
-	elem         *gtype // kSlice, kMap, kAlias
-	elemNullable bool   // kSlice, kMap: the items may be null
-	elemNode     *node  // kSlice, kMap: the items' schema
+	elem         *gtype             // kSlice, kMap, kAlias
+	elemNullable bool               // kSlice, kMap: the items may be null
+	elemNode     *jsonschema.Schema // kSlice, kMap: the items' schema
 
 	fields []*field // kStruct
 
@@ -65,6 +68,15 @@ var (
 	timeType   = &gtype{kind: kTime}
 )
 
+// fieldShape is how a field holds its type.
+type fieldShape int
+
+const (
+	shapeValue    fieldShape = iota // T
+	shapePointer                    // *T
+	shapeNullable                   // rt.Nullable[T]
+)
+
 // field is one property of a struct.
 type field struct {
 	json     string
@@ -72,7 +84,11 @@ type field struct {
 	t        *gtype
 	required bool
 	nullable bool
-	node     *node
+	node     *jsonschema.Schema
+	// shape and tag are the field's Go shape and JSON tag, decided once
+	// (decideShapes) for the struct, its wire form and the docs to read.
+	shape fieldShape
+	tag   string
 }
 
 type enumVal struct {
@@ -93,7 +109,7 @@ type docCtx struct {
 	tool    *spec.Tool
 	section string // "input" or "output"
 	block   *spec.JSONBlock
-	raw     json.RawMessage
+	schema  *jsonschema.Document
 	root    *gtype
 	// rootName is the root type's name, the prefix of $defs type names.
 	rootName string
@@ -127,7 +143,7 @@ func (d *docCtx) note(ptr, format string, args ...any) {
 		Message: fmt.Sprintf("%s: %s schema at %s: %s; typed as json.RawMessage", d.tool.Name, d.section, p, fmt.Sprintf(format, args...))})
 }
 
-func (d *docCtx) newNamed(t *gtype, name string, n *node) *gtype {
+func (d *docCtx) newNamed(t *gtype, name string, n *jsonschema.Schema) *gtype {
 	t.name = d.b.names.take(name)
 	t.node = n
 	t.doc = d
@@ -137,99 +153,90 @@ func (d *docCtx) newNamed(t *gtype, name string, n *node) *gtype {
 
 // resolve maps the schema n to a Go type; name is the type name to use if
 // a named type is needed. nullable reports that null is also allowed.
-func (d *docCtx) resolve(n *node, name string) (t *gtype, nullable bool) {
+func (d *docCtx) resolve(n *jsonschema.Schema, name string) (t *gtype, nullable bool) {
 	if n == nil {
 		return rawType, false
 	}
-	if n.boolean != nil {
-		if !*n.boolean {
-			d.note(n.ptr, "the schema false admits no value")
+	if v, ok := n.Bool(); ok {
+		if !v {
+			d.note(n.Pointer(), "the schema false admits no value")
 		}
 		return rawType, false
 	}
-	if n.has("$dynamicRef") {
-		d.note(n.ptr, "$dynamicRef is not supported")
+	if n.Has("$dynamicRef") {
+		d.note(n.Pointer(), "$dynamicRef is not supported")
 		return rawType, false
 	}
-	if ref, ok := n.str("$ref"); ok {
-		for _, k := range shapeKeys {
-			if k != "$ref" && n.has(k) {
-				d.note(n.ptr, "$ref beside %q", k)
-				return rawType, false
-			}
+	if ref, ok := n.String("$ref"); ok {
+		if k := otherShape(n, "$ref"); k != "" {
+			d.note(n.Pointer(), "$ref beside %q", k)
+			return rawType, false
 		}
 		return d.ref(n, ref, name)
 	}
-	if n.has("const") {
+	if n.Has("const") {
 		return d.constType(n, name)
 	}
-	if e := n.strs("enum"); len(e) == 1 {
+	if e, _ := n.Strings("enum"); len(e) == 1 {
 		return d.newNamed(&gtype{kind: kConst, constJSON: mustJSON(e[0])}, name, n), false
 	}
-	if n.has("enum") {
+	if n.Has("enum") {
 		return d.enumType(n, name)
 	}
-	if n.has("allOf") {
-		alts := n.children("allOf")
-		var shaped []*node
-		for _, a := range alts {
-			if !constraintOnly(a) {
+	if n.Has("allOf") {
+		var shaped []*jsonschema.Schema
+		for _, a := range n.List("allOf") {
+			if !a.ConstraintOnly() {
 				shaped = append(shaped, a)
-			}
-		}
-		own := false
-		for _, k := range shapeKeys {
-			if k != "allOf" && n.has(k) {
-				own = true
 			}
 		}
 		switch {
 		case len(shaped) == 0:
-		case len(shaped) == 1 && !own:
+		case len(shaped) == 1 && otherShape(n, "allOf") == "":
 			return d.resolve(shaped[0], name)
 		default:
-			d.note(n.ptr+"/allOf", "allOf of several shapes is not merged")
+			d.note(n.KeywordPointer("allOf"), "allOf of several shapes is not merged")
 			return rawType, false
 		}
 	}
-	for _, k := range []string{"anyOf", "oneOf"} {
-		if n.has(k) {
-			if t, nb, ok := d.alternatives(n, k, name); ok {
-				return t, nb
-			}
-			return rawType, false
+	if u, ok := n.Union(); ok {
+		if t, nb, ok := d.alternatives(n, u, name); ok {
+			return t, nb
 		}
+		return rawType, false
 	}
 	return d.typed(n, name)
 }
 
-// typed maps a schema by its "type" (or the keywords that imply one).
-func (d *docCtx) typed(n *node, name string) (*gtype, bool) {
-	types := n.types()
-	nullable := false
-	var rest []string
-	for _, t := range types {
-		if t == "null" {
-			nullable = true
-		} else {
-			rest = append(rest, t)
+// otherShape returns a keyword of n other than except that decides a
+// shape (jsonschema.KeywordInfo.Shape), or "".
+func otherShape(n *jsonschema.Schema, except string) string {
+	for _, k := range n.Keywords() {
+		if k.Name != except && jsonschema.Info(k.Name).Shape {
+			return k.Name
 		}
 	}
+	return ""
+}
+
+// typed maps a schema by its "type" (or the keywords that imply one).
+func (d *docCtx) typed(n *jsonschema.Schema, name string) (*gtype, bool) {
+	rest, nullable := n.NonNullTypes()
 	if len(rest) == 2 && (rest[0] == "integer" && rest[1] == "number" || rest[0] == "number" && rest[1] == "integer") {
 		rest = []string{"number"}
 	}
 	switch {
 	case len(rest) > 1:
-		d.note(n.ptr+"/type", "a value of several types (%s)", strings.Join(rest, ", "))
+		d.note(n.KeywordPointer("type"), "a value of several types (%s)", strings.Join(rest, ", "))
 		return rawType, false
 	case len(rest) == 0 && nullable:
-		d.note(n.ptr, "a value that can only be null")
+		d.note(n.Pointer(), "a value that can only be null")
 		return rawType, false
 	case len(rest) == 0:
 		switch {
-		case n.hasAny("properties", "additionalProperties", "patternProperties"):
+		case n.HasAny("properties", "additionalProperties", "patternProperties"):
 			rest = []string{"object"}
-		case n.hasAny("items", "prefixItems"):
+		case n.HasAny("items", "prefixItems"):
 			rest = []string{"array"}
 		default:
 			return rawType, false // any JSON value: json.RawMessage is exact
@@ -237,7 +244,7 @@ func (d *docCtx) typed(n *node, name string) (*gtype, bool) {
 	}
 	switch rest[0] {
 	case "string":
-		if f, _ := n.str("format"); f == "date-time" {
+		if f, _ := n.String("format"); f == "date-time" {
 			return timeType, nullable
 		}
 		return stringType, nullable
@@ -252,16 +259,16 @@ func (d *docCtx) typed(n *node, name string) (*gtype, bool) {
 	case "object":
 		return d.object(n, name), nullable
 	}
-	d.note(n.ptr+"/type", "unknown type %q", rest[0])
+	d.note(n.KeywordPointer("type"), "unknown type %q", rest[0])
 	return rawType, false
 }
 
-func (d *docCtx) array(n *node, name string) *gtype {
-	if n.has("prefixItems") {
-		d.note(n.ptr+"/prefixItems", "a tuple (prefixItems)")
+func (d *docCtx) array(n *jsonschema.Schema, name string) *gtype {
+	if n.Has("prefixItems") {
+		d.note(n.KeywordPointer("prefixItems"), "a tuple (prefixItems)")
 		return rawType
 	}
-	items := n.child("items")
+	items := n.Sub("items")
 	if items == nil {
 		return &gtype{kind: kSlice, elem: rawType}
 	}
@@ -269,26 +276,26 @@ func (d *docCtx) array(n *node, name string) *gtype {
 	return &gtype{kind: kSlice, elem: et, elemNullable: en, elemNode: items}
 }
 
-func (d *docCtx) object(n *node, name string) *gtype {
-	if n.has("patternProperties") {
-		d.note(n.ptr+"/patternProperties", "patternProperties")
+func (d *docCtx) object(n *jsonschema.Schema, name string) *gtype {
+	if n.Has("patternProperties") {
+		d.note(n.KeywordPointer("patternProperties"), "patternProperties")
 		return rawType
 	}
-	ap := n.child("additionalProperties")
-	apSchema := ap != nil && ap.boolean == nil
-	if !n.has("properties") {
+	ap := n.Sub("additionalProperties")
+	apSchema := ap != nil && !isBool(ap)
+	if !n.Has("properties") {
 		switch {
 		case apSchema:
 			et, en := d.resolve(ap, name+"Value")
 			return &gtype{kind: kMap, elem: et, elemNullable: en, elemNode: ap}
-		case ap != nil && ap.boolean != nil && !*ap.boolean:
+		case ap != nil && ap.IsFalse():
 			return d.newNamed(&gtype{kind: kStruct}, name, n) // the empty object
 		default:
 			return &gtype{kind: kMap, elem: rawType}
 		}
 	}
 	if apSchema {
-		d.note(n.ptr+"/additionalProperties", "properties beside additionalProperties with a schema")
+		d.note(n.KeywordPointer("additionalProperties"), "properties beside additionalProperties with a schema")
 		return rawType
 	}
 	t := d.newNamed(&gtype{kind: kStruct}, name, n)
@@ -296,31 +303,108 @@ func (d *docCtx) object(n *node, name string) *gtype {
 	return t
 }
 
-func (d *docCtx) fillStruct(t *gtype, n *node) {
+func (d *docCtx) fillStruct(t *gtype, n *jsonschema.Schema) {
 	req := map[string]bool{}
-	for _, r := range n.strs("required") {
+	for _, r := range n.Required() {
 		req[r] = true
 	}
 	used := map[string]bool{}
-	for _, p := range n.props() {
-		gn := fieldName(p.name)
+	for _, p := range n.Properties() {
+		gn := fieldName(p.Name)
 		for base, i := gn, 2; used[gn]; i++ {
 			gn = base + strconv.Itoa(i)
 		}
 		used[gn] = true
-		ft, nb := d.resolve(p.n, t.name+gn)
-		t.fields = append(t.fields, &field{json: p.name, goName: gn, t: ft, required: req[p.name], nullable: nb, node: p.n})
+		ft, nb := d.resolve(p.Schema, t.name+gn)
+		t.fields = append(t.fields, &field{json: p.Name, goName: gn, t: ft, required: req[p.Name], nullable: nb, node: p.Schema})
 	}
+}
+
+// decideShapes decides, once all types are made, how each struct field
+// holds its type and its JSON tag:
+//
+//	required, not nullable:  T             (arrays and maps: nil is written as [] / {})
+//	required, nullable:      *T            (slices, maps, raw: nil is null)
+//	optional, not nullable:  *T omitempty  (slices, maps: omitzero, so [] survives)
+//	optional, nullable:      rt.Nullable[T] omitzero (absent, null or a value)
+//
+// A struct held by value that would contain itself by value is a pointer.
+func decideShapes(types []*gtype) {
+	for _, owner := range types {
+		for _, f := range owner.fields {
+			f.shape, f.tag = shapeOf(owner, f)
+		}
+	}
+}
+
+func shapeOf(owner *gtype, f *field) (fieldShape, string) {
+	t := f.t
+	switch {
+	case t.kind == kRaw:
+		if f.required {
+			return shapeValue, f.json
+		}
+		return shapeValue, f.json + ",omitempty"
+	case t.kind == kSlice || t.kind == kMap:
+		switch {
+		case f.required:
+			return shapeValue, f.json
+		case !f.nullable:
+			return shapeValue, f.json + ",omitzero"
+		}
+		return shapeNullable, f.json + ",omitzero"
+	case f.required && !f.nullable:
+		if t.kind == kStruct && valueCycle(owner, t, map[*gtype]bool{}) {
+			return shapePointer, f.json
+		}
+		return shapeValue, f.json
+	case f.required:
+		return shapePointer, f.json
+	case !f.nullable:
+		return shapePointer, f.json + ",omitempty"
+	}
+	return shapeNullable, f.json + ",omitzero"
+}
+
+// valueCycle reports whether the struct t, held by value, contains owner
+// by value: Go cannot lay that out, so such a field is a pointer.
+func valueCycle(owner, t *gtype, seen map[*gtype]bool) bool {
+	if t == owner {
+		return true
+	}
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	for _, f := range t.fields {
+		if f.required && !f.nullable && f.t.kind == kStruct && valueCycle(owner, f.t, seen) {
+			return true
+		}
+	}
+	return false
+}
+
+// isBool reports the boolean schemas true and false.
+func isBool(n *jsonschema.Schema) bool {
+	_, ok := n.Bool()
+	return ok
 }
 
 // ref resolves a local reference (#, #/$defs/..., any JSON pointer into the
 // same document).
-func (d *docCtx) ref(n *node, ref, name string) (*gtype, bool) {
-	if !strings.HasPrefix(ref, "#") {
-		d.note(n.ptr+"/$ref", "a reference outside the document (%s)", ref)
+func (d *docCtx) ref(n *jsonschema.Schema, ref, name string) (*gtype, bool) {
+	refPtr := n.KeywordPointer("$ref")
+	target, err := d.schema.Resolve(ref)
+	if err != nil {
+		var re *jsonschema.RefError
+		if errors.As(err, &re) && re.Remote {
+			d.note(refPtr, "a reference outside the document (%s)", ref)
+		} else {
+			d.note(refPtr, "a reference to nothing (%s)", ref)
+		}
 		return rawType, false
 	}
-	ptr := ref[1:]
+	ptr := target.Pointer()
 	if t, ok := d.refs[ptr]; ok {
 		return t, d.refNull[ptr]
 	}
@@ -328,33 +412,23 @@ func (d *docCtx) ref(n *node, ref, name string) (*gtype, bool) {
 		if d.root != nil && d.root.kind == kStruct {
 			return d.root, false
 		}
-		d.note(n.ptr+"/$ref", "a reference to the root")
+		d.note(refPtr, "a reference to the root")
 		return rawType, false
 	}
 	if d.refBusy[ptr] {
-		d.note(n.ptr+"/$ref", "a reference cycle through unnamed types")
+		d.note(refPtr, "a reference cycle through unnamed types")
 		return rawType, false
 	}
-	raw, ok := lookup(d.raw, ptr)
-	if !ok {
-		d.note(n.ptr+"/$ref", "a reference to nothing (%s)", ref)
-		return rawType, false
-	}
-	target := parseNode(ptr, raw)
 	tname := name
-	toks := strings.Split(ptr, "/")
-	if len(toks) == 3 && (toks[1] == "$defs" || toks[1] == "definitions") {
-		tname = d.rootName + fieldName(strings.ReplaceAll(strings.ReplaceAll(toks[2], "~1", "/"), "~0", "~"))
+	if toks, _ := jsonpointer.Split(ptr); len(toks) == 2 && (toks[0] == "$defs" || toks[0] == "definitions") {
+		tname = d.rootName + fieldName(toks[1])
 	}
 	// A struct target is registered before its fields are resolved, so a
 	// recursive reference finds it.
-	if !target.has("$ref") && !target.hasAny("anyOf", "oneOf", "allOf", "const", "enum") && isObjectWithProps(target) && !target.has("patternProperties") {
-		if ap := target.child("additionalProperties"); ap == nil || ap.boolean != nil {
+	if isPlainStruct(target) {
+		if ap := target.Sub("additionalProperties"); ap == nil || isBool(ap) {
 			t := d.newNamed(&gtype{kind: kStruct}, tname, target)
-			nullable := false
-			for _, ty := range target.types() {
-				nullable = nullable || ty == "null"
-			}
+			_, nullable := target.NonNullTypes()
 			d.refs[ptr], d.refNull[ptr] = t, nullable
 			d.fillStruct(t, target)
 			return t, nullable
@@ -367,11 +441,11 @@ func (d *docCtx) ref(n *node, ref, name string) (*gtype, bool) {
 	return t, nb
 }
 
-func isObjectWithProps(n *node) bool {
-	if !n.has("properties") {
+func isObjectWithProps(n *jsonschema.Schema) bool {
+	if !n.Has("properties") {
 		return false
 	}
-	for _, t := range n.types() {
+	for _, t := range n.Types() {
 		if t != "object" && t != "null" {
 			return false
 		}
@@ -379,24 +453,32 @@ func isObjectWithProps(n *node) bool {
 	return true
 }
 
-func (d *docCtx) constType(n *node, name string) (*gtype, bool) {
-	raw := bytes.TrimSpace(n.m["const"])
-	if bytes.Equal(raw, []byte("null")) {
-		d.note(n.ptr+"/const", "a value that can only be null")
+// isPlainStruct reports an object schema with properties and nothing
+// that would make its Go type other than a struct of them (a union, an
+// enum, a reference, pattern properties).
+func isPlainStruct(n *jsonschema.Schema) bool {
+	return isObjectWithProps(n) && !n.HasAny("$ref", "anyOf", "oneOf", "allOf", "const", "enum", "patternProperties")
+}
+
+func (d *docCtx) constType(n *jsonschema.Schema, name string) (*gtype, bool) {
+	k := n.Get("const")
+	if string(k.Value) == "null" {
+		d.note(k.Ptr, "a value that can only be null")
 		return rawType, false
 	}
 	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		d.note(n.ptr+"/const", "const is not JSON")
+	if err := json.Compact(&b, k.Value); err != nil {
+		d.note(k.Ptr, "const is not JSON")
 		return rawType, false
 	}
 	return d.newNamed(&gtype{kind: kConst, constJSON: b.Bytes()}, name, n), false
 }
 
-func (d *docCtx) enumType(n *node, name string) (*gtype, bool) {
-	var vals []json.RawMessage
-	if json.Unmarshal(n.m["enum"], &vals) != nil || len(vals) == 0 {
-		d.note(n.ptr+"/enum", "enum is not a list of values")
+func (d *docCtx) enumType(n *jsonschema.Schema, name string) (*gtype, bool) {
+	k := n.Get("enum")
+	vals, ok := k.Elements()
+	if !ok || len(vals) == 0 {
+		d.note(k.Ptr, "enum is not a list of values")
 		return rawType, false
 	}
 	nullable := false
@@ -417,15 +499,15 @@ func (d *docCtx) enumType(n *node, name string) (*gtype, bool) {
 			nums = append(nums, i)
 			continue
 		}
-		d.note(n.ptr+"/enum", "an enum value that is neither a string nor an integer (%s)", v)
+		d.note(k.Ptr, "an enum value that is neither a string nor an integer (%s)", v)
 		return rawType, false
 	}
 	switch {
 	case len(strs) > 0 && len(nums) > 0:
-		d.note(n.ptr+"/enum", "an enum of strings and numbers")
+		d.note(k.Ptr, "an enum of strings and numbers")
 		return rawType, false
 	case len(strs) == 0 && len(nums) == 0:
-		d.note(n.ptr+"/enum", "an enum of null alone")
+		d.note(k.Ptr, "an enum of null alone")
 		return rawType, false
 	}
 	if len(strs) > 0 && sameSet(strs, d.b.toolName.enum) {
@@ -462,90 +544,64 @@ func (d *docCtx) enumType(n *node, name string) (*gtype, bool) {
 // shape; objects told apart by a const property are a union; alternatives
 // that only narrow (e.g. "one of these two required") leave the node's own
 // type. ok is false when the construct falls back to json.RawMessage.
-func (d *docCtx) alternatives(n *node, key, name string) (t *gtype, nullable, ok bool) {
-	alts := n.children(key)
-	var shaped []*node
-	hasNull := false
-	for _, a := range alts {
-		switch {
-		case isNullSchema(a):
-			hasNull = true
-		case constraintOnly(a):
-		default:
-			shaped = append(shaped, a)
-		}
-	}
-	own := false
-	for _, k := range shapeKeys {
-		if k != key && n.has(k) {
-			own = true
-		}
-	}
-	switch {
+func (d *docCtx) alternatives(n *jsonschema.Schema, u jsonschema.Union, name string) (t *gtype, nullable, ok bool) {
+	kwPtr := n.KeywordPointer(u.Keyword)
+	own := otherShape(n, u.Keyword) != ""
+	switch shaped := u.Shaped; {
 	case len(shaped) == 0 && own:
 		t, nb := d.typed(n, name)
-		return t, nb || hasNull, true
-	case len(shaped) == 0 && hasNull:
-		d.note(n.ptr+"/"+key, "a value that can only be null")
+		return t, nb || u.Null, true
+	case len(shaped) == 0 && u.Null:
+		d.note(kwPtr, "a value that can only be null")
 		return nil, false, false
 	case len(shaped) == 0:
 		return rawType, false, true
 	case len(shaped) == 1 && (!own || onlyType(n, "object") && isObjectLike(shaped[0])):
 		t, nb := d.resolve(shaped[0], name)
-		return t, nb || hasNull, true
+		return t, nb || u.Null, true
 	case own && !onlyType(n, "object"):
-		d.note(n.ptr+"/"+key, "%s beside other type keywords", key)
+		d.note(kwPtr, "%s beside other type keywords", u.Keyword)
 		return nil, false, false
 	}
-	u := d.union(n, key, shaped, name)
-	if u == nil {
+	t = d.union(n, u, name)
+	if t == nil {
 		return nil, false, false
 	}
-	return u, hasNull, true
+	return t, u.Null, true
 }
 
-func onlyType(n *node, typ string) bool {
-	ts := n.types()
-	return len(ts) == 1 && ts[0] == typ && !n.hasAny("properties", "additionalProperties", "patternProperties", "items", "prefixItems")
+func onlyType(n *jsonschema.Schema, typ string) bool {
+	ts := n.Types()
+	return len(ts) == 1 && ts[0] == typ && !n.HasAny("properties", "additionalProperties", "patternProperties", "items", "prefixItems")
 }
 
-func isObjectLike(n *node) bool {
-	return n.has("$ref") || n.has("properties") || onlyType(n, "object")
+func isObjectLike(n *jsonschema.Schema) bool {
+	return n.Has("$ref") || n.Has("properties") || onlyType(n, "object")
 }
 
 // union makes a tagged union of object alternatives that all require one
 // property with a distinct const string value.
-func (d *docCtx) union(n *node, key string, alts []*node, name string) *gtype {
-	targets := make([]*node, len(alts))
+func (d *docCtx) union(n *jsonschema.Schema, un jsonschema.Union, name string) *gtype {
+	kwPtr := n.KeywordPointer(un.Keyword)
+	alts := un.Shaped
+	targets := make([]*jsonschema.Schema, len(alts))
 	for i, a := range alts {
-		t := a
-		for depth := 0; t.has("$ref") && depth < 16; depth++ {
-			ref, _ := t.str("$ref")
-			if !strings.HasPrefix(ref, "#") {
-				break
-			}
-			raw, ok := lookup(d.raw, ref[1:])
-			if !ok {
-				break
-			}
-			t = parseNode(ref[1:], raw)
-		}
-		if !t.has("properties") {
-			d.note(n.ptr+"/"+key, "a union whose alternative %d is not an object with properties", i)
+		t := a.Resolved()
+		if !t.Has("properties") {
+			d.note(kwPtr, "a union whose alternative %d is not an object with properties", i)
 			return nil
 		}
 		targets[i] = t
 	}
 	// Candidates: properties of the first alternative with a const string.
-	discs := constPropsOrdered(targets[0])
 	var disc string
 	var values []string
-	for _, cand := range discs {
+	for _, cand := range constProps(targets[0]) {
 		vals := make([]string, 0, len(targets))
 		seen := map[string]bool{}
 		good := true
 		for _, t := range targets {
-			v, ok := constProps(t)[cand]
+			v, ok := constProp(t, cand.name)
 			if !ok || seen[v] {
 				good = false
 				break
@@ -554,12 +610,12 @@ func (d *docCtx) union(n *node, key string, alts []*node, name string) *gtype {
 			vals = append(vals, v)
 		}
 		if good {
-			disc, values = cand, vals
+			disc, values = cand.name, vals
 			break
 		}
 	}
 	if disc == "" {
-		d.note(n.ptr+"/"+key, "a union of objects with no required const property telling them apart")
+		d.note(kwPtr, "a union of objects with no required const property telling them apart")
 		return nil
 	}
 	u := d.newNamed(&gtype{kind: kUnion, disc: disc}, name, n)
@@ -575,7 +631,7 @@ func (d *docCtx) union(n *node, key string, alts []*node, name string) *gtype {
 		used[vn] = true
 		vt, _ := d.resolve(a, u.name+vn)
 		if vt.kind != kStruct {
-			d.note(a.ptr, "a union alternative that is not a struct")
+			d.note(a.Pointer(), "a union alternative that is not a struct")
 			return nil
 		}
 		u.variants = append(u.variants, &variant{goName: vn, value: values[i], t: vt})
@@ -583,40 +639,38 @@ func (d *docCtx) union(n *node, key string, alts []*node, name string) *gtype {
 	return u
 }
 
-// constProps maps each required property with a const string (or a
-// one-string enum) to that string. Candidates come out sorted by the order
-// the properties are written.
-func constProps(n *node) map[string]string {
+// namedConst is a required property with a const string value.
+type namedConst struct{ name, value string }
+
+// constProps lists, in the order written, the required properties of n
+// whose value is a const string (or a one-string enum).
+func constProps(n *jsonschema.Schema) []namedConst {
 	req := map[string]bool{}
-	for _, r := range n.strs("required") {
+	for _, r := range n.Required() {
 		req[r] = true
 	}
-	out := map[string]string{}
-	for _, p := range n.props() {
-		if !req[p.name] {
+	var out []namedConst
+	for _, p := range n.Properties() {
+		if !req[p.Name] {
 			continue
 		}
-		if s, ok := p.n.str("const"); ok {
-			out[p.name] = s
-			continue
-		}
-		if e := p.n.strs("enum"); len(e) == 1 {
-			out[p.name] = e[0]
+		if s, ok := p.Schema.String("const"); ok {
+			out = append(out, namedConst{p.Name, s})
+		} else if e, _ := p.Schema.Strings("enum"); len(e) == 1 {
+			out = append(out, namedConst{p.Name, e[0]})
 		}
 	}
 	return out
 }
 
-// constPropsOrdered is constProps's keys in the order written.
-func constPropsOrdered(n *node) []string {
-	m := constProps(n)
-	var out []string
-	for _, p := range n.props() {
-		if _, ok := m[p.name]; ok {
-			out = append(out, p.name)
+// constProp returns the const string of n's required property name.
+func constProp(n *jsonschema.Schema, name string) (string, bool) {
+	for _, c := range constProps(n) {
+		if c.name == name {
+			return c.value, true
 		}
 	}
-	return out
+	return "", false
 }
 
 func mustJSON(v any) []byte {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/prickle-dev/prickle/internal/jsonschema"
 )
 
 const (
@@ -83,57 +84,15 @@ func elemExpr(t *gtype, nullable bool) *jen.Statement {
 	return typeExpr(t)
 }
 
-// fieldExpr is the Go type and JSON tag of a struct field:
-//
-//	required, not nullable:  T             (arrays and maps: nil is written as [] / {})
-//	required, nullable:      *T            (slices, maps, raw: nil is null)
-//	optional, not nullable:  *T omitempty  (slices, maps: omitzero, so [] survives)
-//	optional, nullable:      rt.Nullable[T] omitzero (absent, null or a value)
-func fieldExpr(owner *gtype, f *field) (*jen.Statement, string) {
-	t := f.t
-	switch {
-	case t.kind == kRaw:
-		if f.required {
-			return typeExpr(t), f.json
-		}
-		return typeExpr(t), f.json + ",omitempty"
-	case t.kind == kSlice || t.kind == kMap:
-		switch {
-		case f.required:
-			return typeExpr(t), f.json
-		case !f.nullable:
-			return typeExpr(t), f.json + ",omitzero"
-		}
-		return jen.Qual(pkgRT, "Nullable").Types(typeExpr(t)), f.json + ",omitzero"
-	case f.required && !f.nullable:
-		if t.kind == kStruct && valueCycle(owner, t, map[*gtype]bool{}) {
-			return jen.Op("*").Add(typeExpr(t)), f.json
-		}
-		return typeExpr(t), f.json
-	case f.required:
-		return jen.Op("*").Add(typeExpr(t)), f.json
-	case !f.nullable:
-		return jen.Op("*").Add(typeExpr(t)), f.json + ",omitempty"
+// fieldExpr is the Go type of a struct field, as its shape says.
+func fieldExpr(f *field) *jen.Statement {
+	switch f.shape {
+	case shapePointer:
+		return jen.Op("*").Add(typeExpr(f.t))
+	case shapeNullable:
+		return jen.Qual(pkgRT, "Nullable").Types(typeExpr(f.t))
 	}
-	return jen.Qual(pkgRT, "Nullable").Types(typeExpr(t)), f.json + ",omitzero"
-}
-
-// valueCycle reports whether the struct t, held by value, contains owner
-// by value: Go cannot lay that out, so such a field is a pointer.
-func valueCycle(owner, t *gtype, seen map[*gtype]bool) bool {
-	if t == owner {
-		return true
-	}
-	if seen[t] {
-		return false
-	}
-	seen[t] = true
-	for _, f := range t.fields {
-		if f.required && !f.nullable && f.t.kind == kStruct && valueCycle(owner, f.t, seen) {
-			return true
-		}
-	}
-	return false
+	return typeExpr(f.t)
 }
 
 // nestedNullable returns, for a field whose type nests slices or maps in
@@ -186,9 +145,9 @@ func needsEmpty(t *gtype) []*field {
 // fieldDoc is a field's comment: its description, then its constraints.
 func fieldDoc(f *field) string {
 	var parts []string
-	if d, ok := f.node.str("description"); ok {
+	if d, ok := f.node.String("description"); ok {
 		parts = append(parts, strings.TrimSpace(d))
-	} else if d, ok := f.node.str("title"); ok {
+	} else if d, ok := f.node.String("title"); ok {
 		parts = append(parts, strings.TrimSpace(d))
 	}
 	if cs := constraints(f.node); len(cs) > 0 {
@@ -211,15 +170,15 @@ var constraintKeys = []string{"format", "pattern", "minLength", "maxLength", "mi
 // constraints lists a schema's narrowing keywords as "keyword value",
 // with those of the one non-null alternative of an anyOf / oneOf (a
 // nullable value) after the node's own.
-func constraints(n *node) []string {
+func constraints(n *jsonschema.Schema) []string {
 	if n == nil {
 		return nil
 	}
 	out := ownConstraints(n)
 	for _, k := range []string{"anyOf", "oneOf"} {
-		var shaped []*node
-		for _, a := range n.children(k) {
-			if !isNullSchema(a) {
+		var shaped []*jsonschema.Schema
+		for _, a := range n.List(k) {
+			if !a.OnlyNull() {
 				shaped = append(shaped, a)
 			}
 		}
@@ -230,13 +189,14 @@ func constraints(n *node) []string {
 	return out
 }
 
-func ownConstraints(n *node) []string {
+func ownConstraints(n *jsonschema.Schema) []string {
 	var out []string
 	for _, k := range constraintKeys {
-		raw, ok := n.m[k]
-		if !ok {
+		kw := n.Get(k)
+		if kw == nil {
 			continue
 		}
+		raw := kw.Value
 		var b bytes.Buffer
 		if json.Compact(&b, raw) != nil {
 			continue
@@ -255,7 +215,7 @@ func ownConstraints(n *node) []string {
 
 func typeDoc(t *gtype, fallback string) string {
 	if t.node != nil {
-		if d, ok := t.node.str("description"); ok {
+		if d, ok := t.node.String("description"); ok {
 			return t.name + ": " + strings.TrimSpace(d)
 		}
 	}
@@ -268,7 +228,7 @@ func typeDoc(t *gtype, fallback string) string {
 func renderStruct(f *jen.File, t *gtype, wm *wireModel) {
 	what := t.name + " is an object."
 	if t.doc != nil {
-		what = fmt.Sprintf("%s is an object of the %s of %s (at %s).", t.name, t.doc.section, t.doc.tool.Name, ptrOrRoot(t.node.ptr))
+		what = fmt.Sprintf("%s is an object of the %s of %s (at %s).", t.name, t.doc.section, t.doc.tool.Name, ptrOrRoot(t.node.Pointer()))
 		if t == t.doc.root {
 			what = fmt.Sprintf("%s is the %s of %s.", t.name, t.doc.section, t.doc.tool.Name)
 		}
@@ -282,8 +242,7 @@ func renderStruct(f *jen.File, t *gtype, wm *wireModel) {
 				}
 				g.Add(comment(doc))
 			}
-			typ, tag := fieldExpr(t, fl)
-			g.Id(fl.goName).Add(typ).Tag(map[string]string{"json": tag})
+			g.Id(fl.goName).Add(fieldExpr(fl)).Tag(map[string]string{"json": fl.tag})
 		}
 	})
 	if needsMarshal(t) {
@@ -313,10 +272,11 @@ func renderStruct(f *jen.File, t *gtype, wm *wireModel) {
 // renderDefault writes FieldOrDefault for an optional scalar field with a
 // documented default.
 func renderDefault(f *jen.File, t *gtype, fl *field) {
-	raw, ok := fl.node.m["default"]
-	if !ok || fl.required || fl.nullable {
+	k := fl.node.Get("default")
+	if k == nil || fl.required || fl.nullable {
 		return
 	}
+	raw := k.Value
 	var lit jen.Code
 	switch fl.t.kind {
 	case kPrim:

@@ -42,16 +42,16 @@ type wireModel struct {
 	wired map[*gtype]bool   // the structs whose JSON goes through a MarshalJSON
 }
 
-// fieldWire is how f of owner changes in the wire form, given which structs
-// are wired, and the struct it converts (elemPtr: items or values are
-// pointers). It follows fieldExpr.
-func fieldWire(owner *gtype, f *field, wired map[*gtype]bool) (shape wireShape, elem *gtype, elemPtr bool) {
+// fieldWire is how f changes in the wire form, given which structs are
+// wired, and the struct it converts (elemPtr: items or values are
+// pointers). It reads the field's shape.
+func fieldWire(f *field, wired map[*gtype]bool) (shape wireShape, elem *gtype, elemPtr bool) {
 	t := f.t
+	if f.shape == shapeNullable {
+		return wireSame, nil, false // rt.Nullable keeps its own MarshalJSON
+	}
 	switch t.kind {
 	case kSlice, kMap:
-		if !f.required && f.nullable {
-			return wireSame, nil, false // rt.Nullable
-		}
 		if t.elem.kind != kStruct || !wired[t.elem] {
 			return wireSame, nil, false
 		}
@@ -63,17 +63,12 @@ func fieldWire(owner *gtype, f *field, wired map[*gtype]bool) (shape wireShape, 
 		if !wired[t] {
 			return wireSame, nil, false
 		}
-		switch {
-		case f.required && !f.nullable:
-			if valueCycle(owner, t, map[*gtype]bool{}) {
-				return wirePtr, t, false
-			}
-			return wireValue, t, false
-		case f.required, !f.nullable:
+		if f.shape == shapePointer {
 			return wirePtr, t, false
 		}
+		return wireValue, t, false
 	}
-	return wireSame, nil, false // rt.Nullable, and what has no MarshalJSON inside
+	return wireSame, nil, false // what has no MarshalJSON inside
 }
 
 // newWireModel finds the structs whose JSON goes through a MarshalJSON of
@@ -95,7 +90,7 @@ func newWireModel(types []*gtype, outputs []*gtype, taken map[string]bool) *wire
 				continue
 			}
 			for _, f := range t.fields {
-				if s, _, _ := fieldWire(t, f, wm.wired); s != wireSame {
+				if s, _, _ := fieldWire(f, wm.wired); s != wireSame {
 					wm.wired[t], changed = true, true
 					break
 				}
@@ -110,7 +105,7 @@ func newWireModel(types []*gtype, outputs []*gtype, taken map[string]bool) *wire
 		}
 		used[t] = true
 		for _, f := range t.fields {
-			if s, elem, _ := fieldWire(t, f, wm.wired); s != wireSame {
+			if s, elem, _ := fieldWire(f, wm.wired); s != wireSame {
 				use(elem)
 			}
 		}
@@ -147,7 +142,7 @@ func renderWire(f *jen.File, t *gtype, wm *wireModel) {
 	}
 	converted := false // a field's type changes
 	for _, fl := range t.fields {
-		if s, _, _ := fieldWire(t, fl, wm.wired); s != wireSame {
+		if s, _, _ := fieldWire(fl, wm.wired); s != wireSame {
 			converted = true
 		}
 	}
@@ -158,11 +153,11 @@ func renderWire(f *jen.File, t *gtype, wm *wireModel) {
 	} else {
 		f.Type().Id(name).StructFunc(func(g *jen.Group) {
 			for _, fl := range t.fields {
-				typ, tag := fieldExpr(t, fl)
-				if s, elem, elemPtr := fieldWire(t, fl, wm.wired); s != wireSame {
+				typ := fieldExpr(fl)
+				if s, elem, elemPtr := fieldWire(fl, wm.wired); s != wireSame {
 					typ = wireTypeExpr(s, wm.names[elem], elemPtr)
 				}
-				g.Id(fl.goName).Add(typ).Tag(map[string]string{"json": tag})
+				g.Id(fl.goName).Add(typ).Tag(map[string]string{"json": fl.tag})
 			}
 		})
 	}
@@ -178,7 +173,7 @@ func renderWire(f *jen.File, t *gtype, wm *wireModel) {
 	f.Func().Params(jen.Id("v").Id(t.name)).Id("wire").Params().Id(name).BlockFunc(func(g *jen.Group) {
 		var same []jen.Code
 		for _, fl := range t.fields {
-			if s, _, _ := fieldWire(t, fl, wm.wired); s == wireSame {
+			if s, _, _ := fieldWire(fl, wm.wired); s == wireSame {
 				same = append(same, jen.Id(fl.goName).Op(":").Id("v").Dot(fl.goName))
 			}
 		}
@@ -195,7 +190,7 @@ func renderWire(f *jen.File, t *gtype, wm *wireModel) {
 			// Fresh statements every time: jen appends to a statement in place.
 			src := func() *jen.Statement { return jen.Id("v").Dot(fl.goName) }
 			dst := func() *jen.Statement { return jen.Id("w").Dot(fl.goName) }
-			s, elem, elemPtr := fieldWire(t, fl, wm.wired)
+			s, elem, elemPtr := fieldWire(fl, wm.wired)
 			switch s {
 			case wireSame:
 				if empty[fl] {
