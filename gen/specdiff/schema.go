@@ -6,397 +6,56 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
+	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/spec"
 )
 
-// document is one version of one schema.
-type document struct {
+// version is one version of one schema.
+type version struct {
 	block *spec.JSONBlock
-	root  json.RawMessage
+	doc   *jsonschema.Document
 }
 
-func (d *document) pos(ptr string) spec.Pos {
+func (d *version) pos(ptr string) spec.Pos {
 	if d.block == nil {
 		return spec.Pos{}
 	}
 	return d.block.PointerPos(ptr)
 }
 
-// node is a schema seen through $ref resolution and union lifting: each
-// keyword remembers the pointer of the object that holds it, so that a
-// change inside a resolved definition or a lifted variant is reported
-// where it is written.
-type node struct {
-	ptr     string // the schema's own pointer (the use site, for a resolved $ref)
-	boolean bool   // a boolean schema; value in val
-	val     bool
-	invalid bool // neither an object nor a boolean
-	raw     json.RawMessage
-	kw      map[string]json.RawMessage
-	at      map[string]string // keyword -> pointer of the object holding it
-	target  string            // the $ref this node was resolved from
-	union   string            // "anyOf" or "oneOf" when the variants are lifted
-	lifted  []*node
-}
+// isAnnotation reports a keyword that only informs: a change to it is
+// reported, never breaking.
+func isAnnotation(k string) bool { return jsonschema.Info(k).Class == jsonschema.Annotation }
 
-func (n *node) isFalse() bool { return n.boolean && !n.val }
-
-// kwPtr is the pointer of keyword k (where it would be, when absent).
-func (n *node) kwPtr(k string) string {
-	if p, ok := n.at[k]; ok {
-		return p + "/" + k
-	}
-	return n.ptr + "/" + k
-}
-
-func (n *node) has(k string) bool {
-	_, ok := n.kw[k]
-	return ok
-}
-
-// clone copies the node's keyword maps.
-func (n *node) clone() *node {
-	c := *n
-	c.kw = make(map[string]json.RawMessage, len(n.kw))
-	c.at = make(map[string]string, len(n.at))
-	for k, v := range n.kw {
-		c.kw[k] = v
-		c.at[k] = n.at[k]
-	}
-	return &c
-}
-
-func (n *node) without(k string) *node {
-	c := n.clone()
-	delete(c.kw, k)
-	delete(c.at, k)
-	return c
-}
-
-func (d *document) load(raw json.RawMessage, ptr string) *node {
-	n := &node{ptr: ptr, raw: raw}
-	t := bytes.TrimSpace(raw)
-	switch {
-	case string(t) == "true" || string(t) == "false":
-		n.boolean, n.val = true, string(t) == "true"
-		return n
-	case len(t) == 0 || t[0] != '{':
-		n.invalid = true
-		return n
-	}
-	if err := json.Unmarshal(t, &n.kw); err != nil {
-		n.invalid = true
-		return n
-	}
-	n.at = make(map[string]string, len(n.kw))
-	for k := range n.kw {
-		n.at[k] = ptr
-	}
-	return n
-}
-
-// object turns the boolean schema true into the empty schema.
-func (n *node) object() *node {
-	if n.boolean && n.val {
-		return &node{ptr: n.ptr, raw: n.raw, kw: map[string]json.RawMessage{}, at: map[string]string{}}
-	}
-	return n
-}
-
-// resolve finds a local reference ("#", "#/json/pointer") in the document.
-func (d *document) resolve(ref string) (json.RawMessage, string, bool) {
-	if !strings.HasPrefix(ref, "#") {
-		return nil, "", false
-	}
-	frag, err := url.PathUnescape(ref[1:])
-	if err != nil || (frag != "" && frag[0] != '/') {
-		return nil, "", false
-	}
-	cur := d.root
-	if frag == "" {
-		return cur, "", true
-	}
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch t := bytes.TrimSpace(cur); {
-		case len(t) > 0 && t[0] == '{':
-			var m map[string]json.RawMessage
-			if json.Unmarshal(t, &m) != nil {
-				return nil, "", false
-			}
-			v, ok := m[tok]
-			if !ok {
-				return nil, "", false
-			}
-			cur = v
-		case len(t) > 0 && t[0] == '[':
-			var a []json.RawMessage
-			i, err := strconv.Atoi(tok)
-			if json.Unmarshal(t, &a) != nil || err != nil || i < 0 || i >= len(a) {
-				return nil, "", false
-			}
-			cur = a[i]
-		default:
-			return nil, "", false
-		}
-	}
-	return cur, frag, true
-}
-
-func refOf(n *node) string {
-	var s string
-	if raw, ok := n.kw["$ref"]; ok && json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return ""
-}
-
-// deref replaces a resolvable local $ref by its target, the $ref's
-// siblings laid over it. It returns n itself when there is nothing to do, or
-// when the reference cannot be resolved (remote, dangling, or a cycle of
-// references that never reaches a schema).
-func (d *document) deref(n *node, depth int) *node {
-	if r, ok := d.derefChain(n, depth); ok {
-		return r
-	}
-	return n
-}
-
-func (d *document) derefChain(n *node, depth int) (*node, bool) {
-	ref := refOf(n)
-	if ref == "" || n.boolean || n.invalid {
-		return n, true
-	}
-	if depth > 32 {
-		return nil, false
-	}
-	raw, tptr, ok := d.resolve(ref)
-	if !ok {
-		return nil, false
-	}
-	t, ok := d.derefChain(d.load(raw, tptr), depth+1)
-	if !ok || t.invalid {
-		return nil, false
-	}
-	siblings := n.without("$ref")
-	if t.boolean {
-		if !t.val || len(siblings.kw) == 0 {
-			return t, true
-		}
-		siblings.target = ref
-		return siblings, true
-	}
-	m := t.clone()
-	m.ptr, m.target = n.ptr, ref
-	for k, v := range siblings.kw {
-		m.kw[k], m.at[k] = v, siblings.at[k]
-	}
-	return m, true
-}
-
-// Keywords that are annotations: a change is reported, never breaking.
-var annotations = map[string]bool{
-	"title": true, "description": true, "$comment": true, "examples": true,
-	"deprecated": true, "readOnly": true, "writeOnly": true,
-}
-
-// Keywords that stay on a node when its assertions are lifted into a
-// single variant.
-var nodeLevel = map[string]bool{
-	"$schema": true, "$id": true, "$anchor": true, "$defs": true, "definitions": true, "default": true,
-}
-
-// unionOf names the node's union keyword: "anyOf", "oneOf", "" or "both".
-func unionOf(n *node) string {
-	if n.union != "" {
-		return n.union
-	}
-	a, o := n.has("anyOf"), n.has("oneOf")
-	switch {
-	case a && o:
-		return "both"
-	case a:
-		return "anyOf"
-	case o:
-		return "oneOf"
-	}
-	return ""
-}
-
-// lift rewrites a node without a union as a union of one variant holding
-// its assertions, so that it compares with a version that has a union
-// (typically {"type": "string"} becoming anyOf [string, null]).
-func lift(n *node, kw string) *node {
-	branch := &node{ptr: n.ptr, raw: n.raw, kw: map[string]json.RawMessage{}, at: map[string]string{}}
-	out := &node{ptr: n.ptr, raw: n.raw, kw: map[string]json.RawMessage{}, at: map[string]string{}, target: n.target, union: kw}
-	for k, v := range n.kw {
-		if annotations[k] || nodeLevel[k] {
-			out.kw[k], out.at[k] = v, n.at[k]
-		} else {
-			branch.kw[k], branch.at[k] = v, n.at[k]
-		}
-	}
-	out.lifted = []*node{branch}
-	return out
-}
-
-// branches returns the variants of the node's union kw.
-func (d *document) branches(n *node, kw string) []*node {
-	if n.union == kw {
-		return n.lifted
-	}
-	var arr []json.RawMessage
-	if json.Unmarshal(n.kw[kw], &arr) != nil {
-		return nil
-	}
-	base := n.kwPtr(kw)
-	out := make([]*node, len(arr))
-	for i, raw := range arr {
-		out[i] = d.load(raw, base+"/"+strconv.Itoa(i))
-	}
-	return out
-}
-
-func typeSet(raw json.RawMessage) ([]string, bool) {
-	if len(raw) == 0 {
-		return nil, false
-	}
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}, true
-	}
-	var many []string
-	if json.Unmarshal(raw, &many) == nil {
-		return many, true
+// value returns the value of keyword k of n as written, and whether n has
+// it.
+func value(n *jsonschema.Schema, k string) (json.RawMessage, bool) {
+	if kw := n.Get(k); kw != nil {
+		return kw.Value, true
 	}
 	return nil, false
 }
 
-func arrayOf(raw json.RawMessage) ([]json.RawMessage, bool) {
-	if len(raw) == 0 {
-		return nil, false
+// elements returns the value of keyword k when it is an array.
+func elements(n *jsonschema.Schema, k string) ([]json.RawMessage, bool) {
+	if kw := n.Get(k); kw != nil {
+		return kw.Elements()
 	}
-	var a []json.RawMessage
-	if json.Unmarshal(raw, &a) != nil {
-		return nil, false
-	}
-	return a, true
+	return nil, false
 }
 
-func objectOf(raw json.RawMessage) map[string]json.RawMessage {
-	var m map[string]json.RawMessage
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil {
-		return nil
-	}
-	return m
-}
-
-func isFalseRaw(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "false" }
-
-// acceptsNull reports whether the schema accepts the value null.
-func (d *document) acceptsNull(n *node, depth int) bool {
-	if depth > 32 {
-		return true
-	}
-	if n.boolean {
-		return n.val
-	}
-	if n.invalid {
-		return false
-	}
-	ok := true
-	if set, has := typeSet(n.kw["type"]); has {
-		ok = slices.Contains(set, "null")
-	}
-	if vals, has := arrayOf(n.kw["enum"]); has {
-		ok = ok && slices.ContainsFunc(vals, func(v json.RawMessage) bool { return canon(v) == "null" })
-	}
-	if c, has := n.kw["const"]; has {
-		ok = ok && canon(c) == "null"
-	}
-	if ref := refOf(n); ref != "" {
-		if raw, tptr, found := d.resolve(ref); found {
-			ok = ok && d.acceptsNull(d.load(raw, tptr), depth+1)
-		}
-	}
-	for _, kw := range []string{"anyOf", "oneOf"} {
-		if n.union != kw && !n.has(kw) {
-			continue
-		}
-		some := false
-		for _, b := range d.branches(n, kw) {
-			some = some || d.acceptsNull(b, depth+1)
-		}
-		ok = ok && some
-	}
-	if n.has("allOf") {
-		for _, b := range d.branches(n, "allOf") {
-			ok = ok && d.acceptsNull(b, depth+1)
-		}
-	}
-	return ok
-}
-
-// nullSite is the pointer that makes a nullable node accept null.
-func (d *document) nullSite(n *node) string {
-	if set, has := typeSet(n.kw["type"]); has {
-		if i := slices.Index(set, "null"); i >= 0 {
-			if len(set) == 1 && bytes.TrimSpace(n.kw["type"])[0] == '"' {
-				return n.kwPtr("type")
-			}
-			return n.kwPtr("type") + "/" + strconv.Itoa(i)
-		}
-	}
-	for _, kw := range []string{"anyOf", "oneOf"} {
-		if n.union != kw && !n.has(kw) {
-			continue
-		}
-		for _, b := range d.branches(n, kw) {
-			if d.acceptsNull(b, 0) {
-				return b.ptr
-			}
-		}
-	}
-	return n.ptr
-}
-
-// isNullVariant reports a variant that only admits null.
-func isNullVariant(n *node) bool {
-	if n.boolean || n.invalid {
-		return false
-	}
-	var asserts []string
-	for k := range n.kw {
-		if !annotations[k] {
-			asserts = append(asserts, k)
-		}
-	}
-	if len(asserts) != 1 {
-		return false
-	}
-	switch asserts[0] {
-	case "type":
-		set, _ := typeSet(n.kw["type"])
-		return len(set) == 1 && set[0] == "null"
-	case "const":
-		return canon(n.kw["const"]) == "null"
-	case "enum":
-		vals, _ := arrayOf(n.kw["enum"])
-		return len(vals) == 1 && canon(vals[0]) == "null"
-	}
-	return false
-}
+func isFalseRaw(raw json.RawMessage) bool { return string(raw) == "false" }
 
 // walker compares one side (input or output) of one tool.
 type walker struct {
 	d          *differ
 	tool, side string
-	old, new   *document
+	old, new   *version
 	seen       map[string]bool // pairs of resolved $ref targets on the current path
 	via        string          // while comparing through a changed $ref: says which
 }
@@ -409,37 +68,34 @@ func (w *walker) add(kind, ptr, optr, nptr, format string, args ...any) {
 
 // compare compares two schemas. nullHandled is set for the variants of a
 // union whose nullability the caller already compared.
-func (w *walker) compare(o, n *node, nullHandled bool) {
-	if o.isFalse() || n.isFalse() {
+func (w *walker) compare(o, n *jsonschema.Schema, nullHandled bool) {
+	if o.IsFalse() || n.IsFalse() {
 		w.compareFalse(o, n)
 		return
 	}
-	o, n = o.object(), n.object()
-	if o.invalid || n.invalid {
-		if canon(o.raw) != canon(n.raw) {
-			w.add(KindSchemaChanged, n.ptr, o.ptr, n.ptr, "schema is not an object or a boolean; changed (conservatively breaking)")
+	o, n = o.Object(), n.Object()
+	if o.Invalid() || n.Invalid() {
+		if canon(o.Raw()) != canon(n.Raw()) {
+			w.add(KindSchemaChanged, n.Pointer(), o.Pointer(), n.Pointer(), "schema is not an object or a boolean; changed (conservatively breaking)")
 		}
 		return
 	}
-	oref, nref := refOf(o), refOf(n)
+	oref, nref := o.Ref(), n.Ref()
 	if oref != "" && oref == nref {
 		// The same reference on both sides: the definition is compared
 		// where it is defined; only the siblings are compared here.
-		o, n = o.without("$ref"), n.without("$ref")
+		o, n = o.Without("$ref"), n.Without("$ref")
 	} else if oref != "" || nref != "" {
-		od, nd := w.old.deref(o, 0), w.new.deref(n, 0)
+		od, nd := o.Resolved(), n.Resolved()
 		if od != o || nd != n {
-			key := od.target + "|" + od.ptr + "\x00" + nd.target + "|" + nd.ptr
+			key := od.Via() + "|" + od.Pointer() + "\x00" + nd.Via() + "|" + nd.Pointer()
 			if w.seen[key] {
 				return // a recursive definition, already being compared
 			}
 			w.seen[key] = true
 			defer delete(w.seen, key)
 			saved := w.via
-			site := n.ptr
-			if site == "" {
-				site = "/"
-			}
+			site := jsonpointer.Show(n.Pointer())
 			switch {
 			case oref == "":
 				w.via = fmt.Sprintf(" (via %s, now $ref %q)", site, nref)
@@ -454,35 +110,35 @@ func (w *walker) compare(o, n *node, nullHandled bool) {
 		}
 	}
 	// A union on one side only: lift the other side into a union of one.
-	switch ou, nu := unionOf(o), unionOf(n); {
+	switch ou, nu := o.UnionKeyword(), n.UnionKeyword(); {
 	case ou == "" && (nu == "anyOf" || nu == "oneOf"):
-		o = lift(o, nu)
+		o = o.Lift(nu)
 	case nu == "" && (ou == "anyOf" || ou == "oneOf"):
-		n = lift(n, ou)
+		n = n.Lift(ou)
 	}
 
 	nullChanged := false
 	if !nullHandled {
-		on, nn := w.old.acceptsNull(o, 0), w.new.acceptsNull(n, 0)
+		on, nn := o.AcceptsNull(), n.AcceptsNull()
 		if on != nn {
 			nullChanged = true
 			if nn {
-				w.add(KindNullAdded, n.ptr, o.ptr, w.new.nullSite(n), "now nullable: null is a valid value")
+				w.add(KindNullAdded, n.Pointer(), o.Pointer(), n.NullSite(), "now nullable: null is a valid value")
 			} else {
-				w.add(KindNullRemoved, n.ptr, w.old.nullSite(o), n.ptr, "no longer nullable: null is not a valid value")
+				w.add(KindNullRemoved, n.Pointer(), o.NullSite(), n.Pointer(), "no longer nullable: null is not a valid value")
 			}
 		}
 	}
 	skipNull := nullHandled || nullChanged
 
 	done := map[string]bool{}
-	for _, k := range slices.Sorted(maps.Keys(union(o.kw, n.kw))) {
+	for _, k := range keywordNames(o, n) {
 		if done[k] {
 			continue
 		}
 		done[k] = true
-		or, oh := o.kw[k]
-		nr, nh := n.kw[k]
+		or, _ := value(o, k)
+		nr, _ := value(n, k)
 		switch {
 		case k == "type":
 			w.compareType(o, n)
@@ -490,29 +146,24 @@ func (w *walker) compare(o, n *node, nullHandled bool) {
 			w.compareEnum(o, n, skipNull)
 		case k == "const" || k == "format" || k == "pattern" || k == "default":
 			w.compareValue(o, n, k)
-		case bounds[k] != 0:
+		case jsonschema.Info(k).Bound != 0:
 			w.compareBound(o, n, k)
 		case k == "multipleOf":
 			w.compareMultipleOf(o, n)
 		case k == "uniqueItems":
-			if ov, nv := string(bytes.TrimSpace(or)) == "true", string(bytes.TrimSpace(nr)) == "true"; ov != nv {
+			if ov, nv := string(or) == "true", string(nr) == "true"; ov != nv {
+				op, np := o.KeywordPointer(k), n.KeywordPointer(k)
 				if nv {
-					w.add(KindConstraintNarrowed, n.kwPtr(k), o.kwPtr(k), n.kwPtr(k), "uniqueItems is now true")
+					w.add(KindConstraintNarrowed, np, op, np, "uniqueItems is now true")
 				} else {
-					w.add(KindConstraintWidened, o.kwPtr(k), o.kwPtr(k), n.kwPtr(k), "uniqueItems is no longer true")
+					w.add(KindConstraintWidened, op, op, np, "uniqueItems is no longer true")
 				}
 			}
 		case k == "properties" || k == "required":
 			done["properties"], done["required"] = true, true
 			w.compareObject(o, n)
-		case subschemas[k]:
-			if !oh {
-				or = json.RawMessage("true")
-			}
-			if !nh {
-				nr = json.RawMessage("true")
-			}
-			w.compare(w.old.load(or, o.kwPtr(k)), w.new.load(nr, n.kwPtr(k)), false)
+		case jsonschema.Info(k).AbsentIsTrue:
+			w.compare(o.Applied(k), n.Applied(k), false)
 		case k == "$defs" || k == "definitions" || k == "patternProperties":
 			w.compareMap(o, n, k)
 		case k == "allOf" || k == "prefixItems":
@@ -527,39 +178,33 @@ func (w *walker) compare(o, n *node, nullHandled bool) {
 	w.compareUnions(o, n)
 }
 
-func union[V any](a, b map[string]V) map[string]bool {
+// keywordNames lists the keywords of either schema, sorted.
+func keywordNames(o, n *jsonschema.Schema) []string {
 	m := map[string]bool{}
-	for k := range a {
-		m[k] = true
+	for _, s := range []*jsonschema.Schema{o, n} {
+		for _, k := range s.Keywords() {
+			m[k.Name] = true
+		}
 	}
-	for k := range b {
-		m[k] = true
-	}
-	return m
+	return slices.Sorted(maps.Keys(m))
 }
 
-// Subschema keywords compared recursively, absent meaning true. Narrowing
-// them narrows the schema.
-var subschemas = map[string]bool{
-	"additionalProperties": true, "unevaluatedProperties": true,
-	"items": true, "unevaluatedItems": true, "propertyNames": true,
-}
-
-func (w *walker) compareFalse(o, n *node) {
-	if o.isFalse() && n.isFalse() {
+func (w *walker) compareFalse(o, n *jsonschema.Schema) {
+	if o.IsFalse() && n.IsFalse() {
 		return
 	}
-	props := strings.HasSuffix(n.ptr, "/additionalProperties") || strings.HasSuffix(n.ptr, "/unevaluatedProperties")
-	kw := n.ptr[strings.LastIndexByte(n.ptr, '/')+1:]
+	np := n.Pointer()
+	props := strings.HasSuffix(np, "/additionalProperties") || strings.HasSuffix(np, "/unevaluatedProperties")
+	kw := jsonpointer.Last(np)
 	switch {
-	case n.isFalse() && props:
-		w.add(KindClosed, n.ptr, o.ptr, n.ptr, "%s is now false: unknown properties are rejected", kw)
-	case n.isFalse():
-		w.add(KindSchemaNarrowed, n.ptr, o.ptr, n.ptr, "schema is now false: no value is valid")
+	case n.IsFalse() && props:
+		w.add(KindClosed, np, o.Pointer(), np, "%s is now false: unknown properties are rejected", kw)
+	case n.IsFalse():
+		w.add(KindSchemaNarrowed, np, o.Pointer(), np, "schema is now false: no value is valid")
 	case props:
-		w.add(KindOpened, n.ptr, o.ptr, n.ptr, "%s is no longer false: unknown properties are accepted", kw)
+		w.add(KindOpened, np, o.Pointer(), np, "%s is no longer false: unknown properties are accepted", kw)
 	default:
-		w.add(KindSchemaWidened, n.ptr, o.ptr, n.ptr, "schema is no longer false")
+		w.add(KindSchemaWidened, np, o.Pointer(), np, "schema is no longer false")
 	}
 }
 
@@ -581,30 +226,32 @@ func withoutNull(set []string) []string {
 	return out
 }
 
-func (w *walker) compareType(o, n *node) {
-	os, oh := typeSet(o.kw["type"])
-	ns, nh := typeSet(n.kw["type"])
+func (w *walker) compareType(o, n *jsonschema.Schema) {
+	os, oh := o.TypeSet()
+	ns, nh := n.TypeSet()
 	show := func(s []string) string { return strings.Join(s, "|") }
 	switch {
 	case !oh && !nh:
-		if canon(o.kw["type"]) != canon(n.kw["type"]) {
+		ot, _ := value(o, "type")
+		nt, _ := value(n, "type")
+		if canon(ot) != canon(nt) {
 			w.compareOther(o, n, "type")
 		}
 	case !nh:
-		w.add(KindTypeWidened, o.kwPtr("type"), o.kwPtr("type"), n.kwPtr("type"), "type constraint removed (was %s)", show(os))
+		w.add(KindTypeWidened, o.KeywordPointer("type"), o.KeywordPointer("type"), n.KeywordPointer("type"), "type constraint removed (was %s)", show(os))
 	case !oh:
-		w.add(KindTypeNarrowed, n.kwPtr("type"), o.kwPtr("type"), n.kwPtr("type"), "type restricted to %s", show(ns))
+		w.add(KindTypeNarrowed, n.KeywordPointer("type"), o.KeywordPointer("type"), n.KeywordPointer("type"), "type restricted to %s", show(ns))
 	default:
 		// Null is compared as nullability, once for the node.
 		a, b := withoutNull(os), withoutNull(ns)
 		switch fa, fb := covers(a, b), covers(b, a); {
 		case fa && fb:
 		case fa:
-			w.add(KindTypeNarrowed, n.kwPtr("type"), o.kwPtr("type"), n.kwPtr("type"), "type narrowed from %s to %s", show(a), show(b))
+			w.add(KindTypeNarrowed, n.KeywordPointer("type"), o.KeywordPointer("type"), n.KeywordPointer("type"), "type narrowed from %s to %s", show(a), show(b))
 		case fb:
-			w.add(KindTypeWidened, n.kwPtr("type"), o.kwPtr("type"), n.kwPtr("type"), "type widened from %s to %s", show(a), show(b))
+			w.add(KindTypeWidened, n.KeywordPointer("type"), o.KeywordPointer("type"), n.KeywordPointer("type"), "type widened from %s to %s", show(a), show(b))
 		default:
-			w.add(KindTypeChanged, n.kwPtr("type"), o.kwPtr("type"), n.kwPtr("type"), "type changed from %s to %s", show(a), show(b))
+			w.add(KindTypeChanged, n.KeywordPointer("type"), o.KeywordPointer("type"), n.KeywordPointer("type"), "type changed from %s to %s", show(a), show(b))
 		}
 	}
 }
@@ -617,19 +264,19 @@ func showValues(vals []json.RawMessage) string {
 	return shorten("[" + strings.Join(parts, ", ") + "]")
 }
 
-func (w *walker) compareEnum(o, n *node, skipNull bool) {
+func (w *walker) compareEnum(o, n *jsonschema.Schema, skipNull bool) {
 	const k = "enum"
-	ov, oh := arrayOf(o.kw[k])
-	nv, nh := arrayOf(n.kw[k])
+	ov, oh := elements(o, k)
+	nv, nh := elements(n, k)
 	switch {
 	case !oh && !nh:
 		w.compareOther(o, n, k)
 		return
 	case !oh:
-		w.add(KindEnumAdded, n.kwPtr(k), o.kwPtr(k), n.kwPtr(k), "enum added: %s", showValues(nv))
+		w.add(KindEnumAdded, n.KeywordPointer(k), o.KeywordPointer(k), n.KeywordPointer(k), "enum added: %s", showValues(nv))
 		return
 	case !nh:
-		w.add(KindEnumRemoved, o.kwPtr(k), o.kwPtr(k), n.kwPtr(k), "enum removed (was %s)", showValues(ov))
+		w.add(KindEnumRemoved, o.KeywordPointer(k), o.KeywordPointer(k), n.KeywordPointer(k), "enum removed (was %s)", showValues(ov))
 		return
 	}
 	set := func(vals []json.RawMessage) map[string]bool {
@@ -642,23 +289,23 @@ func (w *walker) compareEnum(o, n *node, skipNull bool) {
 	os, ns := set(ov), set(nv)
 	for i, v := range nv {
 		if c := canon(v); !os[c] && !(skipNull && c == "null") {
-			p := n.kwPtr(k) + "/" + strconv.Itoa(i)
-			w.add(KindEnumValueAdded, p, o.kwPtr(k), p, "enum value %s added", shorten(c))
+			p := n.KeywordPointer(k) + "/" + strconv.Itoa(i)
+			w.add(KindEnumValueAdded, p, o.KeywordPointer(k), p, "enum value %s added", shorten(c))
 		}
 	}
 	for i, v := range ov {
 		if c := canon(v); !ns[c] && !(skipNull && c == "null") {
-			p := o.kwPtr(k) + "/" + strconv.Itoa(i)
-			w.add(KindEnumValueRemoved, p, p, n.kwPtr(k), "enum value %s removed", shorten(c))
+			p := o.KeywordPointer(k) + "/" + strconv.Itoa(i)
+			w.add(KindEnumValueRemoved, p, p, n.KeywordPointer(k), "enum value %s removed", shorten(c))
 		}
 	}
 }
 
 // compareValue compares a keyword whose value is compared whole: const,
 // format, pattern, default.
-func (w *walker) compareValue(o, n *node, k string) {
-	or, oh := o.kw[k]
-	nr, nh := n.kw[k]
+func (w *walker) compareValue(o, n *jsonschema.Schema, k string) {
+	or, oh := value(o, k)
+	nr, nh := value(n, k)
 	oc, nc := canon(or), canon(nr)
 	if oh && nh && oc == nc {
 		return
@@ -669,7 +316,7 @@ func (w *walker) compareValue(o, n *node, k string) {
 		"pattern": {KindPatternAdded, KindPatternRemoved, KindPatternChanged},
 		"default": {KindDefaultAdded, KindDefaultChanged, KindDefaultChanged},
 	}[k]
-	op, np := o.kwPtr(k), n.kwPtr(k)
+	op, np := o.KeywordPointer(k), n.KeywordPointer(k)
 	oc, nc = shorten(oc), shorten(nc)
 	switch {
 	case !oh:
@@ -681,43 +328,26 @@ func (w *walker) compareValue(o, n *node, k string) {
 	}
 }
 
-// bounds: +1 for an upper bound (lowering it narrows), -1 for a lower one.
-var bounds = map[string]int{
-	"maxLength": 1, "maxItems": 1, "maxProperties": 1, "maximum": 1, "exclusiveMaximum": 1, "maxContains": 1,
-	"minLength": -1, "minItems": -1, "minProperties": -1, "minimum": -1, "exclusiveMinimum": -1, "minContains": -1,
+// number returns keyword k of n as an exact number.
+func number(n *jsonschema.Schema, k string) (*big.Rat, bool) {
+	if kw := n.Get(k); kw != nil {
+		return kw.Number()
+	}
+	return nil, false
 }
 
-func number(raw json.RawMessage) (*big.Rat, bool) {
-	if len(raw) == 0 {
-		return nil, false
-	}
-	return new(big.Rat).SetString(string(bytes.TrimSpace(raw)))
-}
-
-func normNumber(lit string) string {
-	r, ok := new(big.Rat).SetString(lit)
-	if !ok {
-		return lit
-	}
-	if r.IsInt() {
-		return r.Num().String()
-	}
-	f, _ := r.Float64()
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-func (w *walker) compareBound(o, n *node, k string) {
-	or, oh := o.kw[k]
-	nr, nh := n.kw[k]
-	ov, ook := number(or)
-	nv, nok := number(nr)
+func (w *walker) compareBound(o, n *jsonschema.Schema, k string) {
+	or, oh := value(o, k)
+	nr, nh := value(n, k)
+	ov, ook := number(o, k)
+	nv, nok := number(n, k)
 	if (oh && !ook) || (nh && !nok) {
 		w.compareOther(o, n, k)
 		return
 	}
-	op, np := o.kwPtr(k), n.kwPtr(k)
-	ol, nl := normNumber(string(bytes.TrimSpace(or))), normNumber(string(bytes.TrimSpace(nr)))
-	upper := bounds[k] > 0
+	op, np := o.KeywordPointer(k), n.KeywordPointer(k)
+	ol, nl := jsonschema.CanonicalNumber(string(or)), jsonschema.CanonicalNumber(string(nr))
+	upper := jsonschema.Info(k).Bound > 0
 	switch {
 	case !oh:
 		w.add(KindConstraintNarrowed, np, op, np, "%s added: %s", k, nl)
@@ -739,18 +369,18 @@ func (w *walker) compareBound(o, n *node, k string) {
 	}
 }
 
-func (w *walker) compareMultipleOf(o, n *node) {
+func (w *walker) compareMultipleOf(o, n *jsonschema.Schema) {
 	const k = "multipleOf"
-	or, oh := o.kw[k]
-	nr, nh := n.kw[k]
-	ov, ook := number(or)
-	nv, nok := number(nr)
+	or, oh := value(o, k)
+	nr, nh := value(n, k)
+	ov, ook := number(o, k)
+	nv, nok := number(n, k)
 	if (oh && (!ook || ov.Sign() <= 0)) || (nh && (!nok || nv.Sign() <= 0)) {
 		w.compareOther(o, n, k)
 		return
 	}
-	op, np := o.kwPtr(k), n.kwPtr(k)
-	ol, nl := normNumber(string(bytes.TrimSpace(or))), normNumber(string(bytes.TrimSpace(nr)))
+	op, np := o.KeywordPointer(k), n.KeywordPointer(k)
+	ol, nl := jsonschema.CanonicalNumber(string(or)), jsonschema.CanonicalNumber(string(nr))
 	switch {
 	case !oh:
 		w.add(KindConstraintNarrowed, np, op, np, "%s added: %s", k, nl)
@@ -766,16 +396,10 @@ func (w *walker) compareMultipleOf(o, n *node) {
 	}
 }
 
-func escapeToken(t string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
-}
-
 // requiredSet maps each required name to its index.
-func requiredSet(raw json.RawMessage) map[string]int {
-	var names []string
-	json.Unmarshal(raw, &names)
+func requiredSet(n *jsonschema.Schema) map[string]int {
 	m := map[string]int{}
-	for i, s := range names {
+	for i, s := range n.Required() {
 		if _, dup := m[s]; !dup {
 			m[s] = i
 		}
@@ -783,15 +407,34 @@ func requiredSet(raw json.RawMessage) map[string]int {
 	return m
 }
 
-func closedObject(n *node) bool {
-	return isFalseRaw(n.kw["additionalProperties"]) || isFalseRaw(n.kw["unevaluatedProperties"])
+func closedObject(n *jsonschema.Schema) bool {
+	a, _ := value(n, "additionalProperties")
+	u, _ := value(n, "unevaluatedProperties")
+	return isFalseRaw(a) || isFalseRaw(u)
+}
+
+// schemaMap returns the named subschemas of keyword k by name, and whether
+// k is absent or an object.
+func schemaMap(n *jsonschema.Schema, k string) (map[string]*jsonschema.Schema, bool) {
+	kw := n.Get(k)
+	if kw == nil {
+		return nil, true
+	}
+	if !kw.IsObject() {
+		return nil, false
+	}
+	m := map[string]*jsonschema.Schema{}
+	for _, mb := range kw.Members() {
+		m[mb.Name] = mb.Schema
+	}
+	return m, true
 }
 
 // constrainsUnknown reports an object that rejects unknown properties, or
 // holds them to a schema (which may reject a value that was valid).
-func constrainsUnknown(n *node) bool {
+func constrainsUnknown(n *jsonschema.Schema) bool {
 	for _, k := range []string{"additionalProperties", "unevaluatedProperties"} {
-		if raw, ok := n.kw[k]; ok && canon(raw) != "true" && canon(raw) != "{}" {
+		if raw, ok := value(n, k); ok && canon(raw) != "true" && canon(raw) != "{}" {
 			return true
 		}
 	}
@@ -799,17 +442,18 @@ func constrainsUnknown(n *node) bool {
 }
 
 // compareObject compares properties and required.
-func (w *walker) compareObject(o, n *node) {
-	if (o.has("properties") && objectOf(o.kw["properties"]) == nil) || (n.has("properties") && objectOf(n.kw["properties"]) == nil) {
+func (w *walker) compareObject(o, n *jsonschema.Schema) {
+	op, okO := schemaMap(o, "properties")
+	np, okN := schemaMap(n, "properties")
+	if !okO || !okN {
 		w.compareOther(o, n, "properties")
 	}
-	op, np := objectOf(o.kw["properties"]), objectOf(n.kw["properties"])
-	oreq, nreq := requiredSet(o.kw["required"]), requiredSet(n.kw["required"])
-	opp, npp := o.kwPtr("properties"), n.kwPtr("properties")
+	oreq, nreq := requiredSet(o), requiredSet(n)
+	opp, npp := o.KeywordPointer("properties"), n.KeywordPointer("properties")
 	for _, name := range slices.Sorted(maps.Keys(np)) {
-		optr, nptr := opp+"/"+escapeToken(name), npp+"/"+escapeToken(name)
-		if oraw, ok := op[name]; ok {
-			w.compare(w.old.load(oraw, optr), w.new.load(np[name], nptr), false)
+		optr, nptr := jsonpointer.Append(opp, name), jsonpointer.Append(npp, name)
+		if os, ok := op[name]; ok {
+			w.compare(os, np[name], false)
 			continue
 		}
 		if _, req := nreq[name]; req {
@@ -827,7 +471,7 @@ func (w *walker) compareObject(o, n *node) {
 		if _, ok := np[name]; ok {
 			continue
 		}
-		optr, nptr := opp+"/"+escapeToken(name), npp+"/"+escapeToken(name)
+		optr, nptr := jsonpointer.Append(opp, name), jsonpointer.Append(npp, name)
 		c := Change{Tool: w.tool, Side: w.side, Pointer: optr, Kind: KindFieldRemoved,
 			OldPos: w.old.pos(optr), NewPos: w.new.pos(nptr), Breaking: true}
 		switch {
@@ -844,7 +488,7 @@ func (w *walker) compareObject(o, n *node) {
 		c.Message += w.via
 		w.d.changes = append(w.d.changes, c)
 	}
-	orp, nrp := o.kwPtr("required"), n.kwPtr("required")
+	orp, nrp := o.KeywordPointer("required"), n.KeywordPointer("required")
 	for _, name := range slices.Sorted(maps.Keys(nreq)) {
 		if _, was := oreq[name]; was {
 			continue
@@ -872,19 +516,20 @@ func (w *walker) compareObject(o, n *node) {
 }
 
 // compareMap compares $defs, definitions and patternProperties by name.
-func (w *walker) compareMap(o, n *node, k string) {
-	om, nm := objectOf(o.kw[k]), objectOf(n.kw[k])
-	if (o.has(k) && om == nil) || (n.has(k) && nm == nil) {
+func (w *walker) compareMap(o, n *jsonschema.Schema, k string) {
+	om, okO := schemaMap(o, k)
+	nm, okN := schemaMap(n, k)
+	if !okO || !okN {
 		w.compareOther(o, n, k)
 		return
 	}
-	op, np := o.kwPtr(k), n.kwPtr(k)
+	op, np := o.KeywordPointer(k), n.KeywordPointer(k)
 	defs := k != "patternProperties"
 	for _, name := range slices.Sorted(maps.Keys(nm)) {
-		optr, nptr := op+"/"+escapeToken(name), np+"/"+escapeToken(name)
+		optr, nptr := jsonpointer.Append(op, name), jsonpointer.Append(np, name)
 		switch _, ok := om[name]; {
 		case ok:
-			w.compare(w.old.load(om[name], optr), w.new.load(nm[name], nptr), false)
+			w.compare(om[name], nm[name], false)
 		case defs:
 			w.add(KindDefinitionAdded, nptr, optr, nptr, "definition %q added", name)
 		default:
@@ -895,7 +540,7 @@ func (w *walker) compareMap(o, n *node, k string) {
 		if _, ok := nm[name]; ok {
 			continue
 		}
-		optr, nptr := op+"/"+escapeToken(name), np+"/"+escapeToken(name)
+		optr, nptr := jsonpointer.Append(op, name), jsonpointer.Append(np, name)
 		if defs {
 			w.add(KindDefinitionRemoved, optr, optr, nptr, "definition %q removed", name)
 		} else {
@@ -905,19 +550,20 @@ func (w *walker) compareMap(o, n *node, k string) {
 }
 
 // compareList compares allOf and prefixItems entry by entry.
-func (w *walker) compareList(o, n *node, k string) {
-	oa, oh := arrayOf(o.kw[k])
-	na, nh := arrayOf(n.kw[k])
-	if (o.has(k) && !oh) || (n.has(k) && !nh) {
+func (w *walker) compareList(o, n *jsonschema.Schema, k string) {
+	_, oh := elements(o, k)
+	_, nh := elements(n, k)
+	if (o.Has(k) && !oh) || (n.Has(k) && !nh) {
 		w.compareOther(o, n, k)
 		return
 	}
-	op, np := o.kwPtr(k), n.kwPtr(k)
+	oa, na := o.List(k), n.List(k)
+	op, np := o.KeywordPointer(k), n.KeywordPointer(k)
 	for i := 0; i < max(len(oa), len(na)); i++ {
 		optr, nptr := op+"/"+strconv.Itoa(i), np+"/"+strconv.Itoa(i)
 		switch {
 		case i < len(oa) && i < len(na):
-			w.compare(w.old.load(oa[i], optr), w.new.load(na[i], nptr), false)
+			w.compare(oa[i], na[i], false)
 		case k == "allOf" && i < len(na):
 			w.add(KindSchemaNarrowed, nptr, optr, nptr, "allOf entry added")
 		case k == "allOf":
@@ -931,18 +577,18 @@ func (w *walker) compareList(o, n *node, k string) {
 }
 
 // compareOther compares a keyword the walker does not interpret.
-func (w *walker) compareOther(o, n *node, k string) {
-	or, oh := o.kw[k]
-	nr, nh := n.kw[k]
+func (w *walker) compareOther(o, n *jsonschema.Schema, k string) {
+	or, oh := value(o, k)
+	nr, nh := value(n, k)
 	if oh && nh && canon(or) == canon(nr) {
 		return
 	}
 	kind, note := KindSchemaChanged, " (not compared: conservatively breaking)"
 	what := "keyword"
-	if annotations[k] {
+	if isAnnotation(k) {
 		kind, note, what = KindAnnotationChanged, "", "annotation"
 	}
-	op, np := o.kwPtr(k), n.kwPtr(k)
+	op, np := o.KeywordPointer(k), n.KeywordPointer(k)
 	switch {
 	case !oh:
 		w.add(kind, np, op, np, "%s %q added%s", what, k, note)
@@ -958,8 +604,8 @@ func (w *walker) compareOther(o, n *node, k string) {
 // Variants are paired when identical, then by their discriminator (the
 // const properties), then by their type, then by position when as many
 // remain on both sides; the rest are added or removed.
-func (w *walker) compareUnions(o, n *node) {
-	ou, nu := unionOf(o), unionOf(n)
+func (w *walker) compareUnions(o, n *jsonschema.Schema) {
+	ou, nu := o.UnionKeyword(), n.UnionKeyword()
 	if ou == "" && nu == "" {
 		return
 	}
@@ -970,32 +616,32 @@ func (w *walker) compareUnions(o, n *node) {
 		return
 	}
 	if ou != nu {
-		w.add(KindSchemaChanged, n.kwPtr(nu), o.kwPtr(ou), n.kwPtr(nu), "%s replaced by %s (conservatively breaking)", ou, nu)
+		w.add(KindSchemaChanged, n.KeywordPointer(nu), o.KeywordPointer(ou), n.KeywordPointer(nu), "%s replaced by %s (conservatively breaking)", ou, nu)
 	}
-	variants := func(d *document, x *node, kw string) []*node {
-		var out []*node
-		for _, b := range d.branches(x, kw) {
-			if !isNullVariant(b) {
+	variants := func(x *jsonschema.Schema, kw string) []*jsonschema.Schema {
+		var out []*jsonschema.Schema
+		for _, b := range x.Variants(kw) {
+			if !b.OnlyNull() {
 				out = append(out, b)
 			}
 		}
 		return out
 	}
-	ob, nb := variants(w.old, o, ou), variants(w.new, n, nu)
-	type pair struct{ o, n *node }
+	ob, nb := variants(o, ou), variants(n, nu)
+	type pair struct{ o, n *jsonschema.Schema }
 	var pairs []pair
-	match := func(key func(d *document, b *node) string, unique bool) {
+	match := func(key func(b *jsonschema.Schema) string, unique bool) {
 		okeys, nkeys := map[string][]int{}, map[string][]int{}
 		for i, b := range ob {
 			if b != nil {
-				if k := key(w.old, b); k != "" {
+				if k := key(b); k != "" {
 					okeys[k] = append(okeys[k], i)
 				}
 			}
 		}
 		for i, b := range nb {
 			if b != nil {
-				if k := key(w.new, b); k != "" {
+				if k := key(b); k != "" {
 					nkeys[k] = append(nkeys[k], i)
 				}
 			}
@@ -1011,11 +657,11 @@ func (w *walker) compareUnions(o, n *node) {
 			}
 		}
 	}
-	match(func(_ *document, b *node) string { return canonNode(b) }, false)
+	match(canonNode, false)
 	exact := len(pairs)
-	match(func(d *document, b *node) string { return discriminator(d.deref(b, 0)) }, true)
-	match(func(d *document, b *node) string {
-		set, _ := typeSet(d.deref(b, 0).kw["type"])
+	match(func(b *jsonschema.Schema) string { return discriminator(b.Resolved()) }, true)
+	match(func(b *jsonschema.Schema) string {
+		set, _ := b.Resolved().TypeSet()
 		return strings.Join(set, "|")
 	}, true)
 	ob, nb = slices.DeleteFunc(ob, isNil), slices.DeleteFunc(nb, isNil)
@@ -1029,42 +675,53 @@ func (w *walker) compareUnions(o, n *node) {
 		w.compare(p.o, p.n, true)
 	}
 	for _, b := range ob {
-		w.add(KindVariantRemoved, b.ptr, b.ptr, n.kwPtr(nu), "%s variant removed: %s", ou, describe(w.old, b))
+		w.add(KindVariantRemoved, b.Pointer(), b.Pointer(), n.KeywordPointer(nu), "%s variant removed: %s", ou, describe(b))
 	}
 	for _, b := range nb {
-		w.add(KindVariantAdded, b.ptr, o.kwPtr(ou), b.ptr, "%s variant added: %s", nu, describe(w.new, b))
+		w.add(KindVariantAdded, b.Pointer(), o.KeywordPointer(ou), b.Pointer(), "%s variant added: %s", nu, describe(b))
 	}
 }
 
-func isNil(n *node) bool { return n == nil }
+func isNil(n *jsonschema.Schema) bool { return n == nil }
 
 // canonNode is the canonical JSON of a variant's keywords.
-func canonNode(n *node) string {
-	if n.boolean || n.invalid {
-		return canon(n.raw)
+func canonNode(n *jsonschema.Schema) string {
+	if !n.IsObject() {
+		return canon(n.Raw())
 	}
-	b, _ := json.Marshal(n.kw)
-	return canon(b)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range n.Keywords() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(k.Name)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(k.Value)
+	}
+	b.WriteByte('}')
+	return canon(b.Bytes())
 }
 
 // describe names a variant for a message: by its discriminator, else by
 // its JSON.
-func describe(d *document, b *node) string {
-	if k := discriminator(d.deref(b, 0)); k != "" {
+func describe(b *jsonschema.Schema) string {
+	if k := discriminator(b.Resolved()); k != "" {
 		return k
 	}
 	return shorten(canonNode(b))
 }
 
 // discriminator names a variant by its const properties: kind="cat".
-func discriminator(n *node) string {
+func discriminator(n *jsonschema.Schema) string {
 	var parts []string
-	props := objectOf(n.kw["properties"])
+	props, _ := schemaMap(n, "properties")
 	for _, name := range slices.Sorted(maps.Keys(props)) {
-		p := objectOf(props[name])
-		if c, ok := p["const"]; ok {
+		p := props[name]
+		if c, ok := value(p, "const"); ok {
 			parts = append(parts, name+"="+canon(c))
-		} else if vals, ok := arrayOf(p["enum"]); ok && len(vals) == 1 {
+		} else if vals, ok := elements(p, "enum"); ok && len(vals) == 1 {
 			parts = append(parts, name+"="+canon(vals[0]))
 		}
 	}

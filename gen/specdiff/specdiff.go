@@ -1,12 +1,12 @@
 package specdiff
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -266,75 +266,20 @@ func (d *differ) schema(tool, side string, ob, nb *spec.JSONBlock) {
 		d.add(c)
 		return
 	}
+	od, oerr := jsonschema.Parse(oraw)
+	nd, nerr := jsonschema.Parse(nraw)
+	if oerr != nil || nerr != nil {
+		return // blocks hold valid JSON: the pages were parsed
+	}
 	w := &walker{d: d, tool: tool, side: side,
-		old: &document{block: ob, root: oraw}, new: &document{block: nb, root: nraw},
+		old: &version{block: ob, doc: od}, new: &version{block: nb, doc: nd},
 		seen: map[string]bool{}}
-	w.compare(w.old.load(oraw, ""), w.new.load(nraw, ""), false)
+	w.compare(od.Root(), nd.Root(), false)
 }
 
-// canon renders JSON canonically: object keys sorted, numbers normalised
-// (1.0 and 1 are the same number to JSON Schema). Invalid JSON is returned
-// as is.
-func canon(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return string(raw)
-	}
-	var b strings.Builder
-	writeCanon(&b, v)
-	return b.String()
-}
-
-func writeCanon(b *strings.Builder, v any) {
-	switch v := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			writeCanon(b, v[k])
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanon(b, e)
-		}
-		b.WriteByte(']')
-	case string:
-		writeString(b, v)
-	case json.Number:
-		b.WriteString(normNumber(string(v)))
-	case bool:
-		fmt.Fprint(b, v)
-	default:
-		b.WriteString("null")
-	}
-}
-
-func writeString(b *strings.Builder, s string) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-}
+// canon renders JSON canonically (jsonschema.Canonical): two values JSON
+// Schema calls equal render the same.
+func canon(raw json.RawMessage) string { return jsonschema.Canonical(raw) }
 
 // shorten keeps long text readable in a message.
 func shorten(s string) string {

@@ -272,3 +272,26 @@ func (s *Schema) resolveChain(depth int) (*Schema, bool) {
 	}
 	return &m, true
 }
+
+// Object returns s with the boolean schema true read as the empty schema
+// {}, which it is equivalent to; any other schema is returned as it is.
+func (s *Schema) Object() *Schema {
+	if s.shape != shapeTrue {
+		return s
+	}
+	return &Schema{doc: s.doc, ptr: s.ptr, raw: s.raw, shape: shapeObject, ref: s.ref}
+}
+
+// Applied returns the subschema of keyword name as it applies: the one
+// written, or, when the keyword is absent and its absence means true
+// (KeywordInfo.AbsentIsTrue), the schema true at the place it would have.
+// It returns nil for an absent keyword whose absence means something else.
+func (s *Schema) Applied(name string) *Schema {
+	if sub := s.Sub(name); sub != nil {
+		return sub
+	}
+	if s.Has(name) || !Info(name).AbsentIsTrue {
+		return nil
+	}
+	return &Schema{doc: s.doc, ptr: s.KeywordPointer(name), raw: json.RawMessage("true"), shape: shapeTrue}
+}
