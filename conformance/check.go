@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -236,7 +237,7 @@ func diffValues(ptr string, w, g any) string {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			p := ptr + "/" + schemax.EscapeToken(k)
+			p := jsonpointer.Append(ptr, k)
 			wc, inW := wv[k]
 			gc, inG := gv[k]
 			switch {

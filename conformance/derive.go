@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
+	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -68,14 +70,22 @@ func PrincipalFor(t *spec.Tool) string {
 	return SeedAgent
 }
 
-// handledKeywords are the input-schema keywords the generator understands
-// (assertions it breaks, and annotations or structure it reads).
-var handledKeywords = map[string]bool{
-	"$schema": true, "$id": true, "$comment": true, "title": true, "description": true,
-	"default": true, "examples": true, "deprecated": true, "readOnly": true, "writeOnly": true,
+// derivedKeywords are the assertions and applicators the derivation breaks
+// or walks into; meta keywords and annotations judge no value and need no
+// case. Any other keyword of an input schema is reported as not covered.
+var derivedKeywords = map[string]bool{
 	"type": true, "properties": true, "required": true, "additionalProperties": true,
 	"minLength": true, "maxLength": true, "pattern": true, "enum": true, "const": true,
 	"format": true, "minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
+}
+
+// covered reports whether the derivation covers keyword k.
+func covered(k string) bool {
+	switch jsonschema.Info(k).Class {
+	case jsonschema.Meta, jsonschema.Annotation:
+		return k != "$defs" && k != "definitions" // definitions matter through $ref, which is not covered
+	}
+	return derivedKeywords[k]
 }
 
 // Derive returns the spec-derived scripts and warnings for constraints it
@@ -131,65 +141,53 @@ type deriver struct {
 	tool    *spec.Tool
 	who     string
 	example map[string]any
-	schema  *schemaNode
+	schema  *jsonschema.Schema
 	warns   []string
 	scripts []*Script
 }
 
-type schemaNode struct {
-	raw map[string]any
-}
-
-func (n *schemaNode) types() []string {
-	switch t := n.raw["type"].(type) {
-	case string:
-		return []string{t}
-	case []any:
-		var out []string
-		for _, x := range t {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
+// numberOf returns keyword k of n as a number.
+func numberOf(n *jsonschema.Schema, k string) (float64, bool) {
+	kw := n.Get(k)
+	if kw == nil {
+		return 0, false
 	}
-	return nil
-}
-
-func (n *schemaNode) num(k string) (float64, bool) {
-	v, ok := n.raw[k].(json.Number)
+	r, ok := kw.Number()
 	if !ok {
 		return 0, false
 	}
-	f, err := v.Float64()
-	return f, err == nil
+	f, _ := r.Float64()
+	return f, true
 }
 
-func (n *schemaNode) props() (map[string]*schemaNode, []string) {
-	m, _ := n.raw["properties"].(map[string]any)
-	out := map[string]*schemaNode{}
+// props returns n's properties by name, and their names sorted.
+func props(n *jsonschema.Schema) (map[string]*jsonschema.Schema, []string) {
+	out := map[string]*jsonschema.Schema{}
 	var names []string
-	for k, v := range m {
-		if o, ok := v.(map[string]any); ok {
-			out[k] = &schemaNode{raw: o}
-			names = append(names, k)
+	for _, m := range n.Properties() {
+		if m.Schema.IsObject() {
+			out[m.Name] = m.Schema
+			names = append(names, m.Name)
 		}
 	}
 	sort.Strings(names)
 	return out, names
 }
 
-func (n *schemaNode) required() []string {
-	var out []string
-	if arr, ok := n.raw["required"].([]any); ok {
-		for _, x := range arr {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-	}
+// required returns n's required names, sorted.
+func required(n *jsonschema.Schema) []string {
+	out := slices.Clone(n.Required())
 	sort.Strings(out)
 	return out
+}
+
+// decoded returns keyword k of n decoded (numbers as json.Number).
+func decoded(n *jsonschema.Schema, k string) (any, bool) {
+	kw := n.Get(k)
+	if kw == nil {
+		return nil, false
+	}
+	return kw.Decode(), true
 }
 
 func deriveTool(t *spec.Tool) ([]*Script, []string) {
@@ -202,12 +200,11 @@ func deriveTool(t *spec.Tool) ([]*Script, []string) {
 	if err != nil || !ok {
 		return nil, []string{fmt.Sprintf("%s: the example input is not a JSON object; no derived cases", t.Name)}
 	}
-	sch, err := decodeNum(t.InputSchema.JSON)
-	schObj, ok := sch.(map[string]any)
-	if err != nil || !ok {
+	sch := t.InputSchema.Schema()
+	if sch == nil || !sch.Root().IsObject() {
 		return nil, []string{fmt.Sprintf("%s: the input schema is not a JSON object; no derived cases", t.Name)}
 	}
-	d.example, d.schema = exObj, &schemaNode{raw: schObj}
+	d.example, d.schema = exObj, sch.Root()
 	compiled, err := schemax.Compile("prickle:"+t.Name+"/input.json", t.InputSchema.JSON)
 	if err != nil {
 		return nil, []string{fmt.Sprintf("%s: the input schema does not compile: %v", t.Name, err)}
@@ -226,7 +223,7 @@ func (d *deriver) exampleScript() {
 	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, q(marshal(d.example)))
 	b.WriteString("accepted")
 	for _, k := range slices.Sorted(maps.Keys(d.example)) {
-		b.WriteString(" " + q("/"+schemax.EscapeToken(k)))
+		b.WriteString(" " + q(jsonpointer.Append("", k)))
 	}
 	b.WriteString("\n")
 	d.scripts = append(d.scripts, mustScript("spec."+t.Name+".example", b.String()))
@@ -250,14 +247,7 @@ func deepCopy(v any) any {
 	return v
 }
 
-func pointerOf(path []string) string {
-	var b strings.Builder
-	for _, p := range path {
-		b.WriteByte('/')
-		b.WriteString(schemax.EscapeToken(p))
-	}
-	return b.String()
-}
+func pointerOf(path []string) string { return jsonpointer.Join(path) }
 
 // base returns a copy of the example in which every object on path exists
 // (valid values from the schema where the example lacks them).
@@ -265,7 +255,7 @@ func (d *deriver) base(path []string) (map[string]any, map[string]any, bool) {
 	root := deepCopy(d.example).(map[string]any)
 	cur, node := root, d.schema
 	for _, p := range path {
-		props, _ := node.props()
+		props, _ := props(node)
 		ps := props[p]
 		if ps == nil {
 			return nil, nil, false
@@ -288,15 +278,15 @@ func (d *deriver) base(path []string) (map[string]any, map[string]any, bool) {
 }
 
 // object derives the cases of an object schema at path.
-func (d *deriver) object(n *schemaNode, path []string) {
-	for k := range n.raw {
-		if !handledKeywords[k] {
-			d.warns = append(d.warns, fmt.Sprintf("%s: input schema at %s: keyword %q is not covered by derived cases", d.tool.Name, schemaPtr(path), k))
+func (d *deriver) object(n *jsonschema.Schema, path []string) {
+	for _, k := range n.Keywords() {
+		if !covered(k.Name) {
+			d.warns = append(d.warns, fmt.Sprintf("%s: input schema at %s: keyword %q is not covered by derived cases", d.tool.Name, schemaPtr(path), k.Name))
 		}
 	}
 	ptr := pointerOf(path)
-	props, names := n.props()
-	for _, name := range n.required() {
+	props, names := props(n)
+	for _, name := range required(n) {
 		root, obj, ok := d.base(path)
 		if !ok {
 			d.warn(path, name, "required", "no valid base value")
@@ -310,7 +300,7 @@ func (d *deriver) object(n *schemaNode, path []string) {
 		}
 		d.emit(append(append([]string{}, path...), name), "required", fmt.Sprintf("%s is missing", pointerOf(append(path, name))), baseArgs, root, ptr, expect)
 	}
-	if ap, ok := n.raw["additionalProperties"].(bool); ok && !ap {
+	if ap := n.Sub("additionalProperties"); ap != nil && ap.IsFalse() {
 		root, obj, ok := d.base(path)
 		if ok {
 			extra := "unexpected_property"
@@ -323,7 +313,7 @@ func (d *deriver) object(n *schemaNode, path []string) {
 		ps := props[name]
 		fpath := append(append([]string{}, path...), name)
 		d.field(ps, fpath)
-		if slicesContains(ps.types(), "object") {
+		if slicesContains(ps.Types(), "object") {
 			d.object(ps, fpath)
 		}
 	}
@@ -357,11 +347,11 @@ func (d *deriver) warn(path []string, field, kw, why string) {
 }
 
 // field derives the cases of one property's own constraints.
-func (d *deriver) field(n *schemaNode, path []string) {
+func (d *deriver) field(n *jsonschema.Schema, path []string) {
 	parent, name := path[:len(path)-1], path[len(path)-1]
-	for k := range n.raw {
-		if !handledKeywords[k] && k != "properties" {
-			d.warns = append(d.warns, fmt.Sprintf("%s: input schema at %s: keyword %q is not covered by derived cases", d.tool.Name, pointerOf(path), k))
+	for _, k := range n.Keywords() {
+		if !covered(k.Name) && k.Name != "properties" {
+			d.warns = append(d.warns, fmt.Sprintf("%s: input schema at %s: keyword %q is not covered by derived cases", d.tool.Name, pointerOf(path), k.Name))
 		}
 	}
 	// Start from the example's own value where it has one.
@@ -394,66 +384,68 @@ func (d *deriver) field(n *schemaNode, path []string) {
 		}
 		d.emit(path, label, fmt.Sprintf("%s %s (%s)", ptr, why, shown), baseArgs, root, ptr, []string{regexp.QuoteMeta(ptr)})
 	}
-	types := n.types()
+	types := n.Types()
 	if len(types) > 0 {
 		if bad, ok := wrongType(types); ok {
 			set("type", "", "has the wrong type, not "+strings.Join(types, " or "), bad)
 		}
 		if slicesContains(types, "integer") && !slicesContains(types, "number") {
-			lo, hasLo := n.num("minimum")
+			lo, hasLo := numberOf(n, "minimum")
 			v := 1.5
 			if hasLo {
 				v = lo + 0.5
 			}
-			if hi, ok := n.num("maximum"); !ok || v <= hi {
+			if hi, ok := numberOf(n, "maximum"); !ok || v <= hi {
 				set("type", "fraction", "is a number that is not an integer", json.Number(fmt.Sprint(v)))
 			}
 		}
 	}
 	str, isStr := valid.(string)
 	if isStr {
-		if lo, ok := n.num("minLength"); ok && lo >= 1 {
+		if lo, ok := numberOf(n, "minLength"); ok && lo >= 1 {
 			if bad, ok := shortString(n, str, int(lo)-1); ok {
 				set("minLength", "", fmt.Sprintf("is shorter than %d", int(lo)), bad)
 			}
 		}
-		if hi, ok := n.num("maxLength"); ok {
+		if hi, ok := numberOf(n, "maxLength"); ok {
 			set("maxLength", "", fmt.Sprintf("is longer than %d", int(hi)), longString(n, str, int(hi)+1))
 		}
-		if _, ok := n.raw["pattern"].(string); ok {
+		if _, ok := n.String("pattern"); ok {
 			if bad, ok := patternBreaker(n, str); ok {
 				set("pattern", "", "does not match the pattern", bad)
 			} else {
 				d.warn(parent, name, "pattern", "no value within the length bounds breaks it")
 			}
 		}
-		if f, ok := n.raw["format"].(string); ok {
+		if f, ok := n.String("format"); ok {
 			if bad, ok := formatBreaker(f); ok {
 				set("format", "", "is not a valid "+f, bad)
 			}
 		}
 	}
-	if enum, ok := n.raw["enum"].([]any); ok {
-		if bad, ok := outsideEnum(enum, valid); ok {
-			set("enum", "", "is not one of the allowed values", bad)
+	if v, _ := decoded(n, "enum"); v != nil {
+		if enum, ok := v.([]any); ok {
+			if bad, ok := outsideEnum(enum, valid); ok {
+				set("enum", "", "is not one of the allowed values", bad)
+			}
 		}
 	}
-	if c, ok := n.raw["const"]; ok {
+	if c, ok := decoded(n, "const"); ok {
 		if bad, ok := outsideEnum([]any{c}, valid); ok {
 			set("const", "", "is not the constant value", bad)
 		}
 	}
 	isInt := slicesContains(types, "integer")
-	if lo, ok := n.num("minimum"); ok {
+	if lo, ok := numberOf(n, "minimum"); ok {
 		set("minimum", "", fmt.Sprintf("is below the minimum %s", num(lo)), number(lo-1, isInt))
 	}
-	if hi, ok := n.num("maximum"); ok {
+	if hi, ok := numberOf(n, "maximum"); ok {
 		set("maximum", "", fmt.Sprintf("is above the maximum %s", num(hi)), number(hi+1, isInt))
 	}
-	if lo, ok := n.num("exclusiveMinimum"); ok {
+	if lo, ok := numberOf(n, "exclusiveMinimum"); ok {
 		set("exclusiveMinimum", "", fmt.Sprintf("is not above %s", num(lo)), number(lo, isInt))
 	}
-	if hi, ok := n.num("exclusiveMaximum"); ok {
+	if hi, ok := numberOf(n, "exclusiveMaximum"); ok {
 		set("exclusiveMaximum", "", fmt.Sprintf("is not below %s", num(hi)), number(hi, isInt))
 	}
 }
@@ -549,8 +541,8 @@ func jsonTypeNum(v any) string {
 	return "?"
 }
 
-func matchesPattern(n *schemaNode, s string) bool {
-	p, ok := n.raw["pattern"].(string)
+func matchesPattern(n *jsonschema.Schema, s string) bool {
+	p, ok := n.String("pattern")
 	if !ok {
 		return true
 	}
@@ -562,18 +554,18 @@ func matchesPattern(n *schemaNode, s string) bool {
 	return err == nil && m
 }
 
-func lengthOK(n *schemaNode, s string) bool {
+func lengthOK(n *jsonschema.Schema, s string) bool {
 	l := float64(utf8.RuneCountInString(s))
-	if lo, ok := n.num("minLength"); ok && l < lo {
+	if lo, ok := numberOf(n, "minLength"); ok && l < lo {
 		return false
 	}
-	if hi, ok := n.num("maxLength"); ok && l > hi {
+	if hi, ok := numberOf(n, "maxLength"); ok && l > hi {
 		return false
 	}
 	return true
 }
 
-func shortString(n *schemaNode, valid string, l int) (string, bool) {
+func shortString(n *jsonschema.Schema, valid string, l int) (string, bool) {
 	if l == 0 {
 		return "", true
 	}
@@ -590,7 +582,7 @@ func shortString(n *schemaNode, valid string, l int) (string, bool) {
 	return strings.Repeat("a", l), true
 }
 
-func longString(n *schemaNode, valid string, l int) string {
+func longString(n *jsonschema.Schema, valid string, l int) string {
 	fillers := []string{"a", "0", "x", "A"}
 	if valid != "" {
 		r := []rune(valid)
@@ -609,7 +601,7 @@ func longString(n *schemaNode, valid string, l int) string {
 	return strings.Repeat("a", l)
 }
 
-func patternBreaker(n *schemaNode, valid string) (string, bool) {
+func patternBreaker(n *jsonschema.Schema, valid string) (string, bool) {
 	candidates := []string{valid + "!", "!" + valid, valid + " x", "not valid!", "!", "-", "A", "a b", "?"}
 	for _, c := range candidates {
 		if !matchesPattern(n, c) && lengthOK(n, c) {
@@ -656,20 +648,22 @@ func outsideEnum(enum []any, valid any) (any, bool) {
 
 // validValue makes a value that satisfies n (as far as the generator
 // understands it).
-func validValue(n *schemaNode) (any, bool) {
-	if c, ok := n.raw["const"]; ok {
+func validValue(n *jsonschema.Schema) (any, bool) {
+	if c, ok := decoded(n, "const"); ok {
 		return c, true
 	}
-	if e, ok := n.raw["enum"].([]any); ok && len(e) > 0 {
-		return e[0], true
+	if v, _ := decoded(n, "enum"); v != nil {
+		if e, ok := v.([]any); ok && len(e) > 0 {
+			return e[0], true
+		}
 	}
-	types := n.types()
+	types := n.Types()
 	if len(types) == 0 {
 		return nil, false
 	}
 	switch types[0] {
 	case "string":
-		if f, ok := n.raw["format"].(string); ok {
+		if f, ok := n.String("format"); ok {
 			switch f {
 			case "date-time":
 				return "2026-01-15T09:30:00Z", true
@@ -679,7 +673,7 @@ func validValue(n *schemaNode) (any, bool) {
 		}
 		for _, c := range []string{"example", "example-id", "a", "x1", "website-v2", "maya/builder"} {
 			s := c
-			if lo, ok := n.num("minLength"); ok {
+			if lo, ok := numberOf(n, "minLength"); ok {
 				for utf8.RuneCountInString(s) < int(lo) {
 					s += "a"
 				}
@@ -691,9 +685,9 @@ func validValue(n *schemaNode) (any, bool) {
 		return nil, false
 	case "integer", "number":
 		v := 1.0
-		if lo, ok := n.num("minimum"); ok {
+		if lo, ok := numberOf(n, "minimum"); ok {
 			v = lo
-		} else if hi, ok := n.num("maximum"); ok && v > hi {
+		} else if hi, ok := numberOf(n, "maximum"); ok && v > hi {
 			v = hi
 		}
 		return number(v, types[0] == "integer"), true
@@ -704,9 +698,9 @@ func validValue(n *schemaNode) (any, bool) {
 	case "array":
 		return []any{}, true
 	case "object":
-		props, _ := n.props()
+		props, _ := props(n)
 		obj := map[string]any{}
-		for _, r := range n.required() {
+		for _, r := range required(n) {
 			ps := props[r]
 			if ps == nil {
 				return nil, false

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
 )
 
 // lookup finds the value at path in v (decoded JSON). path is "." for the
@@ -76,10 +78,13 @@ func splitPath(path string) ([]pathSeg, error) {
 		return nil, nil
 	}
 	if strings.HasPrefix(path, "/") {
-		var segs []pathSeg
-		for _, tok := range strings.Split(path[1:], "/") {
-			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-			segs = append(segs, pathSeg{key: tok})
+		toks, err := jsonpointer.Split(path)
+		if err != nil {
+			return nil, err
+		}
+		segs := make([]pathSeg, len(toks))
+		for i, tok := range toks {
+			segs[i] = pathSeg{key: tok}
 		}
 		return segs, nil
 	}

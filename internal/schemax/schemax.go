@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dlclark/regexp2"
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	segjson "github.com/segmentio/encoding/json"
 	"golang.org/x/text/language"
@@ -275,7 +276,7 @@ func Violations(err error) []Violation {
 			}
 			loc := keywordLocation(e)
 			out = append(out, Violation{
-				Pointer:         pointer(e.InstanceLocation),
+				Pointer:         jsonpointer.Join(e.InstanceLocation),
 				Keyword:         kw,
 				Message:         e.ErrorKind.LocalizedString(printer),
 				KeywordLocation: loc,
@@ -298,7 +299,7 @@ func keywordLocation(e *jsonschema.ValidationError) string {
 	if i := strings.IndexByte(e.SchemaURL, '#'); i >= 0 {
 		frag = e.SchemaURL[i+1:]
 	}
-	return frag + pointer(e.ErrorKind.KeywordPath())
+	return frag + jsonpointer.Join(e.ErrorKind.KeywordPath())
 }
 
 // SortViolations sorts in the deterministic order used everywhere.
@@ -313,22 +314,6 @@ func SortViolations(vs []Violation) {
 		}
 		return a.Message < b.Message
 	})
-}
-
-// Pointer renders reference tokens as an RFC 6901 JSON pointer.
-func pointer(tokens []string) string {
-	var sb strings.Builder
-	for _, t := range tokens {
-		sb.WriteByte('/')
-		sb.WriteString(EscapeToken(t))
-	}
-	return sb.String()
-}
-
-// EscapeToken escapes one JSON-pointer reference token.
-func EscapeToken(t string) string {
-	t = strings.ReplaceAll(t, "~", "~0")
-	return strings.ReplaceAll(t, "/", "~1")
 }
 
 // Validate validates raw JSON against s. It returns nil or a
