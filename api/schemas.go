@@ -4,6 +4,7 @@ package api
 
 import (
 	"encoding/json"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/gen/rt"
 )

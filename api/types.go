@@ -79,10 +79,7 @@ type ClaimDiscussionOutputReviewing struct {
 // claim_discussion (at /properties/discussion_credential).
 type ClaimDiscussionOutputDiscussionCredential struct {
 	// Token: minLength 1.
-	Token string `json:"token"`
-
-	// ExpiresAt: format date-time; pattern
-	// ^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$.
+	Token        string     `json:"token"`
 	ExpiresAt    time.Time  `json:"expires_at"`
 	AllowedTools []ToolName `json:"allowed_tools"`
 }
@@ -154,10 +151,7 @@ type ClaimTaskOutputAttempt struct {
 	AttemptID string `json:"attempt_id"`
 
 	// TaskID: pattern ^[A-Za-z0-9_-]+$; minLength 1; maxLength 64.
-	TaskID string `json:"task_id"`
-
-	// ClaimedAt: format date-time; pattern
-	// ^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$.
+	TaskID    string    `json:"task_id"`
 	ClaimedAt time.Time `json:"claimed_at"`
 }
 
@@ -165,10 +159,7 @@ type ClaimTaskOutputAttempt struct {
 // claim_task (at /properties/execution_credential).
 type ClaimTaskOutputExecutionCredential struct {
 	// Token: minLength 1.
-	Token string `json:"token"`
-
-	// ExpiresAt: format date-time; pattern
-	// ^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$.
+	Token        string     `json:"token"`
 	ExpiresAt    time.Time  `json:"expires_at"`
 	AllowedTools []ToolName `json:"allowed_tools"`
 }
@@ -281,10 +272,7 @@ type DiscoverTeamAgentsOutputAgent struct {
 	Capabilities []DiscoverTeamAgentsOutputAgentCapability `json:"capabilities"`
 	Availability DiscoverTeamAgentsOutputAgentAvailability `json:"availability"`
 	TrustLevel   DiscoverTeamAgentsOutputAgentTrustLevel   `json:"trust_level"`
-
-	// LastSeenAt: format date-time; pattern
-	// ^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$.
-	LastSeenAt *time.Time `json:"last_seen_at"`
+	LastSeenAt   *time.Time                                `json:"last_seen_at"`
 }
 
 // MarshalJSON writes Capabilities as empty, never null, when nil: the schema

@@ -112,7 +112,7 @@ func fieldRows(t *gtype, prefix string, onPath map[*gtype]bool) [][]string {
 	case kStruct:
 		for _, f := range t.fields {
 			path := prefix + f.json
-			rows = append(rows, []string{code(path), docType(f.t, onPath), yesNo(f.required), yesNo(f.nullable), codeList(constraints(f.node)), enumList(f.t, f.node)})
+			rows = append(rows, []string{code(path), docType(f.t, onPath), yesNo(f.required), yesNo(f.nullable), codeList(constraints(f.node, nil)), enumList(f.t, f.node)})
 			rows = append(rows, childRows(f.t, path, onPath)...)
 		}
 	case kUnion:
@@ -137,7 +137,7 @@ func childRows(t *gtype, path string, onPath map[*gtype]bool) [][]string {
 		}
 		var rows [][]string
 		if !t.elem.named() || t.elem.kind == kEnum || t.elem.kind == kConst || t.elemNullable {
-			rows = append(rows, []string{code(sub), docType(t.elem, onPath), "", yesNo(t.elemNullable), codeList(constraints(t.elemNode)), enumList(t.elem, t.elemNode)})
+			rows = append(rows, []string{code(sub), docType(t.elem, onPath), "", yesNo(t.elemNullable), codeList(constraints(t.elemNode, nil)), enumList(t.elem, t.elemNode)})
 		}
 		return append(rows, childRows(t.elem, sub, onPath)...)
 	}

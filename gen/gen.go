@@ -66,6 +66,8 @@ import (
 	"sync"
 
 	"github.com/dave/jennifer/jen"
+	"golang.org/x/tools/imports"
+
 	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -143,7 +145,14 @@ func (m *model) goFiles() ([]File, spec.Diagnostics, error) {
 				errs[i] = fmt.Errorf("generate %s: %w", GoFiles[i], err)
 				return
 			}
-			out[i] = File{Path: GoFiles[i], Data: b.Bytes()}
+			// Standard-library imports apart from the others, as goimports
+			// groups them and as hand-written code reads.
+			src, err := imports.Process(GoFiles[i], b.Bytes(), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
+			if err != nil {
+				errs[i] = fmt.Errorf("generate %s: %w", GoFiles[i], err)
+				return
+			}
+			out[i] = File{Path: GoFiles[i], Data: src}
 		}()
 	}
 	wg.Wait()

@@ -142,7 +142,8 @@ func needsEmpty(t *gtype) []*field {
 	return out
 }
 
-// fieldDoc is a field's comment: its description, then its constraints.
+// fieldDoc is a field's comment: its description, then the constraints its
+// Go type does not express.
 func fieldDoc(f *field) string {
 	var parts []string
 	if d, ok := f.node.String("description"); ok {
@@ -150,7 +151,7 @@ func fieldDoc(f *field) string {
 	} else if d, ok := f.node.String("title"); ok {
 		parts = append(parts, strings.TrimSpace(d))
 	}
-	if cs := constraints(f.node); len(cs) > 0 {
+	if cs := constraints(f.node, expressedBy(f.t)); len(cs) > 0 {
 		parts = append(parts, "Schema: "+strings.Join(cs, "; ")+".")
 	}
 	if len(parts) == 1 && strings.HasPrefix(parts[0], "Schema: ") {
@@ -167,14 +168,28 @@ var constraintKeys = []string{"format", "pattern", "minLength", "maxLength", "mi
 	"maximum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems", "uniqueItems", "minProperties",
 	"maxProperties", "const", "default"}
 
+// expressedBy returns the constraint keywords that a field of type t
+// expresses by its Go type, so that its comment need not repeat them: a
+// time.Time is an RFC 3339 date-time (format, and the pattern that spells
+// date-time out), a const type is its constant.
+func expressedBy(t *gtype) map[string]bool {
+	switch t.kind {
+	case kTime:
+		return map[string]bool{"format": true, "pattern": true}
+	case kConst:
+		return map[string]bool{"const": true}
+	}
+	return nil
+}
+
 // constraints lists a schema's narrowing keywords as "keyword value",
 // with those of the one non-null alternative of an anyOf / oneOf (a
-// nullable value) after the node's own.
-func constraints(n *jsonschema.Schema) []string {
+// nullable value) after the node's own, leaving out the keywords in skip.
+func constraints(n *jsonschema.Schema, skip map[string]bool) []string {
 	if n == nil {
 		return nil
 	}
-	out := ownConstraints(n)
+	out := ownConstraints(n, skip)
 	for _, k := range []string{"anyOf", "oneOf"} {
 		var shaped []*jsonschema.Schema
 		for _, a := range n.List(k) {
@@ -183,17 +198,17 @@ func constraints(n *jsonschema.Schema) []string {
 			}
 		}
 		if len(shaped) == 1 {
-			out = append(out, constraints(shaped[0])...)
+			out = append(out, constraints(shaped[0], skip)...)
 		}
 	}
 	return out
 }
 
-func ownConstraints(n *jsonschema.Schema) []string {
+func ownConstraints(n *jsonschema.Schema, skip map[string]bool) []string {
 	var out []string
 	for _, k := range constraintKeys {
 		kw := n.Get(k)
-		if kw == nil {
+		if kw == nil || skip[k] {
 			continue
 		}
 		raw := kw.Value
