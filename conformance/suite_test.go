@@ -45,7 +45,7 @@ func TestTraceCatchesEditedSentence(t *testing.T) {
 		s.Src = bytes.Replace(s.Src, []byte("A mention is never a run's cause."), []byte("A mention is never the cause of a run."), 1)
 		srcs = append(srcs, s)
 	}
-	edited, _, err := spec.FromSources(srcs)
+	edited, _, err := spec.LoadLinted(srcs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ Post a message to a room.
 
 [Read online](https://app.useprickle.dev/docs/reference/mcp-tools?tool=post_message)
 `, "~~~", "```")
-	sp, _, err := spec.FromSources([]spec.Source{{File: "post_message.md", Src: []byte(page)}})
+	sp, _, err := spec.LoadLinted([]spec.Source{{File: "post_message.md", Src: []byte(page)}})
 	if err != nil {
 		t.Fatal(err)
 	}

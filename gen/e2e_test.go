@@ -38,7 +38,7 @@ func loadCase(t testing.TB, dir string) *spec.Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := spec.FromSources(srcs)
+	s, _, err := spec.LoadLinted(srcs)
 	if err != nil {
 		t.Fatalf("%s: %v", dir, err)
 	}

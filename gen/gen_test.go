@@ -14,7 +14,7 @@ import (
 
 func generateAll(t testing.TB, srcs []spec.Source, pkg string) map[string][]byte {
 	t.Helper()
-	s, _, err := spec.FromSources(srcs)
+	s, _, err := spec.LoadLinted(srcs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestNotesForRawFallbacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := spec.FromSources(srcs)
+	s, _, err := spec.LoadLinted(srcs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func syntheticSources(n int) []spec.Source {
 func BenchmarkGenerate(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			s, _, err := spec.FromSources(syntheticSources(n))
+			s, _, err := spec.LoadLinted(syntheticSources(n))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -237,7 +237,7 @@ func BenchmarkGeneratePipeline(b *testing.B) {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			srcs := syntheticSources(n)
 			for b.Loop() {
-				s, _, err := spec.FromSources(srcs)
+				s, _, err := spec.LoadLinted(srcs)
 				if err != nil {
 					b.Fatal(err)
 				}

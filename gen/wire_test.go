@@ -248,7 +248,7 @@ var wireShapesCases = []struct{ In, Want string }{
 func TestWireForms(t *testing.T) {
 	goBin, tmp, write := tempModule(t, "wire")
 
-	shapes, _, err := spec.FromSources([]spec.Source{{File: "wire_shapes.md", Src: []byte(wireShapesPage)}})
+	shapes, _, err := spec.LoadLinted([]spec.Source{{File: "wire_shapes.md", Src: []byte(wireShapesPage)}})
 	if err != nil {
 		t.Fatal(err)
 	}

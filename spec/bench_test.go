@@ -58,10 +58,10 @@ func BenchmarkLint(b *testing.B) {
 }
 
 // BenchmarkSpecChecked: the spec of pages checked as lint checks them:
-// FromSources (parse, build, lint) and Marshal, as generate does.
+// LoadLinted (parse, build, lint) and Marshal, as generate does.
 func BenchmarkSpecChecked(b *testing.B) {
 	benchPages(b, func(b *testing.B, srcs []Source) {
-		s, _, err := FromSources(srcs)
+		s, _, err := LoadLinted(srcs)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -97,12 +97,12 @@ func ParseAll(srcs []Source) ([]*Page, Diagnostics) {
 	return pages, ds
 }
 
-// Parse parses and builds a spec without the schema checks of Lint: it
+// LoadUnlinted parses and builds a spec without the checks of Lint: it
 // fails with a *PagesError only when the pages cannot be represented (a
 // structural error, a JSON syntax error, a tool documented twice). This is
-// what "prickle-gen spec" does; Lint and FromSources also check the
-// schemas, patterns and examples.
-func Parse(srcs []Source) (*Spec, Diagnostics, error) {
+// what "prickle-gen spec" does; LoadLinted also checks the schemas,
+// patterns and examples.
+func LoadUnlinted(srcs []Source) (*Spec, Diagnostics, error) {
 	pages, ds := ParseAll(srcs)
 	s, bd := Build(pages)
 	ds = append(ds, bd...)
@@ -113,9 +113,10 @@ func Parse(srcs []Source) (*Spec, Diagnostics, error) {
 	return s, ds, nil
 }
 
-// FromSources parses and builds a spec, failing with a *PagesError when any
-// page has an error (structural or not). Warnings and infos are returned.
-func FromSources(srcs []Source) (*Spec, Diagnostics, error) {
+// LoadLinted parses, lints and builds a spec, failing with a *PagesError
+// when any page has an error, structural or found by Lint. Warnings and
+// infos are returned.
+func LoadLinted(srcs []Source) (*Spec, Diagnostics, error) {
 	pages, pd := ParseAll(srcs)
 	s, ds := Lint(pages, pd)
 	if ds.HasErrors() {
@@ -126,6 +127,6 @@ func FromSources(srcs []Source) (*Spec, Diagnostics, error) {
 
 // LoadBundled returns the spec of the bundled pages.
 func LoadBundled() (*Spec, error) {
-	s, _, err := FromSources(Bundled())
+	s, _, err := LoadLinted(Bundled())
 	return s, err
 }

@@ -21,8 +21,10 @@ const FormatVersion = 1
 // JSON form (see Marshal) is deterministic to the byte; FORMAT.md
 // describes it.
 type Spec struct {
-	Format int    `json:"format"`
-	Hash   string `json:"hash"`
+	Format int `json:"format"`
+	// Hash identifies the content: "sha256:" and the SHA-256 of the
+	// document rendered with an empty hash. Build and Unmarshal set it.
+	Hash string `json:"hash"`
 	// Title, Preamble, Notes and DocsBase are the text the pages share, as
 	// most pages give it (lint warns where a page disagrees).
 	Title    string         `json:"title"`
@@ -116,6 +118,7 @@ func Build(pages []*Page) (*Spec, Diagnostics) {
 	}
 	ds = append(ds, shared(s, kept)...)
 	ds = append(ds, catalog(s)...)
+	s.Hash, _, _ = s.hashed() // a spec always encodes; an empty hash would only say it could not
 	return s, ds
 }
 
@@ -430,28 +433,39 @@ func sentenceRanges(s string) [][2]int {
 	return out
 }
 
-// Marshal renders the canonical JSON of the spec, with its hash computed:
-// the SHA-256 of the document rendered with an empty hash.
+// Marshal renders the canonical JSON of the spec, with its hash: the
+// SHA-256 of the document rendered with an empty hash, computed from the
+// content (so a spec changed since it was built marshals with the hash of
+// what it holds now). s is not modified.
 func (s *Spec) Marshal() ([]byte, error) {
+	hash, body, err := s.hashed()
+	if err != nil {
+		return nil, err
+	}
+	// The hash is the document's second member: put it in place rather
+	// than encode the whole document again.
+	prefix := fmt.Sprintf("{\n  \"format\": %d,\n  \"hash\": \"", s.Format)
+	if !bytes.HasPrefix(body, []byte(prefix)) {
+		return nil, fmt.Errorf("encode spec: unexpected start %.40q", body)
+	}
+	out := make([]byte, 0, len(body)+len(hash))
+	out = append(out, prefix...)
+	out = append(out, hash...)
+	out = append(out, body[len(prefix):]...)
+	return out, nil
+}
+
+// hashed returns the spec's hash and the document rendered with an empty
+// hash.
+func (s *Spec) hashed() (string, []byte, error) {
 	c := *s
 	c.Hash = ""
 	body, err := encode(&c)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	sum := sha256.Sum256(body)
-	s.Hash = "sha256:" + hex.EncodeToString(sum[:])
-	// The hash is the document's second member: put it in place rather
-	// than encode the whole document again.
-	prefix := fmt.Sprintf("{\n  \"format\": %d,\n  \"hash\": \"", c.Format)
-	if !bytes.HasPrefix(body, []byte(prefix)) {
-		return nil, fmt.Errorf("encode spec: unexpected start %.40q", body)
-	}
-	out := make([]byte, 0, len(body)+len(s.Hash))
-	out = append(out, prefix...)
-	out = append(out, s.Hash...)
-	out = append(out, body[len(prefix):]...)
-	return out, nil
+	return "sha256:" + hex.EncodeToString(sum[:]), body, nil
 }
 
 func encode(v any) ([]byte, error) {

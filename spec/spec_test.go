@@ -61,7 +61,7 @@ func lintSources(srcs []Source) (*Spec, Diagnostics) {
 
 func bundledSpec(t testing.TB, srcs []Source) (*Spec, []byte) {
 	t.Helper()
-	s, _, err := FromSources(srcs)
+	s, _, err := LoadLinted(srcs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,6 +327,37 @@ func TestMarshalRoundTrip(t *testing.T) {
 	}
 }
 
+// Build sets the hash Marshal writes; Marshal leaves the spec alone and
+// hashes what it holds.
+func TestHash(t *testing.T) {
+	s, _, err := LoadLinted(Bundled())
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := s.Hash
+	if !strings.HasPrefix(built, "sha256:") {
+		t.Fatalf("Build left hash %q", built)
+	}
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"hash": "`+built+`"`)) {
+		t.Errorf("Marshal wrote another hash than Build set (%s)", built)
+	}
+	s.Title += " changed"
+	b2, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Hash != built {
+		t.Error("Marshal modified the spec's Hash")
+	}
+	if bytes.Contains(b2, []byte(built)) {
+		t.Error("a changed spec marshals with its old hash")
+	}
+}
+
 // testPage builds a page of the canonical layout around the given parts.
 func testPage(tool, desc, example, input, output string) []byte {
 	return []byte("# MCP tool reference\n\nTools for tests.\n\n## " + tool + "\n\n" + desc +
@@ -378,7 +409,7 @@ func TestJSONKeptAsWritten(t *testing.T) {
   }
 }`
 	src := testPage("numbers", "Numbers as written.", example, input, output)
-	s, ds, err := FromSources([]Source{{File: "numbers.md", Src: src}})
+	s, ds, err := LoadLinted([]Source{{File: "numbers.md", Src: src}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, diagText(ds))
 	}

@@ -79,7 +79,7 @@ func loadVersion(path string) (*spec.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, _, err := spec.FromSources(srcs)
+	s, _, err := spec.LoadLinted(srcs)
 	if err != nil {
 		return nil, err // a *spec.PagesError: the first diagnostic and how many more
 	}

@@ -81,7 +81,7 @@ func plan(c *ctx, name string, args []string) (*genTarget, int) {
 	if err != nil {
 		return nil, c.fail("%v", err)
 	}
-	s, _, err := spec.FromSources(srcs)
+	s, _, err := spec.LoadLinted(srcs)
 	if err != nil {
 		var pe *spec.PagesError
 		if asPagesError(err, &pe) {

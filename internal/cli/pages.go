@@ -52,7 +52,7 @@ func runSpec(c *ctx, args []string) int {
 	if err != nil {
 		return c.fail("%v", err)
 	}
-	s, _, err := spec.Parse(srcs)
+	s, _, err := spec.LoadUnlinted(srcs)
 	if err != nil {
 		var pe *spec.PagesError
 		if asPagesError(err, &pe) {
