@@ -17,9 +17,9 @@ package main
 import (
 	"os"
 
-	"github.com/prickle-dev/prickle/internal/cli"
+	"github.com/prickle-dev/prickle/internal/gencmd"
 )
 
 func main() {
-	os.Exit(cli.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(gencmd.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -1,4 +1,4 @@
-package cli
+package gencmd
 
 import (
 	"encoding/json"
@@ -11,20 +11,17 @@ import (
 	"github.com/prickle-dev/prickle/spec"
 )
 
-func init() {
-	register(&command{
-		name:  "diff",
-		usage: "[-json] OLD NEW",
-		summary: "Report the changes between two versions of the API, graded by who breaks.\n" +
-			"OLD and NEW are each a page, a folder of pages or a spec file (.json, from 'prickle-gen spec').\n" +
-			"One line per change (file:line:col: BREAKING|non-breaking tool side /pointer: message [kind]),\n" +
-			"then 'N changes, M breaking'. Exit 1 when a change breaks clients, 0 otherwise.",
-		run: runDiff,
-	})
+var diffCommand = &command{
+	name:  "diff",
+	usage: "[-json] OLD NEW",
+	summary: "Report the changes between two versions of the API, graded by who breaks.\n" +
+		"OLD and NEW are each a page, a folder of pages or a spec file (.json, from 'prickle-gen spec').\n" +
+		"One line per change (file:line:col: BREAKING|non-breaking tool side /pointer: message [kind]),\n" +
+		"then 'N changes, M breaking'. Exit 1 when a change breaks clients, 0 otherwise.",
+	run: runDiff,
 }
 
-func runDiff(c *ctx, args []string) int {
-	cmd := commands["diff"]
+func runDiff(c *ctx, cmd *command, args []string) int {
 	fs := c.flags(cmd)
 	asJSON := fs.Bool("json", false, "print the report as a JSON object {changes, breaking}")
 	if code, ok := c.parse(fs, args); !ok {

@@ -1,12 +1,12 @@
-// Package cli implements the prickle-gen command, so that tests can run it
-// in-process (see cmd/prickle-gen and the testscript goldens).
-package cli
+// Package gencmd holds the commands of prickle-gen (spec, lint, fmt,
+// generate, check, diff), so that tests can run them in-process (see
+// cmd/prickle-gen and its testscript goldens).
+package gencmd
 
 import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/prickle-dev/prickle/internal/cmdline"
@@ -24,13 +24,23 @@ type command struct {
 	name    string
 	usage   string // argument synopsis
 	summary string
-	run     func(c *ctx, args []string) int
+	run     func(c *ctx, cmd *command, args []string) int
 }
 
-// commands is filled by the files that implement them.
-var commands = map[string]*command{}
+// commands lists prickle-gen's commands in the order usage shows them.
+func commands() []*command {
+	return []*command{specCommand, lintCommand, fmtCommand, generateCommand, checkCommand, diffCommand}
+}
 
-func register(c *command) { commands[c.name] = c }
+// lookup returns the command name, or nil.
+func lookup(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
 
 // ctx carries the streams of one invocation.
 type ctx struct {
@@ -83,11 +93,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return ExitOK
 	}
-	cmd, ok := commands[args[0]]
-	if !ok {
+	cmd := lookup(args[0])
+	if cmd == nil {
 		return c.fail("unknown command %q (run 'prickle-gen help')", args[0])
 	}
-	return cmd.run(c, args[1:])
+	return cmd.run(c, cmd, args[1:])
 }
 
 func usage(w io.Writer) {
@@ -95,13 +105,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nPATH is a page or a folder of pages; with none, the bundled pages.")
 	fmt.Fprintln(w, "Exit status: 0 clean, 1 findings or a diff, 2 usage or I/O error.")
 	fmt.Fprintln(w, "\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, firstLine(commands[n].summary))
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, firstLine(c.summary))
 	}
 	fmt.Fprintln(w, "\nRun 'prickle-gen COMMAND -h' for a command's flags.")
 }

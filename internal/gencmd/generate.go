@@ -1,4 +1,4 @@
-package cli
+package gencmd
 
 import (
 	"bufio"
@@ -20,19 +20,18 @@ import (
 // its root by walking up from the working directory.
 const modulePath = "github.com/prickle-dev/prickle"
 
-func init() {
-	register(&command{
-		name:    "generate",
-		usage:   "[-o DIR] [-pkg NAME] [-docs DIR] [PATH...]",
-		summary: "Generate the typed Go API (and docs) from the pages.\nWith no arguments, regenerate this module's api/ and docs/ from the bundled pages.\nWith -o, write the package for PATH (or the bundled pages) into DIR; docs only with -docs.\nConstructs typed as json.RawMessage are noted as file:line:col: info: ... [gen-raw].",
-		run:     runGenerate,
-	})
-	register(&command{
-		name:    "check",
-		usage:   "[-o DIR] [-pkg NAME] [-docs DIR] [PATH...]",
-		summary: "Fail when generated files are out of date (CI).\nRegenerates in memory, as generate would, and prints a unified diff of every\ncommitted generated file (docs included) that differs; exit 1 if any does.",
-		run:     runCheck,
-	})
+var generateCommand = &command{
+	name:    "generate",
+	usage:   "[-o DIR] [-pkg NAME] [-docs DIR] [PATH...]",
+	summary: "Generate the typed Go API (and docs) from the pages.\nWith no arguments, regenerate this module's api/ and docs/ from the bundled pages.\nWith -o, write the package for PATH (or the bundled pages) into DIR; docs only with -docs.\nConstructs typed as json.RawMessage are noted as file:line:col: info: ... [gen-raw].",
+	run:     runGenerate,
+}
+
+var checkCommand = &command{
+	name:    "check",
+	usage:   "[-o DIR] [-pkg NAME] [-docs DIR] [PATH...]",
+	summary: "Fail when generated files are out of date (CI).\nRegenerates in memory, as generate would, and prints a unified diff of every\ncommitted generated file (docs included) that differs; exit 1 if any does.",
+	run:     runCheck,
 }
 
 // genTarget is what one generate or check run produces.
@@ -47,8 +46,8 @@ type genTarget struct {
 
 // plan parses the flags shared by generate and check and builds every file
 // in memory. code is non-zero when the command must stop with it.
-func plan(c *ctx, name string, args []string) (*genTarget, int) {
-	cmd := commands[name]
+func plan(c *ctx, cmd *command, args []string) (*genTarget, int) {
+	name := cmd.name
 	fs := c.flags(cmd)
 	out := fs.String("o", "", "write the Go package into `DIR` (default: this module's api/)")
 	pkg := fs.String("pkg", "", "package `NAME` (default: the last element of -o, or api)")
@@ -159,8 +158,8 @@ func printNotes(c *ctx, notes spec.Diagnostics) {
 	}
 }
 
-func runGenerate(c *ctx, args []string) int {
-	t, code := plan(c, "generate", args)
+func runGenerate(c *ctx, cmd *command, args []string) int {
+	t, code := plan(c, cmd, args)
 	if t == nil {
 		return code
 	}
@@ -184,8 +183,8 @@ func runGenerate(c *ctx, args []string) int {
 	return ExitOK
 }
 
-func runCheck(c *ctx, args []string) int {
-	t, code := plan(c, "check", args)
+func runCheck(c *ctx, cmd *command, args []string) int {
+	t, code := plan(c, cmd, args)
 	if t == nil {
 		return code
 	}

@@ -1,4 +1,4 @@
-package cli
+package gencmd
 
 import (
 	"bytes"
@@ -12,25 +12,25 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 )
 
-func init() {
-	register(&command{
-		name:    "spec",
-		usage:   "[-o FILE] [PATH...]",
-		summary: "Print the canonical spec (JSON) of the pages.\nPages that cannot be represented (structure, JSON syntax, a tool documented\ntwice) are refused; the schema checks are lint's: run lint in CI.",
-		run:     runSpec,
-	})
-	register(&command{
-		name:    "lint",
-		usage:   "[-json] [PATH...]",
-		summary: "Check the pages: structure, JSON, schemas, patterns, examples, drift.\nFindings print as file:line:col: severity: message [rule]; exit 1 on any error.",
-		run:     runLint,
-	})
-	register(&command{
-		name:    "fmt",
-		usage:   "[-l] [-d] [-w] [PATH...]",
-		summary: "Render pages in canonical form, like gofmt.\nWithout flags, print the formatted pages; exit 1 when -l or -d find a page to change.",
-		run:     runFmt,
-	})
+var specCommand = &command{
+	name:    "spec",
+	usage:   "[-o FILE] [PATH...]",
+	summary: "Print the canonical spec (JSON) of the pages.\nPages that cannot be represented (structure, JSON syntax, a tool documented\ntwice) are refused; the schema checks are lint's: run lint in CI.",
+	run:     runSpec,
+}
+
+var lintCommand = &command{
+	name:    "lint",
+	usage:   "[-json] [PATH...]",
+	summary: "Check the pages: structure, JSON, schemas, patterns, examples, drift.\nFindings print as file:line:col: severity: message [rule]; exit 1 on any error.",
+	run:     runLint,
+}
+
+var fmtCommand = &command{
+	name:    "fmt",
+	usage:   "[-l] [-d] [-w] [PATH...]",
+	summary: "Render pages in canonical form, like gofmt.\nWithout flags, print the formatted pages; exit 1 when -l or -d find a page to change.",
+	run:     runFmt,
 }
 
 // sources reads the PATH arguments, or the bundled pages when there are none.
@@ -41,8 +41,7 @@ func sources(paths []string) ([]spec.Source, error) {
 	return spec.ReadPaths(paths)
 }
 
-func runSpec(c *ctx, args []string) int {
-	cmd := commands["spec"]
+func runSpec(c *ctx, cmd *command, args []string) int {
 	fs := c.flags(cmd)
 	out := fs.String("o", "", "write the spec to `FILE` instead of standard output")
 	if code, ok := c.parse(fs, args); !ok {
@@ -77,8 +76,7 @@ func runSpec(c *ctx, args []string) int {
 	return ExitOK
 }
 
-func runLint(c *ctx, args []string) int {
-	cmd := commands["lint"]
+func runLint(c *ctx, cmd *command, args []string) int {
 	fs := c.flags(cmd)
 	asJSON := fs.Bool("json", false, "print the findings as a JSON array")
 	if code, ok := c.parse(fs, args); !ok {
@@ -111,8 +109,7 @@ func runLint(c *ctx, args []string) int {
 	return ExitOK
 }
 
-func runFmt(c *ctx, args []string) int {
-	cmd := commands["fmt"]
+func runFmt(c *ctx, cmd *command, args []string) int {
 	fs := c.flags(cmd)
 	list := fs.Bool("l", false, "list pages whose formatting differs")
 	showDiff := fs.Bool("d", false, "print a unified diff for pages whose formatting differs")
