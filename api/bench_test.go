@@ -185,12 +185,17 @@ func BenchmarkHandle(b *testing.B) {
 	})
 }
 
-// BenchmarkMarshal marshals an output as Handle does: its wire form.
+// BenchmarkMarshal marshals an output as Handle does: its wire form; and,
+// for comparison, as it would without wire forms (unwiredDiscover).
 func BenchmarkMarshal(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		v    any
-	}{{"claim_task", benchClaimTaskOutput().wire()}, {"discover_team_agents", benchDiscoverOutput().wire()}} {
+	}{
+		{"claim_task", benchClaimTaskOutput().wire()},
+		{"discover_team_agents", benchDiscoverOutput().wire()},
+		{"discover_team_agents_without_wire_forms", unwired(benchDiscoverOutput())},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			defer reportCPU(b)()
@@ -201,6 +206,46 @@ func BenchmarkMarshal(b *testing.B) {
 			}
 		})
 	}
+}
+
+// unwiredDiscover is DiscoverTeamAgentsOutput as the generator would make
+// it without wire forms: every struct that must write a nil array as []
+// does so in a MarshalJSON of its own, whose result encoding/json scans
+// again at each level.
+type unwiredDiscover struct {
+	People []DiscoverTeamAgentsOutputPerson `json:"people"`
+	Agents []unwiredAgent                   `json:"agents"`
+}
+
+type unwiredAgent DiscoverTeamAgentsOutputAgent
+
+func (v unwiredDiscover) MarshalJSON() ([]byte, error) {
+	type plain unwiredDiscover
+	p := plain(v)
+	if p.People == nil {
+		p.People = []DiscoverTeamAgentsOutputPerson{}
+	}
+	if p.Agents == nil {
+		p.Agents = []unwiredAgent{}
+	}
+	return json.Marshal(p)
+}
+
+func (v unwiredAgent) MarshalJSON() ([]byte, error) {
+	type plain unwiredAgent
+	p := plain(v)
+	if p.Capabilities == nil {
+		p.Capabilities = []DiscoverTeamAgentsOutputAgentCapability{}
+	}
+	return json.Marshal(p)
+}
+
+func unwired(v *DiscoverTeamAgentsOutput) unwiredDiscover {
+	u := unwiredDiscover{People: v.People}
+	for _, a := range v.Agents {
+		u.Agents = append(u.Agents, unwiredAgent(a))
+	}
+	return u
 }
 
 // benchHandler answers claim_task with claimTask() and

@@ -15,9 +15,8 @@ var (
 	discoverTeamAgentsOutputValidator = rt.NewValidator("discover_team_agents/output", []byte(DiscoverTeamAgentsOutputSchema))
 )
 
-// CompileSchemas compiles every validator now rather than on first use
-// (about half a millisecond per schema), e.g. at server start-up, and
-// reports a schema that does not compile.
+// CompileSchemas compiles every validator now rather than on first use, e.g.
+// at server start-up, and reports a schema that does not compile.
 func CompileSchemas() error {
 	for _, v := range []*rt.Validator{claimDiscussionInputValidator, claimDiscussionOutputValidator, claimTaskInputValidator, claimTaskOutputValidator, discoverTeamAgentsInputValidator, discoverTeamAgentsOutputValidator} {
 		if err := v.Compile(); err != nil {

@@ -407,7 +407,7 @@ func (m *model) validateFile() *jen.File {
 		}
 	})
 	f.Line()
-	f.Add(comment("CompileSchemas compiles every validator now rather than on first use (about half a millisecond per schema), e.g. at server start-up, and reports a schema that does not compile."))
+	f.Add(comment("CompileSchemas compiles every validator now rather than on first use, e.g. at server start-up, and reports a schema that does not compile."))
 	f.Func().Id("CompileSchemas").Params().Error().BlockFunc(func(g *jen.Group) {
 		g.For(jen.List(jen.Id("_"), jen.Id("v")).Op(":=").Range().Index().Op("*").Qual(pkgRT, "Validator").ValuesFunc(func(vg *jen.Group) {
 			for _, tm := range m.tools {

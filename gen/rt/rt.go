@@ -56,7 +56,7 @@ func (v *Validator) Schema() json.RawMessage { return json.RawMessage(v.schema) 
 
 // Compile compiles the schema now, if that has not happened yet, and
 // reports a schema that does not compile. Servers may call it at start-up
-// to move the cost (about a millisecond per schema) out of the first call.
+// to move the cost out of the first call.
 func (v *Validator) Compile() error {
 	_, err := v.compile()
 	if err != nil {

@@ -9,9 +9,8 @@
 // (Info) says which keywords hold schemas. Local references ("#",
 // "#/$defs/...", any JSON pointer in the document) resolve to the schema
 // they name (Document.Resolve, Schema.Resolved). Union and nullability
-// lifting, which every reader needs and which readers used to decide each
-// its own way, are here too: OnlyNull, ConstraintOnly, AcceptsNull,
-// Union, Lift.
+// lifting, which every reader needs and must decide alike, are here too:
+// OnlyNull, ConstraintOnly, AcceptsNull, Union, Lift.
 //
 // The model judges no instance: validation is internal/schemax's, on
 // santhosh-tekuri/jsonschema. A schema that breaks the meta-schema is
