@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/prickle-dev/prickle/gen/specdiff"
+	"github.com/prickle-dev/prickle/spec/specdiff"
 	"github.com/prickle-dev/prickle/spec"
 )
 
