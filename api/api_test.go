@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,8 +22,10 @@ import (
 	"github.com/prickle-dev/prickle/spec"
 )
 
-// stub is a Handler whose answers the tests set.
+// stub is a Handler whose answers the tests set. It embeds
+// UnimplementedHandler so that a page added later does not break it.
 type stub struct {
+	api.UnimplementedHandler
 	claimDiscussion func(context.Context, *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error)
 	claimTask       func(context.Context, *api.ClaimTaskInput) (*api.ClaimTaskOutput, error)
 	discover        func(context.Context, *api.DiscoverTeamAgentsInput) (*api.DiscoverTeamAgentsOutput, error)
@@ -260,6 +263,47 @@ func text(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// A handler that embeds UnimplementedHandler and implements nothing serves
+// every documented tool, refuses each call as not_implemented naming the
+// tool, and Unimplemented lists them all; a method of its own takes the
+// tool off the list.
+func TestUnimplementedHandler(t *testing.T) {
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h struct{ api.UnimplementedHandler }
+	var documented []api.ToolName
+	for _, c := range api.Catalog {
+		if c.Documented {
+			documented = append(documented, api.ToolName(c.Name))
+		}
+	}
+	if got := api.Unimplemented(h); !slices.Equal(got, documented) {
+		t.Errorf("Unimplemented = %v, want every documented tool %v", got, documented)
+	}
+	e := connect(t, h, nil)
+	tools, err := e.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != len(sp.Tools) {
+		t.Errorf("tools/list serves %d tools, want %d", len(tools.Tools), len(sp.Tools))
+	}
+	for _, tool := range sp.Tools {
+		t.Run(tool.Name, func(t *testing.T) {
+			res := call(t, e, tool.Name, string(tool.ExampleInput.JSON))
+			te := rt.ToolErrorFromResult(res)
+			if te == nil || te.Code != rt.CodeNotImplemented || !strings.Contains(te.Message, tool.Name) {
+				t.Errorf("answer %q, want a not_implemented refusal naming %s", text(res), tool.Name)
+			}
+		})
+	}
+	if got := api.Unimplemented(newStub()); len(got) != 0 {
+		t.Errorf("Unimplemented(stub) = %v, want none: stub declares every method", got)
+	}
 }
 
 func TestBadArgumentsNamePointers(t *testing.T) {

@@ -4,6 +4,7 @@ package api
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/gen/rt"
@@ -29,6 +30,44 @@ type Handler interface {
 	// agents in a project: who is online, each agent's owner, model, role and
 	// capabilities.
 	DiscoverTeamAgents(ctx context.Context, in *DiscoverTeamAgentsInput) (*DiscoverTeamAgentsOutput, error)
+}
+
+// UnimplementedHandler answers every documented tool with a not_implemented
+// refusal (rt.CodeNotImplemented). Embed it in a Handler so that a page
+// added later gives the Handler interface a method the handler already has:
+// the build does not break, and the new tool is served (listed by
+// tools/list, its calls refused) until the handler implements it.
+type UnimplementedHandler struct{}
+
+// ClaimDiscussion refuses claim_discussion as not implemented.
+func (UnimplementedHandler) ClaimDiscussion(context.Context, *ClaimDiscussionInput) (*ClaimDiscussionOutput, error) {
+	return nil, rt.NotImplemented(ToolClaimDiscussion)
+}
+
+// ClaimTask refuses claim_task as not implemented.
+func (UnimplementedHandler) ClaimTask(context.Context, *ClaimTaskInput) (*ClaimTaskOutput, error) {
+	return nil, rt.NotImplemented(ToolClaimTask)
+}
+
+// DiscoverTeamAgents refuses discover_team_agents as not implemented.
+func (UnimplementedHandler) DiscoverTeamAgents(context.Context, *DiscoverTeamAgentsInput) (*DiscoverTeamAgentsOutput, error) {
+	return nil, rt.NotImplemented(ToolDiscoverTeamAgents)
+}
+
+// Unimplemented lists the documented tools that h leaves to an embedded
+// UnimplementedHandler, for a server to say at start-up what it does not
+// implement.
+func Unimplemented(h Handler) []ToolName {
+	var out []ToolName
+	for _, m := range []struct {
+		method string
+		tool   ToolName
+	}{{"ClaimDiscussion", ToolClaimDiscussion}, {"ClaimTask", ToolClaimTask}, {"DiscoverTeamAgents", ToolDiscoverTeamAgents}} {
+		if rt.PromotedFrom(h, m.method, reflect.TypeFor[UnimplementedHandler]()) {
+			out = append(out, m.tool)
+		}
+	}
+	return out
 }
 
 // Register adds every documented tool to s with the low-level AddTool: the

@@ -176,7 +176,7 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 	}
 	b := &builder{names: newNames()}
 	m := &model{pkg: pkg, spec: s, b: b}
-	for _, n := range []string{"Handler", "Register", "Tools", "Client", "NewClient", "Catalog", "CatalogEntry", "ToolName", "CompileSchemas"} {
+	for _, n := range []string{"Handler", "UnimplementedHandler", "Unimplemented", "Register", "Tools", "Client", "NewClient", "Catalog", "CatalogEntry", "ToolName", "CompileSchemas"} {
 		b.names.reserve(n)
 	}
 	b.toolName = &gtype{kind: kEnum, prim: "string", name: "ToolName"}
@@ -458,6 +458,36 @@ func (m *model) serverFile() *jen.File {
 			g.Id(tm.goName).Params(jen.Id("ctx").Qual(pkgContext, "Context"), jen.Id("in").Op("*").Id(tm.goName+"Input")).
 				Params(jen.Op("*").Id(tm.goName+"Output"), jen.Error())
 		}
+	})
+	f.Line()
+	f.Add(comment("UnimplementedHandler answers every documented tool with a not_implemented refusal (rt.CodeNotImplemented). Embed it in a Handler so that a page added later gives the Handler interface a method the handler already has: the build does not break, and the new tool is served (listed by tools/list, its calls refused) until the handler implements it."))
+	f.Type().Id("UnimplementedHandler").Struct()
+	for _, tm := range m.tools {
+		f.Line()
+		f.Add(comment(tm.goName + " refuses " + tm.t.Name + " as not implemented."))
+		f.Func().Params(jen.Id("UnimplementedHandler")).Id(tm.goName).
+			Params(jen.Qual(pkgContext, "Context"), jen.Op("*").Id(tm.goName+"Input")).
+			Params(jen.Op("*").Id(tm.goName+"Output"), jen.Error()).Block(
+			jen.Return(jen.Nil(), jen.Qual(pkgRT, "NotImplemented").Call(jen.Id("Tool"+tm.goName))),
+		)
+	}
+	f.Line()
+	f.Add(comment("Unimplemented lists the documented tools that h leaves to an embedded UnimplementedHandler, for a server to say at start-up what it does not implement."))
+	f.Func().Id("Unimplemented").Params(jen.Id("h").Id("Handler")).Index().Id("ToolName").BlockFunc(func(g *jen.Group) {
+		g.Var().Id("out").Index().Id("ToolName")
+		g.For(jen.List(jen.Id("_"), jen.Id("m")).Op(":=").Range().Index().Struct(
+			jen.Id("method").String(),
+			jen.Id("tool").Id("ToolName"),
+		).ValuesFunc(func(vg *jen.Group) {
+			for _, tm := range m.tools {
+				vg.Values(jen.Lit(tm.goName), jen.Id("Tool"+tm.goName))
+			}
+		})).Block(
+			jen.If(jen.Qual(pkgRT, "PromotedFrom").Call(jen.Id("h"), jen.Id("m").Dot("method"), jen.Qual("reflect", "TypeFor").Types(jen.Id("UnimplementedHandler")).Call())).Block(
+				jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("m").Dot("tool")),
+			),
+		)
+		g.Return(jen.Id("out"))
 	})
 	f.Line()
 	f.Add(comment("Register adds every documented tool to s with the low-level AddTool: the documented schemas are served as written; arguments are validated (a failure is an isError result, code invalid_arguments, naming each JSON pointer); the handler's output is validated before it leaves (a violation is logged and answered as a JSON-RPC internal error, never sent). opts may be nil."))
