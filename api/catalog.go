@@ -71,8 +71,9 @@ var Catalog = []CatalogEntry{
 	{ToolWaitForUpdates, false},
 }
 
-// ToolName is a name from the catalog. Schemas whose enum lists exactly the
-// catalog (allowed_tools) use it; the Tool constants convert to it.
+// ToolName is a name from the catalog. A schema whose enum lists catalog
+// names (allowed_tools) uses it, so that a field keeps its type when a page
+// adds a tool to the catalog; the validators hold the field to its own enum.
 type ToolName string
 
 // Valid reports whether v is a catalog name.

@@ -17,7 +17,9 @@
 //     string with format date-time → time.Time (RFC 3339; see below).
 //   - An enum of strings (or integers) is a named type with one constant per
 //     value (ClaimDiscussionOutputRoleDraft) and Valid(). null among the
-//     values makes the field nullable.
+//     values makes the field nullable. An enum of two or more catalog names
+//     is the catalog's ToolName, so that a page adding a tool retypes
+//     nothing.
 //   - const (or an enum of one value) is a named empty struct that always
 //     marshals as the constant and unmarshals only from it.
 //   - type [T, "null"], anyOf / oneOf [T, {"type": "null"}] → T, nullable.
@@ -306,7 +308,7 @@ func (m *model) catalogFile() *jen.File {
 	f.Var().Id("Catalog").Op("=").Index().Id("CatalogEntry").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, entries...)
 	f.Line()
 	tn := m.b.toolName
-	f.Add(comment("ToolName is a name from the catalog. Schemas whose enum lists exactly the catalog (allowed_tools) use it; the Tool constants convert to it."))
+	f.Add(comment("ToolName is a name from the catalog. A schema whose enum lists catalog names (allowed_tools) uses it, so that a field keeps its type when a page adds a tool to the catalog; the validators hold the field to its own enum."))
 	f.Type().Id(tn.name).String()
 	f.Line()
 	f.Add(comment("Valid reports whether v is a catalog name."))

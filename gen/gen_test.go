@@ -248,3 +248,51 @@ func BenchmarkGeneratePipeline(b *testing.B) {
 		})
 	}
 }
+
+// A page that adds a tool to the catalog retypes nothing that exists: a
+// field whose enum lists catalog names keeps ToolName though its enum no
+// longer equals the catalog.
+func TestNewPageKeepsTypes(t *testing.T) {
+	before := generateAll(t, spec.Bundled(), "api")
+	var page []byte
+	for _, s := range spec.Bundled() {
+		if strings.HasSuffix(s.File, "/discover_team_agents.md") {
+			page = bytes.ReplaceAll(s.Src, []byte("discover_team_agents"), []byte("list_team_rooms"))
+		}
+	}
+	if page == nil {
+		t.Fatal("no discover_team_agents page to copy")
+	}
+	after := generateAll(t, append(spec.Bundled(), spec.Source{File: "list_team_rooms.md", Src: page}), "api")
+	if !bytes.Contains(after["catalog.go"], []byte(`ToolListTeamRooms ToolName = "list_team_rooms"`)) &&
+		!bytes.Contains(after["catalog.go"], []byte(`ToolListTeamRooms = "list_team_rooms"`)) {
+		t.Fatalf("the new tool is not in the catalog:\n%s", after["catalog.go"])
+	}
+	// Every declaration of the old API is in the new one as it was.
+	for _, f := range []string{"types.go", "enums.go"} {
+		now := map[string]bool{}
+		for _, decl := range declarations(t, after[f]) {
+			now[decl] = true
+		}
+		for _, decl := range declarations(t, before[f]) {
+			if !now[decl] {
+				t.Errorf("%s: %q changed or went with a new page", f, decl)
+			}
+		}
+	}
+}
+
+// declarations returns the type declarations and struct fields of a
+// generated file, one line each.
+func declarations(t *testing.T, src []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(src), "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "type ") || strings.Contains(l, "`json:\"") {
+			out = append(out, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no declarations found")
+	}
+	return out
+}

@@ -510,7 +510,7 @@ func (d *docCtx) enumType(n *jsonschema.Schema, name string) (*gtype, bool) {
 		d.note(k.Ptr, "an enum of null alone")
 		return rawType, false
 	}
-	if len(strs) > 0 && sameSet(strs, d.b.toolName.enum) {
+	if len(strs) > 1 && subset(strs, d.b.toolName.enum) {
 		return d.b.toolName, nullable
 	}
 	t := d.newNamed(&gtype{kind: kEnum}, name, n)
@@ -681,17 +681,14 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// sameSet reports whether strs holds exactly the values of evs.
-func sameSet(strs []string, evs []enumVal) bool {
+// subset reports whether every string of strs is among the values of evs.
+func subset(strs []string, evs []enumVal) bool {
 	set := map[string]bool{}
-	for _, s := range strs {
-		set[s] = true
-	}
-	if len(set) != len(evs) {
-		return false
-	}
 	for _, ev := range evs {
-		if !set[ev.str] {
+		set[ev.str] = true
+	}
+	for _, s := range strs {
+		if !set[s] {
 			return false
 		}
 	}
