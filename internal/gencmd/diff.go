@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/prickle-dev/prickle/spec/specdiff"
+	"github.com/prickle-dev/prickle/gen"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/specdiff"
 )
 
 var diffCommand = &command{
@@ -23,7 +24,8 @@ var diffCommand = &command{
 
 func runDiff(c *ctx, cmd *command, args []string) int {
 	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, "print the report as a JSON object {changes, breaking}")
+	asJSON := fs.Bool("json", false, "print the report as a JSON object {changes, breaking, go_api}")
+	failGo := fs.Bool("fail-go", false, "exit 1 also when the generated Go API changes")
 	if code, ok := c.parse(fs, args); !ok {
 		return code
 	}
@@ -39,6 +41,11 @@ func runDiff(c *ctx, cmd *command, args []string) int {
 		return c.fail("%v", err)
 	}
 	r := specdiff.Compare(old, new)
+	goChanges, err := gen.APIChanges(old, new, gen.Options{})
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	r.Add(goChanges...)
 	if *asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
@@ -52,7 +59,7 @@ func runDiff(c *ctx, cmd *command, args []string) int {
 		}
 		fmt.Fprintln(c.stdout, r.Summary())
 	}
-	if r.Breaking > 0 {
+	if r.Breaking > 0 || *failGo && r.GoAPI > 0 {
 		return ExitFindings
 	}
 	return ExitOK

@@ -119,12 +119,14 @@
 //     are compared once. A $ref that cannot be resolved (remote) compares
 //     as a string: schema-changed.
 //   - A keyword the walker does not interpret (not, if/then/else,
-//     dependentRequired, dependentSchemas, contains, contentMediaType,
-//     $schema, $id, unknown keywords...) is compared as canonical JSON and
-//     reported as schema-changed, breaking on both sides: never silently
-//     ignored. Annotations (title, description, $comment, examples,
-//     deprecated, readOnly, writeOnly) are reported as non-breaking
-//     annotation-changed.
+//     dependentRequired, dependentSchemas, contains, $schema, $id, unknown
+//     keywords...) is compared as canonical JSON and reported as
+//     schema-changed, breaking on both sides: never silently ignored.
+//     Annotations (the keywords internal/jsonschema classes as such:
+//     title, description, $comment, examples, deprecated, readOnly,
+//     writeOnly, contentEncoding, contentMediaType, contentSchema) are
+//     reported as non-breaking annotation-changed; default has kinds of
+//     its own.
 //   - Description sentences are compared by their IDs (spec.Sentence.ID
 //     hashes the text): an edited sentence is reported as one removed and
 //     one added. The example input is compared as canonical JSON. The rest
@@ -142,7 +144,16 @@
 // (prickle-gen spec) does not keep the page layout, so its positions inside
 // a schema are the schema fence's first line.
 //
-// Changes are sorted by tool, side (tool, input, output, catalog),
+// Changes are sorted by tool, side (tool, input, output, catalog, go),
 // pointer, kind, new position, old position and message (so sentences come
 // in reading order), and a report is deterministic.
+//
+// # The Go API
+//
+// Compare grades the wire. A page change can also change the Go package
+// that prickle-gen generate makes of the pages, which Go code imports;
+// gen.APIChanges finds those changes and Report.Add adds them, on side go,
+// with the Go identifier in Pointer, counted in Report.GoAPI and not in
+// Report.Breaking (GoKinds lists their kinds). prickle-gen diff reports
+// both.
 package specdiff

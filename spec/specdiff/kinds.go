@@ -147,8 +147,31 @@ var Kinds = []KindInfo{
 	{KindDefinitionRemoved, nb, nb, "a $defs entry disappears (its uses are compared where they are)"},
 	{KindDefaultAdded, nb, nb, "a default where there was none"},
 	{KindDefaultChanged, br, nb, "the default changes or disappears: a client that omits the field gets other behaviour"},
-	{KindAnnotationChanged, nb, nb, "title, description, $comment, examples, deprecated, readOnly or writeOnly changes"},
+	{KindAnnotationChanged, nb, nb, "an annotation changes: title, description, $comment, examples, deprecated, readOnly, writeOnly, contentEncoding, contentMediaType or contentSchema"},
 	{KindSchemaChanged, br, br, "any other keyword changes (not, if/then/else, a remote $ref...): not understood, so conservatively breaking"},
+}
+
+// The kinds of change to the generated Go API (side go). Additions are not
+// reported: they break no code written against the old package.
+const (
+	KindGoTypeRemoved   = "go-type-removed"
+	KindGoTypeChanged   = "go-type-changed"
+	KindGoFieldRemoved  = "go-field-removed"
+	KindGoFieldRetyped  = "go-field-retyped"
+	KindGoConstRemoved  = "go-const-removed"
+	KindGoMethodAdded   = "go-method-added"
+	KindGoMethodRemoved = "go-method-removed"
+)
+
+// GoKinds describes every kind of Go API change.
+var GoKinds = []struct{ Kind, Doc string }{
+	{KindGoTypeRemoved, "a named type is gone (its object renamed or moved, its tool removed)"},
+	{KindGoTypeChanged, "a named type keeps its name but is another kind of type (a struct becomes json.RawMessage, an enum becomes ToolName)"},
+	{KindGoFieldRemoved, "a struct field is gone (its property removed or renamed)"},
+	{KindGoFieldRetyped, "a struct field keeps its name but changes type (a value becomes a pointer when it turns optional or nullable)"},
+	{KindGoConstRemoved, "an enum constant or a tool-name constant is gone"},
+	{KindGoMethodAdded, "Handler gains a method (a new tool): a handler that does not embed UnimplementedHandler stops compiling"},
+	{KindGoMethodRemoved, "Handler and Client lose a method (a tool removed)"},
 }
 
 var kindIndex = func() map[string]KindInfo {
@@ -162,6 +185,9 @@ var kindIndex = func() map[string]KindInfo {
 // grade reports whether a change of kind on side breaks clients.
 // BreakingIfClosed counts as breaking here; the walker decides it itself.
 func grade(kind, side string) bool {
+	if side == SideGo {
+		return false // Report.GoAPI counts these
+	}
 	k, ok := kindIndex[kind]
 	if !ok {
 		return true // unknown to the table: conservatively breaking

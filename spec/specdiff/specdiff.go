@@ -16,22 +16,28 @@ const (
 	SideInput   = "input"   // the input schema: clients send, the server validates
 	SideOutput  = "output"  // the output schema: the server sends, clients parse
 	SideCatalog = "catalog" // a catalog name (allowed_tools) without a page
+	// SideGo is the generated Go API (prickle-gen generate): a change that
+	// Go code written against the old package may no longer compile
+	// against. It is a category of its own, apart from wire compatibility.
+	SideGo = "go"
 )
 
 // Change is one difference between two versions of the spec.
 type Change struct {
 	// Tool is the tool's name; for a catalog change, the catalog name.
 	Tool string `json:"tool"`
-	// Side is SideTool, SideInput, SideOutput or SideCatalog.
+	// Side is SideTool, SideInput, SideOutput, SideCatalog or SideGo.
 	Side string `json:"side"`
 	// Pointer is the JSON pointer (RFC 6901) of the change inside the
 	// schema: in the new schema, or in the old one for something removed.
-	// It is empty for tool and catalog changes.
+	// It is empty for tool and catalog changes. For a Go API change it is
+	// the Go identifier (Type or Type.Field).
 	Pointer string `json:"pointer"`
 	// Kind is the stable identifier of the change (see Kinds).
 	Kind string `json:"kind"`
 	// Breaking reports whether clients written against the old version can
-	// break against the new one (see the package documentation).
+	// break against the new one on the wire (see the package
+	// documentation); it is false for Go API changes, which GoAPI counts.
 	Breaking bool   `json:"breaking"`
 	Message  string `json:"message"`
 	// OldPos and NewPos are where the change sits in each version: the
@@ -53,22 +59,30 @@ func (c Change) Pos() spec.Pos {
 //
 //	file:line:col: BREAKING tool side /pointer: message [kind]
 //
-// with "non-breaking" for a compatible change, no position when none is
-// known and no pointer for tool and catalog changes ("/" is the root).
+// with "non-breaking" for a compatible change, "GO-API" and the Go
+// identifier for a change to the generated Go API, no position when none
+// is known and no pointer for tool and catalog changes ("/" is the root).
 func (c Change) String() string {
 	var b strings.Builder
 	if p := c.Pos(); p != (spec.Pos{}) {
 		b.WriteString(p.String())
 		b.WriteString(": ")
 	}
-	if c.Breaking {
+	switch {
+	case c.Side == SideGo:
+		b.WriteString("GO-API ")
+	case c.Breaking:
 		b.WriteString("BREAKING ")
-	} else {
+	default:
 		b.WriteString("non-breaking ")
 	}
 	b.WriteString(c.Tool)
 	b.WriteString(" ")
 	b.WriteString(c.Side)
+	if c.Side == SideGo {
+		b.WriteString(" ")
+		b.WriteString(c.Pointer)
+	}
 	if c.Side == SideInput || c.Side == SideOutput {
 		b.WriteString(" ")
 		if c.Pointer == "" {
@@ -83,20 +97,43 @@ func (c Change) String() string {
 
 // Report is the result of Compare.
 type Report struct {
-	// Changes are sorted by tool, side (tool, input, output, catalog),
+	// Changes are sorted by tool, side (tool, input, output, catalog, go),
 	// pointer, kind, new position, old position and message.
 	Changes []Change `json:"changes"`
-	// Breaking counts the breaking changes.
+	// Breaking counts the changes that break clients on the wire.
 	Breaking int `json:"breaking"`
+	// GoAPI counts the changes to the generated Go API (see Add).
+	GoAPI int `json:"go_api,omitempty"`
 }
 
-// Summary is the closing line of the text form: "N changes, M breaking".
+// Summary is the closing line of the text form: "N changes, M breaking",
+// and ", K to the Go API" when there are such changes.
 func (r Report) Summary() string {
 	s := "s"
 	if len(r.Changes) == 1 {
 		s = ""
 	}
-	return fmt.Sprintf("%d change%s, %d breaking", len(r.Changes), s, r.Breaking)
+	out := fmt.Sprintf("%d change%s, %d breaking", len(r.Changes), s, r.Breaking)
+	if r.GoAPI > 0 {
+		out += fmt.Sprintf(", %d to the Go API", r.GoAPI)
+	}
+	return out
+}
+
+// Add adds changes found elsewhere (the Go API changes that package gen
+// finds) to the report, in order, and counts them.
+func (r *Report) Add(cs ...Change) {
+	r.Changes = append(r.Changes, cs...)
+	slices.SortStableFunc(r.Changes, compareChanges)
+	r.Breaking, r.GoAPI = 0, 0
+	for _, c := range r.Changes {
+		switch {
+		case c.Side == SideGo:
+			r.GoAPI++
+		case c.Breaking:
+			r.Breaking++
+		}
+	}
 }
 
 // Compare returns the changes from old to new. Neither spec is modified.
@@ -117,7 +154,7 @@ func Compare(old, new *spec.Spec) Report {
 	return r
 }
 
-var sideRank = map[string]int{SideTool: 0, SideInput: 1, SideOutput: 2, SideCatalog: 3}
+var sideRank = map[string]int{SideTool: 0, SideInput: 1, SideOutput: 2, SideCatalog: 3, SideGo: 4}
 
 func compareChanges(a, b Change) int {
 	switch {
