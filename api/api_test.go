@@ -636,14 +636,21 @@ func TestMarshalling(t *testing.T) {
 	if !api.ToolName(api.ToolRequestStep).Valid() || api.ToolName("frobnicate").Valid() {
 		t.Error("ToolName Valid")
 	}
-	n := 0
-	for _, c := range api.Catalog {
-		if c.Documented {
-			n++
-		}
+	// The catalog is the spec's, in its order.
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(api.Catalog) != 18 || n != 3 {
-		t.Errorf("catalog: %d names, %d documented", len(api.Catalog), n)
+	if len(api.Catalog) != len(sp.Catalog) {
+		t.Fatalf("catalog: %d names, the spec has %d", len(api.Catalog), len(sp.Catalog))
+	}
+	for i, c := range api.Catalog {
+		if want := sp.Catalog[i]; string(c.Name) != want.Name || c.Documented != want.Documented {
+			t.Errorf("catalog[%d] = %+v, the spec has %+v", i, c, want)
+		}
+		if !api.ToolName(c.Name).Valid() {
+			t.Errorf("%s is not a valid ToolName", c.Name)
+		}
 	}
 }
 

@@ -249,14 +249,11 @@ func unwired(v *DiscoverTeamAgentsOutput) unwiredDiscover {
 }
 
 // benchHandler answers claim_task with claimTask() and
-// discover_team_agents with discover.
+// discover_team_agents with discover; other tools are not benchmarked.
 type benchHandler struct {
+	UnimplementedHandler
 	claimTask func() *ClaimTaskOutput
 	discover  *DiscoverTeamAgentsOutput
-}
-
-func (h *benchHandler) ClaimDiscussion(context.Context, *ClaimDiscussionInput) (*ClaimDiscussionOutput, error) {
-	return nil, &rt.ToolError{Code: "not_benchmarked", Message: "not benchmarked"}
 }
 
 func (h *benchHandler) ClaimTask(context.Context, *ClaimTaskInput) (*ClaimTaskOutput, error) {
