@@ -3,6 +3,7 @@ package cmdline
 import (
 	"bytes"
 	"flag"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -29,5 +30,26 @@ func TestParse(t *testing.T) {
 		if code != c.code || ok != c.ok || !strings.Contains(out.String(), c.stderr) || (c.stderr == "" && out.Len() > 0) {
 			t.Errorf("Parse(%q, %v) = %d, %v, output %q; want %d, %v, output with %q", c.args, c.positional, code, ok, out.String(), c.code, c.ok, c.stderr)
 		}
+	}
+}
+
+func TestVersionOf(t *testing.T) {
+	for _, c := range []struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, "0123456789ab+dirty"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}}, "abc"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+	} {
+		if got := versionOf(&c.bi); got != c.want {
+			t.Errorf("versionOf(%+v) = %q, want %q", c.bi, got, c.want)
+		}
+	}
+	if Version() == "" {
+		t.Error("empty version")
 	}
 }

@@ -92,6 +92,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return ExitOK
+	case "-version", "--version", "version":
+		fmt.Fprintln(stdout, "prickle-gen", cmdline.Version())
+		return ExitOK
 	}
 	cmd := lookup(args[0])
 	if cmd == nil {
@@ -108,7 +111,7 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, firstLine(c.summary))
 	}
-	fmt.Fprintln(w, "\nRun 'prickle-gen COMMAND -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'prickle-gen COMMAND -h' for a command's flags, 'prickle-gen --version' for the build.")
 }
 
 func firstLine(s string) string {
