@@ -25,6 +25,7 @@ bench:
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./spec/
+	$(GO) test -run='^$$' -fuzz=FuzzCompile -fuzztime=60s ./internal/ecmaregex/
 
 lint:
 	$(GO) run ./cmd/prickle-gen lint
