@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -480,12 +481,20 @@ func (d *deriver) emit(path []string, keyword, why, baseArgs string, root map[st
 		return
 	}
 	if err := schemax.Validate(compiled, []byte(baseArgs)); err != nil {
-		d.warns = append(d.warns, fmt.Sprintf("%s: the base of the case for %s %s is not valid (%v); dropped", t.Name, pointerOf(path), keyword, err))
+		what := "is not valid"
+		if ecmaregex.IsTimeout(err) {
+			what = "could not be checked"
+		}
+		d.warns = append(d.warns, fmt.Sprintf("%s: the base of the case for %s %s %s (%v); dropped", t.Name, pointerOf(path), keyword, what, err))
 		return
 	}
 	verr := schemax.Validate(compiled, []byte(args))
 	ve, ok := verr.(*schemax.ValidationError)
-	if !ok {
+	switch {
+	case !ok && verr != nil:
+		d.warns = append(d.warns, fmt.Sprintf("%s: the case for %s %s could not be checked (%v); dropped", t.Name, pointerOf(path), keyword, verr))
+		return
+	case !ok:
 		d.warns = append(d.warns, fmt.Sprintf("%s: the case for %s %s is valid against the schema (%s); dropped", t.Name, pointerOf(path), keyword, args))
 		return
 	}
@@ -549,17 +558,26 @@ func jsonTypeNum(v any) string {
 	return "?"
 }
 
-func matchesPattern(n *schemaNode, s string) bool {
-	p, ok := n.raw["pattern"].(string)
-	if !ok {
-		return true
+// matchPattern matches s against n's pattern (true without one). decided
+// is false when the pattern does not compile or the match did not finish
+// in time: s then proves nothing either way.
+func matchPattern(n *schemaNode, s string) (ok, decided bool) {
+	p, has := n.raw["pattern"].(string)
+	if !has {
+		return true, true
 	}
-	re, err := schemax.CompileRegexp(p)
+	re, err := ecmaregex.Compile(p)
 	if err != nil {
-		return false
+		return false, false
 	}
 	m, err := re.MatchString(s)
-	return err == nil && m
+	return m, err == nil
+}
+
+// matchesPattern reports whether s is known to match n's pattern.
+func matchesPattern(n *schemaNode, s string) bool {
+	ok, decided := matchPattern(n, s)
+	return ok && decided
 }
 
 func lengthOK(n *schemaNode, s string) bool {
@@ -612,7 +630,7 @@ func longString(n *schemaNode, valid string, l int) string {
 func patternBreaker(n *schemaNode, valid string) (string, bool) {
 	candidates := []string{valid + "!", "!" + valid, valid + " x", "not valid!", "!", "-", "A", "a b", "?"}
 	for _, c := range candidates {
-		if !matchesPattern(n, c) && lengthOK(n, c) {
+		if ok, decided := matchPattern(n, c); decided && !ok && lengthOK(n, c) {
 			return c, true
 		}
 	}

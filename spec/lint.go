@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -46,6 +47,7 @@ var Rules = []struct {
 	{"pattern-invalid", Error, "a pattern that is not a valid ECMA-262 regular expression"},
 	{"required-unknown", Error, "required names a property the schema does not define"},
 	{"example-invalid", Error, "the example input does not validate against the input schema (format asserted)"},
+	{"example-unchecked", Error, "the example input could not be checked: a pattern match on it did not finish in time"},
 	{"shared-drift", Warning, "pages disagree on text they share: title, preamble, notes, docs host"},
 	{"catalog-undocumented", Info, "a catalog name (from allowed_tools) with no page"},
 }
@@ -115,6 +117,10 @@ func lintTool(t *Tool) Diagnostics {
 					ds = append(ds, Diagnostic{Pos: ex.PointerPos(v.Pointer), Severity: Error, Rule: "example-invalid",
 						Message: fmt.Sprintf("%s: example input at %s: %s (%s)", t.Name, ptrOrRoot(v.Pointer), v.Message, v.Keyword)})
 				}
+			} else {
+				// Neither valid nor invalid: a pattern too slow on this value.
+				ds = append(ds, Diagnostic{Pos: ex.Pos, Severity: Error, Rule: "example-unchecked",
+					Message: fmt.Sprintf("%s: example input: %v", t.Name, err)})
 			}
 		}
 	}
@@ -136,16 +142,16 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (*jsonschema.Schema, Diag
 	badPattern := map[string]bool{}
 	walkSchema(b, func(ptr string, node map[string]any) {
 		if pat, ok := node["pattern"].(string); ok {
-			if _, err := schemax.CompileRegexp(pat); err != nil {
-				add(ptr+"/pattern", "pattern-invalid", "%v", errors.Unwrap(err))
+			if _, err := ecmaregex.Compile(pat); err != nil {
+				add(ptr+"/pattern", "pattern-invalid", "%v", err)
 				badPattern[ptr+"/pattern"] = true
 			}
 		}
 		patternProps := objectAt(node, "patternProperties")
 		for _, name := range slices.Sorted(maps.Keys(patternProps)) {
 			p := ptr + "/patternProperties/" + schemax.EscapeToken(name)
-			if _, err := schemax.CompileRegexp(name); err != nil {
-				add(p, "pattern-invalid", "%v", errors.Unwrap(err))
+			if _, err := ecmaregex.Compile(name); err != nil {
+				add(p, "pattern-invalid", "%v", err)
 				badPattern[p] = true
 			}
 		}
