@@ -12,7 +12,10 @@ import (
 	"github.com/prickle-dev/prickle/spec"
 )
 
-var propN = flag.Int("lang.n", 150, "pattern pairs in TestAgainstEnumeration")
+var (
+	propN   = flag.Int("lang.n", 200, "pattern pairs in TestAgainstEnumeration")
+	propLen = flag.Int("lang.len", 4, "longest string TestAgainstEnumeration enumerates")
+)
 
 func show(p *string) string {
 	if p == nil {
@@ -146,12 +149,12 @@ func strs(alphabet []string, n int) []string {
 }
 
 // TestAgainstEnumeration compares the decisions with brute force: every
-// string of up to 5 characters over a, b, -, é and a newline. A string one
-// pattern accepts and the other refuses needs a witness no longer than
-// it; a witness must be matched by its side only; equal languages agree
-// on every string; and the decision is symmetric.
+// string of up to 4 characters (-lang.len) over a, b, -, é and a newline.
+// A string one pattern accepts and the other refuses needs a witness no
+// longer than it; a witness must be matched by its side only; equal
+// languages agree on every string; and the decision is symmetric.
 func TestAgainstEnumeration(t *testing.T) {
-	all := strs([]string{"a", "b", "-", "é", "\n"}, 5)
+	all := strs([]string{"a", "b", "-", "é", "\n"}, *propLen)
 	rng := rand.New(rand.NewPCG(7, 12))
 	relations := map[Relation]int{}
 	for range *propN {
