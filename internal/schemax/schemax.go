@@ -26,8 +26,20 @@ type ecmaRegexp struct{ re *ecmaregex.Regexp }
 
 // timeoutPanic carries a *ecmaregex.TimeoutError out of the validator:
 // jsonschema.Regexp.MatchString cannot return an error, and a timed-out
-// match is neither a match nor a mismatch. ValidateValue recovers it.
+// match is neither a match nor a mismatch. recoverTimeout turns it back
+// into an error.
 type timeoutPanic struct{ err error }
+
+// recoverTimeout, deferred, makes a timeoutPanic the function's error.
+func recoverTimeout(err *error) {
+	if p := recover(); p != nil {
+		tp, ok := p.(timeoutPanic)
+		if !ok {
+			panic(p)
+		}
+		*err = fmt.Errorf("validation did not complete: %w", tp.err)
+	}
+}
 
 func (r ecmaRegexp) MatchString(s string) bool {
 	ok, err := r.re.MatchString(s)
@@ -48,7 +60,8 @@ func ecmaEngine(s string) (jsonschema.Regexp, error) {
 }
 
 // NewCompiler returns a compiler for draft 2020-12 with the ECMAScript
-// regexp engine and format assertion.
+// regexp engine and format assertion. A schema it compiles is applied with
+// ValidateValue, which turns a timed-out pattern match into an error.
 func NewCompiler() *jsonschema.Compiler {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -95,7 +108,8 @@ func unmarshal(raw []byte, flags segjson.ParseFlags) (any, error) {
 // A url without a scheme (e.g. "claim_task/Input schema") is made absolute
 // as "prickle:" + url: the library resolves a relative URL against the
 // working directory as a file, so a local "$ref" would fail to load.
-func Compile(url string, raw []byte) (*jsonschema.Schema, error) {
+func Compile(url string, raw []byte) (_ *jsonschema.Schema, err error) {
+	defer recoverTimeout(&err) // the meta-schema's patterns
 	if !hasScheme(url) {
 		url = "prickle:" + url
 	}
@@ -274,15 +288,7 @@ func Validate(s *jsonschema.Schema, raw []byte) error {
 // ValidateValue validates a decoded instance (from Unmarshal) against s,
 // with Validate's results.
 func ValidateValue(s *jsonschema.Schema, inst any) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			tp, ok := p.(timeoutPanic)
-			if !ok {
-				panic(p)
-			}
-			err = fmt.Errorf("validation did not complete: %w", tp.err)
-		}
-	}()
+	defer recoverTimeout(&err)
 	if err := s.Validate(inst); err != nil {
 		return &ValidationError{Violations: Violations(err)}
 	}
