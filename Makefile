@@ -26,6 +26,7 @@ bench: ## every benchmark, once
 
 fuzz: ## fuzz the page parser for a minute
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./spec/
+	$(GO) test -run='^$$' -fuzz=FuzzCompile -fuzztime=60s ./internal/ecmaregex/
 
 lint: ## lint the bundled pages
 	$(GO) run ./cmd/prickle-gen lint

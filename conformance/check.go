@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/prickle-dev/prickle/spec"
@@ -97,6 +98,9 @@ type callResult struct {
 type check struct {
 	ok   bool
 	what string // what was checked, or what is wrong when !ok
+	// internal: the runner could not decide the check (a pattern match
+	// did not finish in time); a failure of the run, not of the server.
+	internal bool
 }
 
 // checkCallResult applies the wire checks every tools/call answer gets and
@@ -106,6 +110,14 @@ func checkCallResult(ix *specIndex, profile Profile, r *callResult, res json.Raw
 	add := func(ok bool, format string, args ...any) bool {
 		out = append(out, check{ok: ok, what: fmt.Sprintf(format, args...)})
 		return ok
+	}
+	// validated adds the check that err, from schemax.Validate, is nil.
+	validated := func(err error, format string, args ...any) {
+		if err != nil && ecmaregex.IsTimeout(err) {
+			out = append(out, check{internal: true, what: fmt.Sprintf("could not check that "+format+": %v", append(args, err)...)})
+			return
+		}
+		add(err == nil, format+"%s", append(args, violations(err))...)
 	}
 	var m map[string]json.RawMessage
 	if !add(json.Unmarshal(res, &m) == nil && m != nil, "the result is a JSON object") {
@@ -148,16 +160,14 @@ func checkCallResult(ix *specIndex, profile Profile, r *callResult, res json.Raw
 	switch {
 	case !r.isError:
 		if add(r.structured != nil, "a successful %s result carries structuredContent", r.tool) && sch != nil {
-			err := schemax.Validate(sch, r.structured)
-			add(err == nil, "structuredContent matches the documented output schema of %s%s", r.tool, violations(err))
+			validated(schemax.Validate(sch, r.structured), "structuredContent matches the documented output schema of %s", r.tool)
 		}
 	case r.structured != nil && profile == Reference:
 		add(false, "a refusal carries no structuredContent (got %s)", short(r.structured))
 	case r.structured != nil && sch != nil:
 		// Clients such as the TypeScript SDK validate any structuredContent
 		// against the output schema, error results included.
-		err := schemax.Validate(sch, r.structured)
-		add(err == nil, "a refusal's structuredContent matches the documented output schema of %s (clients validate it)%s", r.tool, violations(err))
+		validated(schemax.Validate(sch, r.structured), "a refusal's structuredContent matches the documented output schema of %s (clients validate it)", r.tool)
 	}
 	if r.isError && profile == Reference {
 		if add(r.code != "", "a refusal carries its code in _meta.code") {

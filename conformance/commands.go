@@ -206,6 +206,9 @@ func (st *scriptState) wireChecks(ts *testscript.TestScript, r *callResult) {
 		fmt.Fprintf(ts.Stderr(), "%s\n", st.redact(string(r.structured)))
 	}
 	for _, c := range checks {
+		if c.internal {
+			ts.Fatalf("%s", st.redact(fmt.Sprintf("%s: internal error of the runner, not a finding about the server: %s", r.tool, c.what)))
+		}
 		st.expect(ts, c.ok, "%s: %s\nresponse: %s", r.tool, c.what, short(r.raw))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/internal/schemax"
@@ -472,12 +473,20 @@ func (d *deriver) emit(path []string, keyword, why, baseArgs string, root map[st
 		return
 	}
 	if err := schemax.Validate(compiled, []byte(baseArgs)); err != nil {
-		d.warns = append(d.warns, fmt.Sprintf("%s: the base of the case for %s %s is not valid (%v); dropped", t.Name, pointerOf(path), keyword, err))
+		what := "is not valid"
+		if ecmaregex.IsTimeout(err) {
+			what = "could not be checked"
+		}
+		d.warns = append(d.warns, fmt.Sprintf("%s: the base of the case for %s %s %s (%v); dropped", t.Name, pointerOf(path), keyword, what, err))
 		return
 	}
 	verr := schemax.Validate(compiled, []byte(args))
 	ve, ok := verr.(*schemax.ValidationError)
-	if !ok {
+	switch {
+	case !ok && verr != nil:
+		d.warns = append(d.warns, fmt.Sprintf("%s: the case for %s %s could not be checked (%v); dropped", t.Name, pointerOf(path), keyword, verr))
+		return
+	case !ok:
 		d.warns = append(d.warns, fmt.Sprintf("%s: the case for %s %s is valid against the schema (%s); dropped", t.Name, pointerOf(path), keyword, args))
 		return
 	}
@@ -541,17 +550,26 @@ func jsonTypeNum(v any) string {
 	return "?"
 }
 
-func matchesPattern(n *jsonschema.Schema, s string) bool {
-	p, ok := n.String("pattern")
-	if !ok {
-		return true
+// matchPattern matches s against n's pattern (true without one). decided
+// is false when the pattern does not compile or the match did not finish
+// in time: s then proves nothing either way.
+func matchPattern(n *jsonschema.Schema, s string) (ok, decided bool) {
+	p, has := n.String("pattern")
+	if !has {
+		return true, true
 	}
-	re, err := schemax.CompileRegexp(p)
+	re, err := ecmaregex.Compile(p)
 	if err != nil {
-		return false
+		return false, false
 	}
 	m, err := re.MatchString(s)
-	return err == nil && m
+	return m, err == nil
+}
+
+// matchesPattern reports whether s is known to match n's pattern.
+func matchesPattern(n *jsonschema.Schema, s string) bool {
+	ok, decided := matchPattern(n, s)
+	return ok && decided
 }
 
 func lengthOK(n *jsonschema.Schema, s string) bool {
@@ -604,7 +622,7 @@ func longString(n *jsonschema.Schema, valid string, l int) string {
 func patternBreaker(n *jsonschema.Schema, valid string) (string, bool) {
 	candidates := []string{valid + "!", "!" + valid, valid + " x", "not valid!", "!", "-", "A", "a b", "?"}
 	for _, c := range candidates {
-		if !matchesPattern(n, c) && lengthOK(n, c) {
+		if ok, decided := matchPattern(n, c); decided && !ok && lengthOK(n, c) {
 			return c, true
 		}
 	}

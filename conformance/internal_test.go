@@ -1,8 +1,13 @@
 package conformance
 
 import (
+	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
+	"github.com/prickle-dev/prickle/spec"
 )
 
 func TestReadSSE(t *testing.T) {
@@ -86,5 +91,41 @@ func TestResolvePrincipal(t *testing.T) {
 	}
 	if _, err := resolvePrincipal(toks, "agent:theo/reviewer"); err == nil {
 		t.Error("an unknown agent resolved")
+	}
+}
+
+// A check that cannot be decided (a pattern match did not finish: here a
+// starved regexp2 clock) is the runner's internal error, never a finding
+// that the server's output breaks its schema.
+func TestUndecidedCheckIsInternal(t *testing.T) {
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := newSpecIndex(sp)
+	res := func(handle string) json.RawMessage {
+		out := `{"people":[{"handle":"` + handle + `","display_name":"Maya","avatar_url":null,"color":1,"away":false}],"agents":[]}`
+		return json.RawMessage(`{"content":[{"type":"text","text":` + strconv.Quote(out) + `}],"structuredContent":` + out + `}`)
+	}
+	judge := func(handle string) (failed, internal []string) {
+		r := &callResult{tool: "discover_team_agents"}
+		for _, c := range checkCallResult(ix, Core, r, res(handle)) {
+			switch {
+			case c.internal:
+				internal = append(internal, c.what)
+			case !c.ok:
+				failed = append(failed, c.what)
+			}
+		}
+		return failed, internal
+	}
+	if failed, internal := judge("maya"); len(failed)+len(internal) > 0 {
+		t.Fatalf("a valid result: failed %q, internal %q", failed, internal)
+	}
+	restore := ecmaregex.StarveClock(-1)
+	failed, internal := judge("theo") // a handle the match cache has not seen
+	restore()
+	if len(failed) > 0 || len(internal) != 1 || !strings.Contains(internal[0], "did not finish") {
+		t.Errorf("starved clock: failed %q, internal %q; want one internal error", failed, internal)
 	}
 }

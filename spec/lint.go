@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/internal/schemax"
@@ -45,6 +46,7 @@ var Rules = []struct {
 	{"pattern-invalid", Error, "a pattern that is not a valid ECMA-262 regular expression"},
 	{"required-unknown", Error, "required names a property the schema does not define"},
 	{"example-invalid", Error, "the example input does not validate against the input schema (format asserted)"},
+	{"example-unchecked", Error, "the example input could not be checked: a pattern match on it did not finish in time"},
 	{"shared-drift", Warning, "pages disagree on text they share: title, preamble, notes, docs host"},
 	{"catalog-undocumented", Info, "a catalog name (from allowed_tools) with no page"},
 }
@@ -114,6 +116,10 @@ func lintTool(t *Tool) Diagnostics {
 					ds = append(ds, Diagnostic{Pos: ex.PointerPos(v.Pointer), Severity: Error, Rule: "example-invalid",
 						Message: fmt.Sprintf("%s: example input at %s: %s (%s)", t.Name, ptrOrRoot(v.Pointer), v.Message, v.Keyword)})
 				}
+			} else {
+				// Neither valid nor invalid: a pattern too slow on this value.
+				ds = append(ds, Diagnostic{Pos: ex.Pos, Severity: Error, Rule: "example-unchecked",
+					Message: fmt.Sprintf("%s: example input: %v", t.Name, err)})
 			}
 		}
 	}
@@ -135,16 +141,16 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (*santhosh.Schema, Diagno
 	doc.Walk(func(s *jsonschema.Schema) {
 		if k := s.Get("pattern"); k != nil {
 			if pat, ok := k.String(); ok {
-				if _, err := schemax.CompileRegexp(pat); err != nil {
-					add(k.Ptr, "pattern-invalid", "%v", errors.Unwrap(err))
+				if _, err := ecmaregex.Compile(pat); err != nil {
+					add(k.Ptr, "pattern-invalid", "%v", err)
 					badPattern[k.Ptr] = true
 				}
 			}
 		}
 		patternProps := s.Members("patternProperties")
 		for _, m := range patternProps {
-			if _, err := schemax.CompileRegexp(m.Name); err != nil {
-				add(m.Schema.Pointer(), "pattern-invalid", "%v", errors.Unwrap(err))
+			if _, err := ecmaregex.Compile(m.Name); err != nil {
+				add(m.Schema.Pointer(), "pattern-invalid", "%v", err)
 				badPattern[m.Schema.Pointer()] = true
 			}
 		}

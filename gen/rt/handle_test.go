@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strconv"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
 )
 
 func TestConvertOutput(t *testing.T) {
@@ -56,5 +59,38 @@ func TestHandleResultJSON(t *testing.T) {
 	}
 	if text := res.Content[0].(*mcp.TextContent).Text; text != string(sc) {
 		t.Errorf("text %q, structured content %s", text, sc)
+	}
+}
+
+// Arguments whose validation does not complete (a pattern match that
+// times out: here regexp2's clock is starved) are neither valid nor
+// invalid: the call is an internal error, never invalid_arguments, and the
+// handler does not run.
+func TestValidationTimeoutIsInternalError(t *testing.T) {
+	tool := &Tool{
+		Name:   "slug",
+		Input:  NewValidator("slug/input", []byte(`{"type":"object","properties":{"project":{"type":"string","pattern":"^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$"}}}`)),
+		Output: NewValidator("slug/output", []byte(`{"type":"object"}`)),
+	}
+	ran := false
+	var info CallInfo
+	h := Handle(tool, func(context.Context, *struct{}) (*struct{}, error) { ran = true; return &struct{}{}, nil },
+		&RegisterOptions{Logger: slog.New(slog.DiscardHandler), OnCall: func(_ context.Context, i CallInfo) { info = i }})
+	call := func(project string) (*mcp.CallToolResult, error) {
+		return h(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Arguments: json.RawMessage(`{"project":"` + project + `"}`)}})
+	}
+	if res, err := call("website-v2"); err != nil || res.IsError || !ran {
+		t.Fatalf("healthy clock: %v %+v", err, res)
+	}
+	ran = false
+	restore := ecmaregex.StarveClock(-1)
+	res, err := call("website-v3") // a value the match cache has not seen
+	restore()
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError || res != nil || ran {
+		t.Errorf("starved clock: %+v, %v (handler ran: %v); want a JSON-RPC internal error", res, err, ran)
+	}
+	if info.Outcome != OutcomeInternalError {
+		t.Errorf("outcome %q, want %q", info.Outcome, OutcomeInternalError)
 	}
 }

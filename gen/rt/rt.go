@@ -27,8 +27,8 @@ type Violation = schemax.Violation
 type ValidationError = schemax.ValidationError
 
 // Validator validates JSON against one schema. The schema is compiled the
-// first time it is needed (JSON Schema 2020-12, ECMA-262 patterns with a
-// match timeout, format asserted) and never again; a Validator is safe for
+// first time it is needed (JSON Schema 2020-12, ECMA-262 patterns,
+// format asserted) and never again; a Validator is safe for
 // concurrent use.
 type Validator struct {
 	name    string
@@ -68,7 +68,8 @@ func (v *Validator) Compile() error {
 // Validate validates the JSON document raw. It returns nil, a
 // *ValidationError (JSON that does not parse is a violation at the root,
 // keyword "json"), or another error when the schema itself does not
-// compile.
+// compile or a pattern match did not finish in time (the document is then
+// neither valid nor invalid).
 func (v *Validator) Validate(raw []byte) error {
 	s, err := v.compile()
 	if err != nil {

@@ -124,7 +124,9 @@ func AddTool[In, Out any](s *mcp.Server, t *Tool, h func(context.Context, *In) (
 //     opts.Before runs;
 //  2. the arguments are validated against the input schema: a failure is an
 //     isError result with code invalid_arguments naming every JSON pointer
-//     (sorted), and _meta.violations listing them;
+//     (sorted), and _meta.violations listing them; a validation that does
+//     not complete (a pattern match that timed out) is logged and answered
+//     as a JSON-RPC internal error, never as invalid arguments;
 //  3. they are decoded into In and h runs; a *ToolError becomes an isError
 //     result; any other error or a panic is logged and answered as a
 //     JSON-RPC internal error (-32603);
@@ -185,7 +187,9 @@ func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), op
 		if err := t.Input.Validate(args); err != nil {
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
-				return fail("prickle: input schema does not compile", "error", err)
+				// The schema does not compile, or a pattern match did not
+				// finish: the arguments are neither valid nor invalid.
+				return fail("prickle: input validation did not complete", "error", err)
 			}
 			info.Outcome, info.Code = OutcomeInvalidArguments, CodeInvalidArguments
 			return InvalidArguments(ve.Violations), nil
@@ -215,7 +219,7 @@ func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), op
 		if err := t.Output.Validate(b); err != nil {
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
-				return fail("prickle: output schema does not compile", "error", err)
+				return fail("prickle: output validation did not complete", "error", err)
 			}
 			return fail("prickle: tool output does not match its output schema (server bug); not sent",
 				"violations", violationsForLog(ve.Violations))

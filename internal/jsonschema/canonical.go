@@ -86,3 +86,10 @@ func CanonicalNumber(lit string) string {
 	f, _ := r.Float64()
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
+
+// Quote renders s as a JSON string, as Canonical writes strings.
+func Quote(s string) string {
+	var b strings.Builder
+	writeString(&b, s)
+	return b.String()
+}

@@ -1,7 +1,7 @@
 // Package schemax compiles and applies the JSON Schemas of the tool pages the
 // way the docs mean them: JSON Schema 2020-12, ECMA-262 regular expressions
-// (the documented patterns use lookahead, which Go's RE2 lacks), and `format`
-// asserted rather than treated as an annotation.
+// (compiled by internal/ecmaregex), and `format` asserted rather than
+// treated as an annotation.
 package schemax
 
 import (
@@ -11,10 +11,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
-	"github.com/dlclark/regexp2"
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	segjson "github.com/segmentio/encoding/json"
@@ -22,109 +20,49 @@ import (
 	"golang.org/x/text/message"
 )
 
-// MatchTimeout bounds one regular-expression match. regexp2 backtracks, so
-// without a limit a hostile input could stall a validator (ReDoS).
-const MatchTimeout = 100 * time.Millisecond
-
 var printer = message.NewPrinter(language.English)
 
-// regexpCache memoises compiled patterns: a corpus repeats the same few.
-var regexpCache sync.Map // string -> *regexp2.Regexp or error
+// ecmaRegexp adapts an ECMA-262 pattern to jsonschema.Regexp.
+type ecmaRegexp struct{ re *ecmaregex.Regexp }
 
-// CompileRegexp compiles an ECMA-262 regular expression with MatchTimeout.
-func CompileRegexp(src string) (*regexp2.Regexp, error) {
-	if v, ok := regexpCache.Load(src); ok {
-		if err, ok := v.(error); ok {
-			return nil, err
+// timeoutPanic carries a *ecmaregex.TimeoutError out of the validator:
+// jsonschema.Regexp.MatchString cannot return an error, and a timed-out
+// match is neither a match nor a mismatch. recoverTimeout turns it back
+// into an error.
+type timeoutPanic struct{ err error }
+
+// recoverTimeout, deferred, makes a timeoutPanic the function's error.
+func recoverTimeout(err *error) {
+	if p := recover(); p != nil {
+		tp, ok := p.(timeoutPanic)
+		if !ok {
+			panic(p)
 		}
-		return v.(*regexp2.Regexp), nil
+		*err = fmt.Errorf("validation did not complete: %w", tp.err)
 	}
-	re, err := regexp2.Compile(src, regexp2.ECMAScript)
-	if err != nil {
-		err = fmt.Errorf("invalid ECMA-262 regular expression %q: %w", src, err)
-		regexpCache.Store(src, err)
-		return nil, err
-	}
-	re.MatchTimeout = MatchTimeout
-	regexpCache.Store(src, re)
-	return re, nil
-}
-
-// ecmaRegexp adapts regexp2 to jsonschema.Regexp, remembering the results
-// of recent matches.
-type ecmaRegexp struct {
-	re      *regexp2.Regexp
-	matches *matchCache
 }
 
 func (r ecmaRegexp) MatchString(s string) bool {
-	if ok, hit := r.matches.get(s); hit {
-		return ok
-	}
 	ok, err := r.re.MatchString(s)
 	if err != nil {
-		return false // a timed-out match counts as no match, and is not remembered
+		panic(timeoutPanic{err})
 	}
-	r.matches.put(s, ok)
 	return ok
 }
 
 func (r ecmaRegexp) String() string { return r.re.String() }
 
-// matchCaches holds one matchCache per pattern source, shared by every
-// schema that uses the pattern.
-var matchCaches sync.Map // string -> *matchCache
-
 func ecmaEngine(s string) (jsonschema.Regexp, error) {
-	re, err := CompileRegexp(s)
+	re, err := ecmaregex.Compile(s)
 	if err != nil {
 		return nil, err
 	}
-	mc, _ := matchCaches.LoadOrStore(s, &matchCache{})
-	return ecmaRegexp{re, mc.(*matchCache)}, nil
-}
-
-// Bounds of a matchCache.
-const (
-	matchCacheEntries = 4096 // entries per pattern; a full cache starts over
-	matchCacheMaxLen  = 256  // longer strings are matched, not remembered
-)
-
-// matchCache remembers whether strings matched one pattern. A validator sees
-// the same ids, handles, agent ids and tool names call after call, and a
-// backtracking (regexp2) match costs microseconds; a map lookup does not.
-// The result of a match depends only on the pattern and the string, so a
-// remembered result is the result the match would give (timed-out matches
-// are never remembered).
-type matchCache struct {
-	mu sync.RWMutex
-	m  map[string]bool
-}
-
-func (c *matchCache) get(s string) (ok, hit bool) {
-	if len(s) > matchCacheMaxLen {
-		return false, false
-	}
-	c.mu.RLock()
-	ok, hit = c.m[s]
-	c.mu.RUnlock()
-	return ok, hit
-}
-
-func (c *matchCache) put(s string, ok bool) {
-	if len(s) > matchCacheMaxLen {
-		return
-	}
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= matchCacheEntries {
-		c.m = make(map[string]bool)
-	}
-	c.m[s] = ok
-	c.mu.Unlock()
+	return ecmaRegexp{re}, nil
 }
 
 // NewCompiler returns a compiler for draft 2020-12 with the ECMAScript
-// regexp engine and format assertion.
+// regexp engine and format assertion. A schema it compiles is applied with
+// ValidateValue, which turns a timed-out pattern match into an error.
 func NewCompiler() *jsonschema.Compiler {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -171,7 +109,8 @@ func unmarshal(raw []byte, flags segjson.ParseFlags) (any, error) {
 // A url without a scheme (e.g. "claim_task/Input schema") is made absolute
 // as "prickle:" + url: the library resolves a relative URL against the
 // working directory as a file, so a local "$ref" would fail to load.
-func Compile(url string, raw []byte) (*jsonschema.Schema, error) {
+func Compile(url string, raw []byte) (_ *jsonschema.Schema, err error) {
+	defer recoverTimeout(&err) // the meta-schema's patterns
 	if !hasScheme(url) {
 		url = "prickle:" + url
 	}
@@ -316,8 +255,11 @@ func SortViolations(vs []Violation) {
 	})
 }
 
-// Validate validates raw JSON against s. It returns nil or a
-// *ValidationError (a JSON syntax error becomes a violation at the root).
+// Validate validates raw JSON against s. It returns nil, a
+// *ValidationError (a JSON syntax error becomes a violation at the root),
+// or, when a pattern match did not finish in time, an error wrapping an
+// *ecmaregex.TimeoutError: the value was neither accepted nor refused, and
+// callers answer an internal error (or try again), never "invalid".
 func Validate(s *jsonschema.Schema, raw []byte) error {
 	// The instance lives only as long as this call (violations copy what
 	// they quote), so it may point into raw.
@@ -328,8 +270,10 @@ func Validate(s *jsonschema.Schema, raw []byte) error {
 	return ValidateValue(s, inst)
 }
 
-// ValidateValue validates a decoded instance (from Unmarshal) against s.
-func ValidateValue(s *jsonschema.Schema, inst any) error {
+// ValidateValue validates a decoded instance (from Unmarshal) against s,
+// with Validate's results.
+func ValidateValue(s *jsonschema.Schema, inst any) (err error) {
+	defer recoverTimeout(&err)
 	if err := s.Validate(inst); err != nil {
 		return &ValidationError{Violations: Violations(err)}
 	}

@@ -2,9 +2,11 @@ package schemax
 
 import (
 	"errors"
-	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
 )
 
 // The documented project pattern uses lookahead: RE2 rejects it, the
@@ -19,12 +21,39 @@ func TestLookaheadPattern(t *testing.T) {
 			t.Errorf("%s: valid=%v, want %v (%v)", in, err == nil, ok, err)
 		}
 	}
-	re, err := CompileRegexp("^a(?=b)")
-	if err != nil {
-		t.Fatal(err)
+}
+
+// A pattern match that cannot finish (a starved regexp2 clock) leaves the
+// value neither valid nor invalid: Validate returns a timeout error, never
+// a *ValidationError, and never accepts a value because a match it
+// depends on timed out (not, patternProperties).
+func TestStarvedClockIsNotAVerdict(t *testing.T) {
+	const la = `^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$`
+	schemas := map[string]string{
+		"pattern":           `{"type":"string","pattern":"` + la + `"}`,
+		"not pattern":       `{"not":{"type":"string","pattern":"` + la + `"}}`,
+		"patternProperties": `{"type":"object","patternProperties":{"` + la + `":{"type":"integer"}},"additionalProperties":false}`,
 	}
-	if re.MatchTimeout != MatchTimeout {
-		t.Errorf("MatchTimeout = %v, want %v", re.MatchTimeout, MatchTimeout)
+	instances := map[string][2]string{ // one for each clock: a remembered match meets no clock
+		"pattern": {`"website-v2"`, `"website-v3"`}, "not pattern": {`"-x"`, `"-y"`},
+		"patternProperties": {`{"website-v2":1}`, `{"website-v3":1}`},
+	}
+	for name, src := range schemas {
+		sch, err := Compile("https://prickle.invalid/"+strings.ReplaceAll(name, " ", "-")+".json", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := instances[name]
+		if err := Validate(sch, []byte(in[0])); err != nil {
+			t.Fatalf("%s: %s refused with a healthy clock: %v", name, in[0], err)
+		}
+		restore := ecmaregex.StarveClock(-1)
+		err = Validate(sch, []byte(in[1]))
+		restore()
+		var ve *ValidationError
+		if err == nil || errors.As(err, &ve) || !ecmaregex.IsTimeout(err) {
+			t.Errorf("%s: starved clock: Validate = %v; want a timeout error", name, err)
+		}
 	}
 }
 
@@ -82,38 +111,5 @@ func TestViolationsDeterministic(t *testing.T) {
 		if !slices.Equal(ve.Violations, first) {
 			t.Fatalf("run %d: %v, first run: %v", i, ve.Violations, first)
 		}
-	}
-}
-
-// Remembered matches give the answers the matcher gives, the second time
-// as the first, and the cache stays bounded.
-func TestMatchCache(t *testing.T) {
-	eng, err := ecmaEngine("^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := eng.(ecmaRegexp)
-	long := "a" + string(make([]byte, matchCacheMaxLen)) // not remembered
-	for range 2 {
-		for in, want := range map[string]bool{"website-v2": true, "a": true, "-a": false, "a-": false, "a--b": false, long: false} {
-			if got := r.MatchString(in); got != want {
-				t.Errorf("MatchString(%.20q) = %v, want %v", in, got, want)
-			}
-		}
-	}
-	if _, hit := r.matches.get("website-v2"); !hit {
-		t.Error("a match was not remembered")
-	}
-	if _, hit := r.matches.get(long); hit {
-		t.Error("a string over matchCacheMaxLen was remembered")
-	}
-	for i := range matchCacheEntries + 10 {
-		r.MatchString(fmt.Sprintf("p%d", i))
-	}
-	r.matches.mu.RLock()
-	n := len(r.matches.m)
-	r.matches.mu.RUnlock()
-	if n > matchCacheEntries {
-		t.Errorf("cache holds %d entries, want at most %d", n, matchCacheEntries)
 	}
 }

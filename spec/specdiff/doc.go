@@ -52,6 +52,10 @@
 //	pattern-added                  BREAKING       non-breaking
 //	pattern-removed                non-breaking   BREAKING
 //	pattern-changed                BREAKING       BREAKING
+//	pattern-widened                non-breaking   BREAKING
+//	pattern-narrowed               BREAKING       non-breaking
+//	pattern-rewritten              non-breaking   non-breaking
+//	pattern-unknown                non-breaking   non-breaking
 //	constraint-narrowed            BREAKING       non-breaking
 //	constraint-widened             non-breaking   BREAKING
 //	constraint-changed             BREAKING       BREAKING
@@ -96,8 +100,19 @@
 //     (type ["string", "null"], anyOf with a {"type": "null"} variant, an
 //     enum or const with null); so rewriting ["string", "null"] as an anyOf
 //     reports nothing.
-//   - Pattern and format changes are never compared for inclusion: a
-//     changed pattern breaks both sides.
+//   - A changed pattern is compared as a regular language (the strings it
+//     matches somewhere, JSON Schema patterns being unanchored), by
+//     internal/regexlang: the same language is pattern-rewritten, a wider
+//     one pattern-widened, a narrower one pattern-narrowed, neither
+//     pattern-changed; the message quotes a shortest string that gains or
+//     loses a match. Where that cannot be decided (lookaround or
+//     backreferences, which RE2 cannot express, or an automaton beyond the
+//     state budget) the change is pattern-unknown: reported for a human to
+//     judge, not graded breaking. The pattern is compared alone, as bounds
+//     are: minLength, format and the other keywords are not taken into
+//     account.
+//   - Format changes are never compared for inclusion: a changed format
+//     breaks both sides.
 //   - Nested schemas are walked recursively, each change carrying its JSON
 //     pointer: properties, additionalProperties, unevaluatedProperties,
 //     items, unevaluatedItems, propertyNames, allOf and prefixItems (by

@@ -38,6 +38,11 @@ const (
 	KindPatternRemoved = "pattern-removed"
 	KindPatternChanged = "pattern-changed"
 
+	KindPatternWidened   = "pattern-widened"
+	KindPatternNarrowed  = "pattern-narrowed"
+	KindPatternRewritten = "pattern-rewritten"
+	KindPatternUnknown   = "pattern-unknown"
+
 	KindConstraintNarrowed = "constraint-narrowed"
 	KindConstraintWidened  = "constraint-widened"
 	KindConstraintChanged  = "constraint-changed"
@@ -130,7 +135,11 @@ var Kinds = []KindInfo{
 	{KindFormatChanged, br, br, "the format changes"},
 	{KindPatternAdded, br, nb, "a pattern where there was none"},
 	{KindPatternRemoved, nb, br, "the pattern disappears"},
-	{KindPatternChanged, br, br, "the pattern changes (regular expressions are not compared)"},
+	{KindPatternChanged, br, br, "the pattern changes to one neither wider nor narrower: some strings start matching, others stop"},
+	{KindPatternWidened, nb, br, "the pattern changes to one that matches every string it matched, and more"},
+	{KindPatternNarrowed, br, nb, "the pattern changes to one that matches only strings it matched, not all of them"},
+	{KindPatternRewritten, nb, nb, "the pattern is written another way and matches the same strings"},
+	{KindPatternUnknown, nb, nb, "the pattern changes, compatibility unknown: lookaround or backreferences, or too large to decide"},
 
 	{KindConstraintNarrowed, br, nb, "a bound tightens or appears: max* lowered, min* raised, multipleOf a multiple, uniqueItems true"},
 	{KindConstraintWidened, nb, br, "a bound loosens or disappears: max* raised, min* lowered"},

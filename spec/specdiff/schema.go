@@ -324,6 +324,11 @@ func (w *walker) compareValue(o, n *jsonschema.Schema, k string) {
 	case !nh:
 		w.add(kinds[1], op, op, np, "%s removed (was %s)", k, oc)
 	default:
+		var ops, nps string
+		if k == "pattern" && json.Unmarshal(or, &ops) == nil && json.Unmarshal(nr, &nps) == nil {
+			w.comparePattern(ops, nps, op, np, oc, nc)
+			return
+		}
 		w.add(kinds[2], np, op, np, "%s changed from %s to %s", k, oc, nc)
 	}
 }

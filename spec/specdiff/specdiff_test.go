@@ -262,6 +262,19 @@ var schemaCases = []schemaCase{
 		output: []string{"output /properties/a/pattern pattern-added ok", "output /properties/b/pattern pattern-changed BREAKING", "output /properties/c/pattern pattern-removed BREAKING"},
 	},
 	{
+		name: "pattern widened, narrowed, rewritten, unknown",
+		old:  obj(`"w":{"type":"string","pattern":"^[a-z]+$"},"n":{"type":"string","pattern":"^[a-z_]+$"},"r":{"type":"string","pattern":"^[0-9]+$"},"u":{"type":"string","pattern":"^a(?=b)"}`),
+		new:  obj(`"w":{"type":"string","pattern":"^[a-z.]+$"},"n":{"type":"string","pattern":"^[a-z]+$"},"r":{"type":"string","pattern":"^\\d+$"},"u":{"type":"string","pattern":"^a(?=c)"}`),
+		input: []string{
+			"input /properties/n/pattern pattern-narrowed BREAKING", "input /properties/r/pattern pattern-rewritten ok",
+			"input /properties/u/pattern pattern-unknown ok", "input /properties/w/pattern pattern-widened ok",
+		},
+		output: []string{
+			"output /properties/n/pattern pattern-narrowed ok", "output /properties/r/pattern pattern-rewritten ok",
+			"output /properties/u/pattern pattern-unknown ok", "output /properties/w/pattern pattern-widened BREAKING",
+		},
+	},
+	{
 		name: "bounds narrowed",
 		old:  obj(`"s":{"type":"string","minLength":1,"maxLength":64},"n":{"type":"number","minimum":0},"l":{"type":"array"}`),
 		new:  obj(`"s":{"type":"string","minLength":2,"maxLength":32},"n":{"type":"number","minimum":0.5},"l":{"type":"array","maxItems":3}`),
