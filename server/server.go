@@ -1,6 +1,6 @@
 // Package server is the reference Prickle server: the generated api.Handler
 // implemented on the SQLite store (package server/store), served over MCP
-// streamable HTTP at /mcp or over stdio. DECISIONS.md records how it answers
+// streamable HTTP at /mcp or over stdio. server/README.md records how it answers
 // every question the tool pages leave open.
 package server
 
