@@ -1,13 +1,11 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -57,16 +55,8 @@ func FuzzToolsCall(f *testing.F) {
 	}
 	h := srv.Handler()
 	post := func(session string, body []byte) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodPost, server.PathMCP, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+runner)
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", protoTS)
-		}
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
+		h.ServeHTTP(w, mcpPost(server.PathMCP, runner, session, body))
 		return w
 	}
 	session := post("", initializeBody).Header().Get("Mcp-Session-Id")

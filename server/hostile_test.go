@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -32,18 +33,7 @@ type rpcAnswer struct {
 // JSON-RPC answer (from a JSON or an event-stream body).
 func (e *env) post(token, session string, body []byte) rpcAnswer {
 	e.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.url(), bytes.NewReader(body))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+token)
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", protoTS)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(mcpPost(e.url(), token, session, body))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -59,14 +49,25 @@ func (e *env) post(token, session string, body []byte) rpcAnswer {
 	return a
 }
 
-// session opens a 2025-11-25 session by hand and returns its id.
-func (e *env) session(token string) string {
-	e.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.url(), bytes.NewReader(initializeBody))
+// mcpPost is a POST of body to url as a streamable-HTTP client sends it,
+// with token, on session (2025-11-25) unless it is empty.
+func mcpPost(url, token, session string, body []byte) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.RequestURI = "" // a client request
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", protoTS)
+	}
+	return req
+}
+
+// session opens a 2025-11-25 session by hand and returns its id.
+func (e *env) session(token string) string {
+	e.t.Helper()
+	resp, err := http.DefaultClient.Do(mcpPost(e.url(), token, "", initializeBody))
 	if err != nil {
 		e.t.Fatal(err)
 	}

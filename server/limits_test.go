@@ -5,10 +5,12 @@ package server_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -343,4 +345,37 @@ func TestCredentialsPurged(t *testing.T) {
 		t.Error("the purge is not logged")
 	}
 	c.claimTask(store.SeedTaskID, "k") // the attempt still replays
+}
+
+// TestLimitFlags: every limit of Config has a flag whose default is the
+// limit's default, and a value given on the command line reaches Config.
+func TestLimitFlags(t *testing.T) {
+	var cfg server.Config
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	cfg.LimitFlags(fs)
+	if err := fs.Parse([]string{"-max-sessions", "5", "-read-timeout", "3s"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxSessions != 5 || cfg.ReadTimeout != 3*time.Second || cfg.SessionIdleTimeout != server.DefaultSessionIdleTimeout ||
+		cfg.MaxBodyBytes != server.DefaultMaxBodyBytes || cfg.CredentialRetention != server.DefaultCredentialRetention {
+		t.Errorf("config after flags: %+v", cfg)
+	}
+	// Every duration and count of Config but LaunchTimeout is a limit with
+	// a flag.
+	n := 0
+	ct := reflect.TypeFor[server.Config]()
+	for i := range ct.NumField() {
+		f := ct.Field(i)
+		switch f.Type {
+		case reflect.TypeFor[time.Duration](), reflect.TypeFor[int](), reflect.TypeFor[int64]():
+			if f.Name != "LaunchTimeout" {
+				n++
+			}
+		}
+	}
+	flags := 0
+	fs.VisitAll(func(*flag.Flag) { flags++ })
+	if flags != n {
+		t.Errorf("%d limit flags for %d limits of Config", flags, n)
+	}
 }

@@ -7,6 +7,7 @@ package server
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -194,26 +195,77 @@ func (s *Server) purge(ctx context.Context) {
 	}
 }
 
-// withDefaults fills in the zero limits.
-func (cfg *Config) withDefaults() {
-	orDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
-	orDefault(&cfg.SessionIdleTimeout, DefaultSessionIdleTimeout)
-	orDefault(&cfg.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal)
-	orDefault(&cfg.MaxSessions, DefaultMaxSessions)
-	orDefault(&cfg.SessionCheckInterval, DefaultSessionCheckInterval)
-	orDefault(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	orDefault(&cfg.ReadTimeout, DefaultReadTimeout)
-	orDefault(&cfg.WriteTimeout, DefaultWriteTimeout)
-	orDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
-	orDefault(&cfg.MaxConns, DefaultMaxConns)
-	orDefault(&cfg.ShutdownGrace, DefaultShutdownGrace)
-	orDefault(&cfg.CredentialRetention, DefaultCredentialRetention)
-	orDefault(&cfg.PurgeInterval, DefaultPurgeInterval)
+// limit is one bound of Config: its field, its default and its
+// command-line flag. limits is the one list of them, read by withDefaults
+// and LimitFlags.
+type limit struct {
+	flag, usage string
+	field       func(*Config) any // *int, *int64 or *time.Duration
+	def         any               // of the field's type
 }
 
-func orDefault[T int | int64 | time.Duration](v *T, def T) {
-	if *v <= 0 {
-		*v = def
+var limits = []limit{
+	{"max-body-bytes", "largest HTTP request body and stdio line, in bytes",
+		func(c *Config) any { return &c.MaxBodyBytes }, int64(DefaultMaxBodyBytes)},
+	{"session-idle-timeout", "end an MCP session after this long without a request",
+		func(c *Config) any { return &c.SessionIdleTimeout }, DefaultSessionIdleTimeout},
+	{"max-sessions-per-caller", "sessions one caller may hold; a new one ends its least recently used",
+		func(c *Config) any { return &c.MaxSessionsPerPrincipal }, DefaultMaxSessionsPerPrincipal},
+	{"max-sessions", "sessions all callers may hold; beyond it initialize is answered 503",
+		func(c *Config) any { return &c.MaxSessions }, DefaultMaxSessions},
+	{"session-check", "how often sessions whose token was revoked or expired are ended",
+		func(c *Config) any { return &c.SessionCheckInterval }, DefaultSessionCheckInterval},
+	{"read-header-timeout", "time to read a request's headers",
+		func(c *Config) any { return &c.ReadHeaderTimeout }, DefaultReadHeaderTimeout},
+	{"read-timeout", "time to read a whole request",
+		func(c *Config) any { return &c.ReadTimeout }, DefaultReadTimeout},
+	{"write-timeout", "time to write a response (not the event stream)",
+		func(c *Config) any { return &c.WriteTimeout }, DefaultWriteTimeout},
+	{"idle-timeout", "close a keep-alive connection idle this long",
+		func(c *Config) any { return &c.IdleTimeout }, DefaultIdleTimeout},
+	{"max-conns", "open HTTP connections; more wait to be accepted",
+		func(c *Config) any { return &c.MaxConns }, DefaultMaxConns},
+	{"shutdown-grace", "how long a shutdown waits for calls in flight",
+		func(c *Config) any { return &c.ShutdownGrace }, DefaultShutdownGrace},
+	{"credential-retention", "keep expired and revoked credentials this long, then delete them",
+		func(c *Config) any { return &c.CredentialRetention }, DefaultCredentialRetention},
+	{"purge-interval", "how often expired credentials are deleted",
+		func(c *Config) any { return &c.PurgeInterval }, DefaultPurgeInterval},
+}
+
+// withDefaults sets every limit that is zero or less to its default.
+func (cfg *Config) withDefaults() {
+	for _, l := range limits {
+		switch p := l.field(cfg).(type) {
+		case *int:
+			*p = orDefault(*p, l.def.(int))
+		case *int64:
+			*p = orDefault(*p, l.def.(int64))
+		case *time.Duration:
+			*p = orDefault(*p, l.def.(time.Duration))
+		}
+	}
+}
+
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// LimitFlags defines on fs a flag for every limit of cfg (--max-sessions,
+// --read-timeout, ...), with its default.
+func (cfg *Config) LimitFlags(fs *flag.FlagSet) {
+	for _, l := range limits {
+		switch p := l.field(cfg).(type) {
+		case *int:
+			fs.IntVar(p, l.flag, l.def.(int), l.usage)
+		case *int64:
+			fs.Int64Var(p, l.flag, l.def.(int64), l.usage)
+		case *time.Duration:
+			fs.DurationVar(p, l.flag, l.def.(time.Duration), l.usage)
+		}
 	}
 }
 
