@@ -25,6 +25,8 @@ bench:
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./spec/
+	$(GO) test -run='^$$' -fuzz=FuzzValidateDecode -fuzztime=60s ./gen/rt/
+	$(GO) test -run='^$$' -fuzz=FuzzToolsCall -fuzztime=60s ./server/
 
 lint:
 	$(GO) run ./cmd/prickle-gen lint
