@@ -24,9 +24,11 @@ test: ## the README's test command, with the race detector
 bench: ## every benchmark, once
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
-fuzz: ## fuzz the page parser for a minute
+fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./spec/
 	$(GO) test -run='^$$' -fuzz=FuzzCompile -fuzztime=60s ./internal/ecmaregex/
+	$(GO) test -run='^$$' -fuzz=FuzzValidateDecode -fuzztime=60s ./gen/rt/
+	$(GO) test -run='^$$' -fuzz=FuzzToolsCall -fuzztime=60s ./server/
 
 lint: ## lint the bundled pages
 	$(GO) run ./cmd/prickle-gen lint

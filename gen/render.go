@@ -396,7 +396,9 @@ func renderUnion(f *jen.File, t *gtype) {
 	f.Add(comment(fmt.Sprintf("UnmarshalJSON reads the variant that %q names.", t.disc)))
 	f.Func().Params(jen.Id("u").Op("*").Id(t.name)).Id("UnmarshalJSON").Params(jen.Id("b").Index().Byte()).Error().BlockFunc(func(g *jen.Group) {
 		g.Var().Id("tag").Struct(jen.Id("Value").Op("*").String().Tag(map[string]string{"json": t.disc}))
-		g.If(jen.Id("err").Op(":=").Qual(pkgJSON, "Unmarshal").Call(jen.Id("b"), jen.Op("&").Id("tag")), jen.Id("err").Op("!=").Nil()).Block(
+		// rt.Unmarshal, not encoding/json: names match exactly and
+		// duplicates are refused, as the validator reads them.
+		g.If(jen.Id("err").Op(":=").Qual(pkgRT, "Unmarshal").Call(jen.Id("b"), jen.Op("&").Id("tag")), jen.Id("err").Op("!=").Nil()).Block(
 			jen.Return(jen.Id("err")),
 		)
 		g.Op("*").Id("u").Op("=").Id(t.name).Values()
@@ -407,7 +409,7 @@ func renderUnion(f *jen.File, t *gtype) {
 			for _, v := range t.variants {
 				sg.Case(jen.Lit(v.value)).Block(
 					jen.Id("u").Dot(v.goName).Op("=").New(jen.Id(v.t.name)),
-					jen.Return(jen.Qual(pkgJSON, "Unmarshal").Call(jen.Id("b"), jen.Id("u").Dot(v.goName))),
+					jen.Return(jen.Qual(pkgRT, "Unmarshal").Call(jen.Id("b"), jen.Id("u").Dot(v.goName))),
 				)
 			}
 		})

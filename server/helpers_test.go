@@ -50,6 +50,7 @@ type envOpts struct {
 	launch  time.Duration // Config.LaunchTimeout
 	maxBody int64         // Config.MaxBodyBytes
 	wrap    func(api.Handler) api.Handler
+	config  func(*server.Config) // changes the config before the server starts
 }
 
 // env is one server under test.
@@ -73,6 +74,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 		Logger:        slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		MaxBodyBytes:  o.maxBody,
 		WrapHandler:   o.wrap,
+	}
+	if o.config != nil {
+		o.config(&cfg)
 	}
 	if o.fileDB {
 		e.dbPath = filepath.Join(t.TempDir(), "prickle.db")

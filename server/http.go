@@ -3,11 +3,16 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,22 +27,24 @@ const (
 )
 
 // Handler returns the HTTP handler: MCP streamable HTTP at /mcp behind
-// bearer-token authentication, GET /healthz, and the protected-resource
-// metadata that the 401 answers' WWW-Authenticate header points to.
+// an Origin check and bearer-token authentication, GET /healthz, and the
+// protected-resource metadata that the 401 answers' WWW-Authenticate
+// header points to.
 //
-// The go-sdk does the protocol checks: a POST without Content-Type
-// application/json is 415, a body over cfg.MaxBodyBytes is 413, malformed
-// JSON-RPC is a JSON-RPC parse error, and a localhost listener refuses a
-// foreign Host header (DNS rebinding).
+// Before the go-sdk sees a POST, the server reads the whole body and
+// checks it (readMessages): malformed JSON-RPC never reaches the go-sdk.
+// The go-sdk does the other protocol checks: a POST without Content-Type
+// application/json is 415, and a localhost listener refuses a foreign
+// Host header (DNS rebinding).
 func (s *Server) Handler() http.Handler {
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.cfg.MaxBodyBytes, Logger: s.log})
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.cfg.MaxBodyBytes, Logger: s.log, SessionTimeout: s.cfg.SessionIdleTimeout})
 	bearer := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    s.cfg.BaseURL + PathMetadata,
 		AllowMissingExpiration: true, // the store checks expiry on its own clock
 	})
 	mux := http.NewServeMux()
-	mux.Handle(PathMCP, s.countPosts(bearer(s.requireInitialize(streamable))))
+	mux.Handle(PathMCP, s.checkOrigin(bearer(s.frontDoor(streamable))))
 	mux.HandleFunc("GET "+PathHealth, s.health)
 	mux.Handle(PathMetadata, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               s.cfg.BaseURL + PathMCP,
@@ -48,28 +55,273 @@ func (s *Server) Handler() http.Handler {
 	if s.cfg.WrapHTTP != nil {
 		h = s.cfg.WrapHTTP(h)
 	}
-	return h
+	return s.watchBodies(h)
 }
 
-// countPosts counts the POST requests in flight: the calls that Drain
-// waits for. (A GET is a standing event stream, not a call.)
-func (s *Server) countPosts(h http.Handler) http.Handler {
+// checkOrigin answers 403 to a request whose Origin header names another
+// origin than the server's own (the Host the request was sent to) or one
+// of cfg.AllowedOrigins: the MCP transport requires servers to validate
+// Origin, so that a web page in a browser cannot call a local server. A
+// request without Origin (every non-browser client) passes.
+func (s *Server) checkOrigin(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			h.ServeHTTP(w, r)
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, scheme, r.Host, s.cfg.AllowedOrigins) {
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed", origin), http.StatusForbidden)
 			return
 		}
-		s.inflight.add(1)
-		defer s.inflight.add(-1)
 		h.ServeHTTP(w, r)
 	})
 }
 
+// originAllowed reports whether origin is the server's own, scheme://host
+// as the request reached it (same scheme, host and port, default ports
+// filled in), or one of allowed (compared without regard to case). Behind
+// a proxy that terminates TLS the server's own origin is https while the
+// request it sees is http: list it in allowed.
+func originAllowed(origin, scheme, host string, allowed []string) bool {
+	for _, a := range allowed {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || !strings.EqualFold(u.Scheme, scheme) || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return false
+	}
+	port := map[string]string{"http": "80", "https": "443"}[scheme]
+	oh, op := splitHostPort(u.Host, port)
+	hh, hp := splitHostPort(host, port)
+	return strings.EqualFold(oh, hh) && op == hp
+}
+
+// splitHostPort splits "host[:port]", with port def when there is none.
+func splitHostPort(hostport, def string) (host, port string) {
+	if h, p, err := net.SplitHostPort(hostport); err == nil {
+		return h, p
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]"), def
+}
+
+// frontDoor stands between authentication and the go-sdk:
+//
+//   - a GET (the session's event stream) lives as long as its session, so
+//     the HTTP server's read and write deadlines are lifted for it;
+//   - a POST's body is read whole (at most cfg.MaxBodyBytes, else 413)
+//     and checked by readMessages (a parse error or invalid request is
+//     answered here, HTTP 400);
+//   - a request that opens no session and is not an initialize (a
+//     tools/call sent first) is answered JSON-RPC -32600 and HTTP 400
+//     (the go-sdk alone would answer code 0, which no client can read);
+//   - an initialize while cfg.MaxSessions sessions are open is answered
+//     503;
+//   - the POST is then handed to the go-sdk with the very bytes that were
+//     checked. It counts as in flight (Drain waits for it) from the start.
+func (s *Server) frontDoor(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet:
+			rc := http.NewResponseController(w)
+			_ = rc.SetReadDeadline(time.Time{})
+			_ = rc.SetWriteDeadline(time.Time{})
+			h.ServeHTTP(w, r)
+			return
+		case r.Method != http.MethodPost || !isJSON(r.Header.Get("Content-Type")):
+			h.ServeHTTP(w, r) // the go-sdk answers (405, 415, DELETE)
+			return
+		}
+		s.inflight.add(1) // a shutdown waits for it (its body for at most shutdownBodyGrace)
+		defer s.inflight.add(-1)
+		body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+		switch {
+		case errors.Is(err, errShuttingDown):
+			http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
+			return
+		case err != nil:
+			http.Error(w, "cannot read the request body", http.StatusBadRequest)
+			return
+		case int64(len(body)) > s.cfg.MaxBodyBytes:
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", s.cfg.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		msgs, rerr := readMessages(body)
+		if rerr != nil {
+			rerr.write(w)
+			return
+		}
+		if r.Header.Get("Mcp-Session-Id") == "" && len(msgs) == 1 {
+			m := &msgs[0]
+			switch {
+			case m.Method == nil || len(m.ID) == 0 || m.hasProtocolVersionMeta():
+			case *m.Method == "initialize" && s.sessions.full():
+				w.Header().Set("Retry-After", "60")
+				(&rpcError{id: m.ID, code: codeTooManySessions, status: http.StatusServiceUnavailable,
+					message: fmt.Sprintf("too many sessions (%d): close one (DELETE) or retry later", s.cfg.MaxSessions)}).write(w)
+				return
+			case !beforeInitialize[*m.Method]:
+				invalidRequest(m.ID, "no session: send initialize first, then use the Mcp-Session-Id it returns").write(w)
+				return
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		h.ServeHTTP(w, r)
+	})
+}
+
+// codeTooManySessions is the JSON-RPC error of an initialize refused
+// because cfg.MaxSessions sessions are open (a server error code of
+// JSON-RPC 2.0's reserved range).
+const codeTooManySessions = -32001
+
+// beforeInitialize are the methods the go-sdk accepts on a session that
+// has not been initialized (requests; notifications always pass).
+var beforeInitialize = map[string]bool{
+	"initialize": true, "ping": true, "logging/setLevel": true,
+	"resources/subscribe": true, "resources/unsubscribe": true, "server/discover": true,
+}
+
+// protocolVersionMeta marks a request of the sessionless protocol
+// (2026-07-28, SEP-2575), which needs no initialize.
+const protocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
+
+// isJSON reports whether a Content-Type names application/json.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+// errShuttingDown ends the read of a request body when the server shuts
+// down.
+var errShuttingDown = errors.New("the server is shutting down")
+
+// watchBodies keeps the request bodies being read where a shutdown can
+// cut them off (bodies.abort), so that a client sending its body slowly
+// cannot hold a shutdown for its whole grace. A body that is still unread
+// when the handler returns (refused before reading, or too large) is not
+// waited for: the connection closes instead of draining it.
+func (s *Server) watchBodies(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			h.ServeHTTP(w, r)
+			return
+		}
+		b := &watchedBody{ReadCloser: r.Body, rc: http.NewResponseController(w)}
+		if !s.bodies.add(b) {
+			http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		r.Body = b
+		h.ServeHTTP(w, r)
+		s.bodies.remove(b)
+		if !b.done() {
+			w.Header().Set("Connection", "close")
+			_ = b.rc.SetReadDeadline(time.Now())
+		}
+	})
+}
+
+// watchedBody is a request body that a shutdown can cut off.
+type watchedBody struct {
+	io.ReadCloser
+	rc *http.ResponseController
+
+	mu      sync.Mutex
+	eof     bool
+	aborted bool
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case err == io.EOF:
+		b.eof = true
+		if b.aborted {
+			// The body made it in time: its call runs, and the
+			// connection's read deadline no longer hurries it.
+			_ = b.rc.SetReadDeadline(time.Time{})
+		}
+	case err != nil && b.aborted:
+		return n, errShuttingDown
+	}
+	return n, err
+}
+
+func (b *watchedBody) done() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.eof
+}
+
+// shutdownBodyGrace is how long a request still sending its body when a
+// shutdown starts has to finish it.
+const shutdownBodyGrace = time.Second
+
+// abort gives a read still in progress shutdownBodyGrace to end; then its
+// connection's read deadline passes. A body read to its end is left alone
+// (its request is a call in flight, which a shutdown lets finish).
+func (b *watchedBody) abort() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.eof {
+		return
+	}
+	b.aborted = true
+	_ = b.rc.SetReadDeadline(time.Now().Add(shutdownBodyGrace))
+}
+
+// bodies are the request bodies being read.
+type bodies struct {
+	mu     sync.Mutex
+	closed bool
+	set    map[*watchedBody]struct{}
+}
+
+func (bs *bodies) add(b *watchedBody) bool {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	if bs.closed {
+		return false
+	}
+	if bs.set == nil {
+		bs.set = map[*watchedBody]struct{}{}
+	}
+	bs.set[b] = struct{}{}
+	return true
+}
+
+func (bs *bodies) remove(b *watchedBody) {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	delete(bs.set, b)
+}
+
+// abort cuts off every body being read (after shutdownBodyGrace), and
+// refuses every body from now on.
+func (bs *bodies) abort() {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	bs.closed = true
+	for b := range bs.set {
+		b.abort()
+	}
+}
+
 // Drain is the second half of a graceful shutdown, after
-// http.Server.Shutdown has stopped accepting connections: it waits until
-// no POST (no call) is in flight, then closes every MCP session, which ends
-// the standing event streams that would otherwise keep Shutdown waiting.
+// http.Server.Shutdown has stopped accepting connections: it cuts off the
+// request bodies still being read (after shutdownBodyGrace: a client
+// sending its body slowly cannot hold the shutdown for its whole grace),
+// waits until no POST to /mcp is in flight, then closes every MCP
+// session, which ends the standing event streams that would otherwise keep
+// Shutdown waiting.
 func (s *Server) Drain(ctx context.Context) error {
+	s.bodies.abort()
 	err := s.inflight.wait(ctx)
 	for ss := range s.mcp.Sessions() {
 		ss.Close()
@@ -121,85 +373,4 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Write([]byte("ok\n"))
-}
-
-// ServeStdio serves MCP over the given stdio transport (mcp.StdioTransport
-// for the real thing) with every call made as the holder of token, which
-// is authenticated on each call so expiry and revocation apply.
-func (s *Server) ServeStdio(ctx context.Context, token string, t mcp.Transport) error {
-	if _, err := s.store.Authenticate(ctx, token); err != nil {
-		return err
-	}
-	srv := newMCPServer()
-	s.register(srv, func(ctx context.Context) (context.Context, error) {
-		p, err := s.store.Authenticate(ctx, token)
-		if err != nil {
-			return nil, err
-		}
-		return withPrincipal(ctx, p), nil
-	})
-	return srv.Run(ctx, t)
-}
-
-// isJSON reports whether a Content-Type names application/json.
-func isJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	return err == nil && mt == "application/json"
-}
-
-// beforeInitialize are the methods the go-sdk accepts on a session that
-// has not been initialized (requests; notifications always pass).
-var beforeInitialize = map[string]bool{
-	"initialize": true, "ping": true, "logging/setLevel": true,
-	"resources/subscribe": true, "resources/unsubscribe": true, "server/discover": true,
-}
-
-// protocolVersionMeta marks a request of the sessionless protocol
-// (2026-07-28, SEP-2575), which needs no initialize.
-const protocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
-
-// requireInitialize answers a request that opens no session yet is not an
-// initialize (a tools/call sent first, for instance) with JSON-RPC error
-// -32600 (invalid request) and HTTP 400. The go-sdk would answer it with
-// error code 0, which no client can interpret. Anything it cannot read as
-// one such request (another content type, a body over the size limit, a
-// batch, bad JSON) goes to the go-sdk unchanged, which answers it as before.
-func (s *Server) requireInitialize(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || !isJSON(r.Header.Get("Content-Type")) {
-			h.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
-		if err != nil {
-			http.Error(w, "cannot read the request body", http.StatusBadRequest)
-			return
-		}
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Meta map[string]json.RawMessage `json:"_meta"`
-			} `json:"params"`
-		}
-		if int64(len(body)) > s.cfg.MaxBodyBytes || json.Unmarshal(body, &msg) != nil ||
-			len(msg.ID) == 0 || beforeInitialize[msg.Method] || msg.Params.Meta[protocolVersionMeta] != nil {
-			h.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"jsonrpc": "2.0",
-			"id":      msg.ID,
-			"error": map[string]any{
-				"code":    -32600,
-				"message": "no session: send initialize first, then use the Mcp-Session-Id it returns",
-			},
-		})
-	})
 }

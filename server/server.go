@@ -1,16 +1,18 @@
 // Package server is the reference Prickle server: the generated api.Handler
 // implemented on the SQLite store (package server/store), served over MCP
-// streamable HTTP at /mcp or over stdio. DECISIONS.md records how it answers
+// streamable HTTP at /mcp or over stdio. server/README.md records how it answers
 // every question the tool pages leave open.
 package server
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -20,9 +22,45 @@ import (
 	"github.com/prickle-dev/prickle/server/store"
 )
 
-// DefaultMaxBodyBytes bounds one HTTP request body: the largest valid call
-// is a few kilobytes.
-const DefaultMaxBodyBytes = 1 << 20
+// Defaults of the Config limits (server/README.md, "Limits", says why).
+const (
+	// DefaultMaxBodyBytes bounds one HTTP request body and one stdio line:
+	// the largest valid call is a few kilobytes.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultSessionIdleTimeout ends an MCP session that has had no POST
+	// for this long.
+	DefaultSessionIdleTimeout = 30 * time.Minute
+	// DefaultMaxSessionsPerPrincipal bounds the sessions of one caller
+	// (one agent, runner or credential): a new one ends the least recently
+	// used.
+	DefaultMaxSessionsPerPrincipal = 32
+	// DefaultMaxSessions bounds the sessions of all callers: beyond it an
+	// initialize is answered 503.
+	DefaultMaxSessions = 4096
+	// DefaultSessionCheckInterval is how often the sessions' tokens are
+	// checked: a session whose token was revoked or expired ends.
+	DefaultSessionCheckInterval = 10 * time.Second
+	// DefaultReadHeaderTimeout bounds reading a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds reading a whole request, body included.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultWriteTimeout bounds writing a response (a GET event stream
+	// excepted: it lives as long as its session).
+	DefaultWriteTimeout = 60 * time.Second
+	// DefaultIdleTimeout closes a keep-alive connection idle this long.
+	DefaultIdleTimeout = 120 * time.Second
+	// DefaultMaxConns bounds the open HTTP connections; more wait to be
+	// accepted.
+	DefaultMaxConns = 1024
+	// DefaultShutdownGrace bounds how long a shutdown waits for calls in
+	// flight.
+	DefaultShutdownGrace = 10 * time.Second
+	// DefaultCredentialRetention is how long an expired (or revoked)
+	// credential is kept before it is deleted.
+	DefaultCredentialRetention = time.Hour
+	// DefaultPurgeInterval is how often expired credentials are purged.
+	DefaultPurgeInterval = 10 * time.Minute
+)
 
 // Config configures a Server. The zero value is an in-memory server with
 // the seed world.
@@ -41,8 +79,27 @@ type Config struct {
 	// (slog.Default() when nil). Tokens never reach it.
 	Logger *slog.Logger
 	// MaxBodyBytes bounds an HTTP request body (DefaultMaxBodyBytes when
-	// zero); a larger body is answered 413.
+	// zero); a larger body is answered 413. It bounds a stdio line too.
 	MaxBodyBytes int64
+	// AllowedOrigins are the browser origins ("scheme://host[:port]")
+	// allowed to call /mcp besides the server's own (the Host the request
+	// names). A request with any other Origin header is answered 403.
+	AllowedOrigins []string
+
+	// The bounds on what a caller can make the server hold; zero means
+	// the Default of the same name.
+	SessionIdleTimeout      time.Duration
+	MaxSessionsPerPrincipal int
+	MaxSessions             int
+	SessionCheckInterval    time.Duration
+	ReadHeaderTimeout       time.Duration
+	ReadTimeout             time.Duration
+	WriteTimeout            time.Duration
+	IdleTimeout             time.Duration
+	MaxConns                int
+	ShutdownGrace           time.Duration
+	CredentialRetention     time.Duration
+	PurgeInterval           time.Duration
 	// BaseURL is the server's public base URL (e.g. http://127.0.0.1:8080),
 	// used to make the protected-resource metadata absolute; when empty
 	// they are paths.
@@ -61,7 +118,12 @@ type Server struct {
 	log   *slog.Logger
 	cfg   Config
 
-	inflight inflight // HTTP calls in flight, for Drain
+	inflight inflight  // HTTP calls in flight, for Drain
+	bodies   bodies    // HTTP request bodies being read, cut off by Drain
+	sessions *sessions // the MCP sessions over HTTP, and their bounds
+
+	stop func()         // ends the background work (session checks, purge)
+	bg   sync.WaitGroup // the background work
 }
 
 // New opens the database, seeds it (or loads cfg.Fixture) when it is
@@ -75,9 +137,7 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
+	cfg.withDefaults()
 	// Compile the validators now: the first caller should not pay for it,
 	// and a schema that does not compile should stop the server at start.
 	if err := api.CompileSchemas(); err != nil {
@@ -109,9 +169,104 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 		return nil, nil, err
 	}
 	s = &Server{store: st, log: cfg.Logger, cfg: cfg}
+	s.sessions = newSessions(cfg.MaxSessionsPerPrincipal, cfg.MaxSessions, cfg.Logger)
 	s.mcp = newMCPServer()
+	s.mcp.AddReceivingMiddleware(s.sessions.middleware)
 	s.register(s.mcp, nil)
+	bctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	s.bg.Go(func() { every(bctx, cfg.SessionCheckInterval, func() { s.sessions.check(bctx, st) }) })
+	s.bg.Go(func() {
+		s.purge(bctx)
+		every(bctx, cfg.PurgeInterval, func() { s.purge(bctx) })
+	})
 	return s, issued, nil
+}
+
+// purge deletes the credentials that expired more than
+// cfg.CredentialRetention ago.
+func (s *Server) purge(ctx context.Context) {
+	n, err := s.store.PurgeCredentials(ctx, s.store.Now().Add(-s.cfg.CredentialRetention))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.log.Warn("purge of expired credentials failed", "error", err)
+	case n > 0:
+		s.log.Info("purged expired credentials", "count", n, "retention", s.cfg.CredentialRetention)
+	}
+}
+
+// limit is one bound of Config: its field, its default and its
+// command-line flag. limits is the one list of them, read by withDefaults
+// and LimitFlags.
+type limit struct {
+	flag, usage string
+	field       func(*Config) any // *int, *int64 or *time.Duration
+	def         any               // of the field's type
+}
+
+var limits = []limit{
+	{"max-body-bytes", "largest HTTP request body and stdio line, in bytes",
+		func(c *Config) any { return &c.MaxBodyBytes }, int64(DefaultMaxBodyBytes)},
+	{"session-idle-timeout", "end an MCP session after this long without a request",
+		func(c *Config) any { return &c.SessionIdleTimeout }, DefaultSessionIdleTimeout},
+	{"max-sessions-per-caller", "sessions one caller may hold; a new one ends its least recently used",
+		func(c *Config) any { return &c.MaxSessionsPerPrincipal }, DefaultMaxSessionsPerPrincipal},
+	{"max-sessions", "sessions all callers may hold; beyond it initialize is answered 503",
+		func(c *Config) any { return &c.MaxSessions }, DefaultMaxSessions},
+	{"session-check", "how often sessions whose token was revoked or expired are ended",
+		func(c *Config) any { return &c.SessionCheckInterval }, DefaultSessionCheckInterval},
+	{"read-header-timeout", "time to read a request's headers",
+		func(c *Config) any { return &c.ReadHeaderTimeout }, DefaultReadHeaderTimeout},
+	{"read-timeout", "time to read a whole request",
+		func(c *Config) any { return &c.ReadTimeout }, DefaultReadTimeout},
+	{"write-timeout", "time to write a response (not the event stream)",
+		func(c *Config) any { return &c.WriteTimeout }, DefaultWriteTimeout},
+	{"idle-timeout", "close a keep-alive connection idle this long",
+		func(c *Config) any { return &c.IdleTimeout }, DefaultIdleTimeout},
+	{"max-conns", "open HTTP connections; more wait to be accepted",
+		func(c *Config) any { return &c.MaxConns }, DefaultMaxConns},
+	{"shutdown-grace", "how long a shutdown waits for calls in flight",
+		func(c *Config) any { return &c.ShutdownGrace }, DefaultShutdownGrace},
+	{"credential-retention", "keep expired and revoked credentials this long, then delete them",
+		func(c *Config) any { return &c.CredentialRetention }, DefaultCredentialRetention},
+	{"purge-interval", "how often expired credentials are deleted",
+		func(c *Config) any { return &c.PurgeInterval }, DefaultPurgeInterval},
+}
+
+// withDefaults sets every limit that is zero or less to its default.
+func (cfg *Config) withDefaults() {
+	for _, l := range limits {
+		switch p := l.field(cfg).(type) {
+		case *int:
+			*p = orDefault(*p, l.def.(int))
+		case *int64:
+			*p = orDefault(*p, l.def.(int64))
+		case *time.Duration:
+			*p = orDefault(*p, l.def.(time.Duration))
+		}
+	}
+}
+
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// LimitFlags defines on fs a flag for every limit of cfg (--max-sessions,
+// --read-timeout, ...), with its default.
+func (cfg *Config) LimitFlags(fs *flag.FlagSet) {
+	for _, l := range limits {
+		switch p := l.field(cfg).(type) {
+		case *int:
+			fs.IntVar(p, l.flag, l.def.(int), l.usage)
+		case *int64:
+			fs.Int64Var(p, l.flag, l.def.(int64), l.usage)
+		case *time.Duration:
+			fs.DurationVar(p, l.flag, l.def.(time.Duration), l.usage)
+		}
+	}
 }
 
 func newMCPServer() *mcp.Server {
@@ -146,8 +301,13 @@ func (s *Server) Store() *store.Store { return s.store }
 // MCP returns the underlying MCP server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// Close closes the database.
-func (s *Server) Close() error { return s.store.Close() }
+// Close stops the background work (session checks, the purge of expired
+// credentials) and closes the database.
+func (s *Server) Close() error {
+	s.stop()
+	s.bg.Wait()
+	return s.store.Close()
+}
 
 // principalKey carries the authenticated *store.Principal in a context.
 type principalKey struct{}
@@ -206,11 +366,17 @@ func toolError(err error) error {
 	return err
 }
 
-const principalExtra = "prickle.principal"
+// Keys of auth.TokenInfo.Extra: the caller, and the hash of its token
+// (the session bounds re-check it).
+const (
+	principalExtra = "prickle.principal"
+	tokenHashExtra = "prickle.token_hash"
+)
 
 // verify is the bearer-token verifier for auth.RequireBearerToken.
 func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-	p, err := s.store.Authenticate(ctx, token)
+	h := store.HashToken(token)
+	p, err := s.store.AuthenticateHash(ctx, h)
 	switch {
 	case errors.Is(err, store.ErrUnknownToken):
 		return nil, fmt.Errorf("%w: unknown token", auth.ErrInvalidToken)
@@ -225,6 +391,6 @@ func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*au
 	// uses the wall clock, so no Expiration is set here.
 	return &auth.TokenInfo{
 		UserID: string(p.Kind) + ":" + p.Agent + ":" + p.RunnerID + ":" + p.Scope.AttemptID + p.Scope.DiscussionID,
-		Extra:  map[string]any{principalExtra: p},
+		Extra:  map[string]any{principalExtra: p, tokenHashExtra: h},
 	}, nil
 }

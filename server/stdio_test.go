@@ -1,14 +1,21 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 )
 
@@ -16,10 +23,12 @@ import (
 // (what --stdio does with PRICKLE_TOKEN) and connects a client to it.
 func stdioClient(t *testing.T, e *env, token string) *api.Client {
 	t.Helper()
-	ct, st := mcp.NewInMemoryTransports()
+	inR, inW := io.Pipe()   // the server's standard input
+	outR, outW := io.Pipe() // its standard output
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- e.srv.ServeStdio(ctx, token, st) }()
+	go func() { done <- e.srv.ServeStdio(ctx, token, inR, outW) }()
+	ct := &mcp.IOTransport{Reader: outR, Writer: inW}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "0"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		cancel()
@@ -39,7 +48,7 @@ func stdioClient(t *testing.T, e *env, token string) *api.Client {
 func TestServeStdio(t *testing.T) {
 	e := newEnv(t, envOpts{fixture: "world.json"})
 	ctx := context.Background()
-	if err := e.srv.ServeStdio(ctx, "prk_unknown-token-000000", &mcp.StdioTransport{}); !errors.Is(err, store.ErrUnknownToken) {
+	if err := e.srv.ServeStdio(ctx, "prk_unknown-token-000000", strings.NewReader(""), io.Discard); !errors.Is(err, store.ErrUnknownToken) {
 		t.Fatalf("ServeStdio with an unknown token: %v", err)
 	}
 
@@ -86,5 +95,80 @@ func TestServeStdio(t *testing.T) {
 		if (l.Outcome == "ok" || l.Code == store.CodeNotRouted) && l.Caller != "maya/builder" {
 			t.Errorf("stdio call logged without its caller: %+v", l)
 		}
+	}
+}
+
+// TestStdioBadLines: a line that is not one JSON-RPC message is answered
+// with a parse error (-32700) or invalid request (-32600) and the server
+// reads on; every call sent before and after is answered, also when the
+// input ends right after them, and the server returns nil at its end.
+func TestStdioBadLines(t *testing.T) {
+	e := newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxBodyBytes = 4096 }})
+	call := func(id int, args string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"claim_task","arguments":%s}}`, id, args)
+	}
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		call(2, `{"task_id":"example-task-id","idempotency_key":"k"}`),
+		`garbage{`,
+		call(3, `{"task_id":"example-task-id","idempotency_key":"k"}`) + ` xyz`,
+		call(4, `{"task_id":"example-task-id","idempotency_key":"k"}`) + call(5, `{}`),
+		`{"jsonrpc":"2.0","id":6,"method":"ping","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"foo":1}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping","pad":"` + strings.Repeat("x", 5000) + `"}`,
+		"",
+		call(8, `{"task_id":"example-task-id","idempotency_key":"k"}`),
+		call(9, "{\"task_id\":\"example-task-id\",\"idempotency_key\":\"k\xff\"}"),
+	}
+	var out bytes.Buffer
+	err := e.srv.ServeStdio(context.Background(), fxBuilderRunner, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out)
+	if err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+	answers := map[string]string{} // id -> "ok", a refusal code, or the JSON-RPC error code
+	var nullIDs []int64
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var a struct {
+			ID     json.RawMessage `json:"id"`
+			Result *struct {
+				IsError bool `json:"isError"`
+				Meta    struct {
+					Code string `json:"code"`
+				} `json:"_meta"`
+			} `json:"result"`
+			Error *struct {
+				Code int64 `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &a); err != nil {
+			t.Fatalf("output line %q: %v", l, err)
+		}
+		switch {
+		case a.Error != nil && string(a.ID) == "null":
+			nullIDs = append(nullIDs, a.Error.Code)
+		case a.Error != nil:
+			answers[string(a.ID)] = fmt.Sprint(a.Error.Code)
+		case a.Result.IsError:
+			answers[string(a.ID)] = a.Result.Meta.Code
+		default:
+			answers[string(a.ID)] = "ok"
+		}
+	}
+	want := map[string]string{"1": "ok", "2": "ok", "8": "ok", "9": "invalid_arguments", "1.5": "-32600"}
+	for id, w := range want {
+		if answers[id] != w {
+			t.Errorf("id %s: answered %q, want %q (all: %v)", id, answers[id], w, answers)
+		}
+	}
+	for _, id := range []string{"3", "4", "5", "6", "7"} {
+		if _, ok := answers[id]; ok {
+			t.Errorf("id %s of a malformed line was answered as a call: %v", id, answers)
+		}
+	}
+	slices.Sort(nullIDs)
+	if got, want := fmt.Sprint(nullIDs), "[-32700 -32700 -32700 -32700 -32600 -32600]"; got != want {
+		t.Errorf("errors without an id: %s, want %s", got, want)
 	}
 }

@@ -2,11 +2,12 @@
 // HTTP at /mcp (or stdio with --stdio), on an embedded SQLite database.
 //
 //	prickled [--addr 127.0.0.1:8080] [--db prickled.db] [--fixture FILE]
-//	         [--tokens-out FILE] [--launch-timeout 15m] [--stdio]
+//	         [--tokens-out FILE] [--launch-timeout 15m] [--stdio] [limits]
 //
 // On an empty database it seeds the documented world (or loads --fixture)
-// and prints the new tokens once. SIGINT or SIGTERM finish in-flight calls,
-// then exit 0.
+// and shows the new tokens once (printed, or written to --tokens-out).
+// SIGINT or SIGTERM finish in-flight calls, then exit 0. The limits
+// (timeouts, sessions, connections, retention) are in server/README.md.
 package main
 
 import (
@@ -18,13 +19,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/server"
@@ -37,9 +35,6 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// shutdownGrace bounds how long in-flight calls may take after a signal.
-const shutdownGrace = 10 * time.Second
-
 // run runs prickled until ctx is done; it returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("prickled", flag.ContinueOnError)
@@ -47,10 +42,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
 	db := fs.String("db", "prickled.db", "SQLite database `FILE`, or :memory:")
 	fixture := fs.String("fixture", "", "load the world described in `FILE` (server/store/FIXTURE.md) into an empty database instead of the seed")
-	tokensOut := fs.String("tokens-out", "", "write the new tokens as JSON to `FILE` (mode 0600)")
+	tokensOut := fs.String("tokens-out", "", "write the new tokens as JSON to `FILE` (mode 0600) instead of printing them")
 	launch := fs.Duration("launch-timeout", store.DefaultLaunchTimeout, "lifetime of an execution credential")
 	stdio := fs.Bool("stdio", false, "serve MCP on standard input and output; the caller's token is $PRICKLE_TOKEN")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text")
+	var cfg server.Config
+	fs.Func("allow-origin", "also allow browser requests from `ORIGIN` (scheme://host[:port]; repeatable)", func(v string) error {
+		cfg.AllowedOrigins = append(cfg.AllowedOrigins, v)
+		return nil
+	})
+	cfg.LimitFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: prickled [flags]\n\nThe reference Prickle server. Flags:")
 		fs.PrintDefaults()
@@ -68,7 +69,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		lh = slog.NewJSONHandler(stderr, nil)
 	}
 	logger := slog.New(lh)
-	cfg := server.Config{DB: *db, LaunchTimeout: *launch, Logger: logger}
+	cfg.DB, cfg.LaunchTimeout, cfg.Logger = *db, *launch, logger
 	var ln net.Listener
 	if !*stdio {
 		var err error
@@ -91,8 +92,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fail(err)
 	}
 	defer srv.Close()
-	// Tokens go to the terminal (or --tokens-out), never to the log. With
-	// --stdio, stdout is the protocol, so they go to stderr.
+	// Tokens go to the terminal (or only to --tokens-out), never to the
+	// log. With --stdio, stdout is the protocol, so they go to stderr.
 	tokOut := stdout
 	if *stdio {
 		tokOut = stderr
@@ -106,37 +107,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if token == "" {
 			return fail(errors.New("--stdio needs the caller's token in PRICKLE_TOKEN"))
 		}
-		err := srv.ServeStdio(ctx, token, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
-		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		if err := srv.ServeStdio(ctx, token, stdin, stdout); err != nil && ctx.Err() == nil {
 			return fail(err)
 		}
 		return 0
 	}
 
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	logger.Info("listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+server.PathMCP, "db", *db)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
+	if err := srv.Serve(ctx, ln); err != nil {
 		return fail(err)
-	case <-ctx.Done():
-	}
-	logger.Info("shutting down: finishing in-flight calls")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- hs.Shutdown(sctx) }() // stop accepting; wait for active requests
-	srv.Drain(sctx)                           // calls finish, then sessions (and their event streams) close
-	if err := <-done; err != nil {
-		logger.Warn("shutdown grace exceeded: closing open connections", "grace", shutdownGrace)
-		hs.Close()
 	}
 	return 0
 }
 
-// showTokens prints the tokens created now, once, and writes them to
-// tokensOut (mode 0600) when asked.
+// showTokens shows the tokens created now, once: written to tokensOut
+// (mode 0600) when it is set, and then only their number and the file are
+// printed; otherwise printed to w.
 func showTokens(w io.Writer, tokensOut, db string, issued []store.IssuedToken) error {
 	if len(issued) == 0 {
 		// Never overwrite an earlier tokens file with nothing.
@@ -153,6 +139,8 @@ func showTokens(w io.Writer, tokensOut, db string, issued []store.IssuedToken) e
 		if err := fsx.WriteFileAtomic(tokensOut, append(b, '\n'), 0o600); err != nil {
 			return fmt.Errorf("write tokens: %w", err)
 		}
+		fmt.Fprintf(w, "prickled: %d new tokens written to %s (mode 0600; shown nowhere else)\n", len(issued), tokensOut)
+		return nil
 	}
 	fmt.Fprintln(w, "prickled: new tokens (shown once, not stored; keep them out of logs):")
 	for _, t := range issued {
@@ -160,7 +148,3 @@ func showTokens(w io.Writer, tokensOut, db string, issued []store.IssuedToken) e
 	}
 	return nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

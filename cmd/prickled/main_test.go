@@ -363,11 +363,15 @@ func TestServeHTTPThenSIGTERM(t *testing.T) {
 	case <-time.After(hangGuard):
 		t.Error("the event stream is still open after prickled exited")
 	}
-	// The tokens it wrote are the ones it printed (stdout is complete now).
+	// With --tokens-out the tokens go to the file alone: stdout (complete
+	// now) says where they went and shows none of them.
 	for _, it := range toks {
-		if !strings.Contains(p.stdout.String(), it.Token) {
-			t.Errorf("token for %s %s not printed on stdout", it.Kind, it.Agent)
+		if strings.Contains(p.stdout.String(), it.Token) {
+			t.Errorf("token for %s %s printed on stdout despite --tokens-out", it.Kind, it.Agent)
 		}
+	}
+	if !strings.Contains(p.stdout.String(), tokFile) {
+		t.Errorf("stdout does not say where the tokens went:\n%s", p.stdout.String())
 	}
 }
 
@@ -879,5 +883,52 @@ func TestRestartWithSameFixture(t *testing.T) {
 		if round == 1 && (printed || !strings.Contains(p.stdout.String(), "already holds a world")) {
 			t.Errorf("restart printed:\n%s", p.stdout.String())
 		}
+	}
+}
+
+// TestStdioBadLine: a malformed line is answered with a parse error and
+// prickled goes on: the calls before and after it are answered, and it
+// exits 0 when its input ends.
+func TestStdioBadLine(t *testing.T) {
+	fixture, err := filepath.Abs("../../server/testdata/world.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"discover_team_agents","arguments":{"project":"website-v2"}}}`, id)
+	}
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		call(2), `{"jsonrpc":"2.0","id":3,`, call(4) + "xyz", call(5),
+	}, "\n") + "\n"
+	var out, errb bytes.Buffer
+	cmd := exec.Command(binary, "--stdio", "--db", ":memory:", "--fixture", fixture)
+	cmd.Env = append(os.Environ(), "PRICKLE_TOKEN=prk_fixture-agent-maya-builder-0001")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(in), &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("prickled --stdio: %v; stderr:\n%s", err, errb.String())
+	}
+	got := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var a struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &a); err != nil {
+			t.Fatalf("stdout line %q: %v", l, err)
+		}
+		if a.Error != nil {
+			got[string(a.ID)] += fmt.Sprint(a.Error.Code, " ")
+		} else {
+			got[string(a.ID)] += "ok "
+		}
+	}
+	want := map[string]string{"1": "ok ", "2": "ok ", "5": "ok ", "null": "-32700 -32700 "}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("answers by id: %v, want %v", got, want)
 	}
 }

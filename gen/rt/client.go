@@ -54,7 +54,7 @@ func DecodeResult[Out any](t *Tool, res *mcp.CallToolResult) (*Out, error) {
 		return nil, err
 	}
 	out := new(Out)
-	if err := json.Unmarshal(raw, out); err != nil {
+	if err := Unmarshal(raw, out); err != nil {
 		return nil, fmt.Errorf("%s: decode output: %w", t.Name, err)
 	}
 	return out, nil

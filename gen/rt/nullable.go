@@ -39,7 +39,8 @@ func (n Nullable[T]) MarshalJSON() ([]byte, error) {
 	return json.Marshal(n.Value)
 }
 
-// UnmarshalJSON reads null or a value; either way the field is present.
+// UnmarshalJSON reads null or a value (with Unmarshal); either way the
+// field is present.
 func (n *Nullable[T]) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 		var zero T
@@ -47,7 +48,7 @@ func (n *Nullable[T]) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var v T
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*n = Nullable[T]{Set: true, Value: v}

@@ -67,9 +67,10 @@ func (v *Validator) Compile() error {
 
 // Validate validates the JSON document raw. It returns nil, a
 // *ValidationError (JSON that does not parse is a violation at the root,
-// keyword "json"), or another error when the schema itself does not
-// compile or a pattern match did not finish in time (the document is then
-// neither valid nor invalid).
+// keyword "json"; so is, at its pointer, what decoders read differently:
+// a member named twice, invalid UTF-8, a lone surrogate), or another error
+// when the schema itself does not compile or a pattern match did not
+// finish in time (the document is then neither valid nor invalid).
 func (v *Validator) Validate(raw []byte) error {
 	s, err := v.compile()
 	if err != nil {

@@ -127,9 +127,11 @@ func AddTool[In, Out any](s *mcp.Server, t *Tool, h func(context.Context, *In) (
 //     (sorted), and _meta.violations listing them; a validation that does
 //     not complete (a pattern match that timed out) is logged and answered
 //     as a JSON-RPC internal error, never as invalid arguments;
-//  3. they are decoded into In and h runs; a *ToolError becomes an isError
-//     result; any other error or a panic is logged and answered as a
-//     JSON-RPC internal error (-32603);
+//  3. they are decoded into In with Unmarshal, so the value that validated
+//     is the value h gets (a valid value the server cannot hold is refused
+//     like an invalid one, naming its pointer), and h runs; a *ToolError
+//     becomes an isError result; any other error or a panic is logged and
+//     answered as a JSON-RPC internal error (-32603);
 //  4. the output is marshalled (MarshalJSON) and the bytes validated
 //     against the output schema before they leave: a violation is a server
 //     bug, logged and answered as an internal error, never sent;
@@ -195,11 +197,11 @@ func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), op
 			return InvalidArguments(ve.Violations), nil
 		}
 		in := new(In)
-		if err := json.Unmarshal(args, in); err != nil {
+		if err := Unmarshal(args, in); err != nil {
 			// Valid against the schema, yet not representable in Go (an
 			// integer beyond int64, a date-time Go cannot parse).
 			info.Outcome, info.Code = OutcomeInvalidArguments, CodeInvalidArguments
-			return InvalidArguments([]Violation{{Pointer: "", Keyword: "type", Message: err.Error()}}), nil
+			return InvalidArguments(DecodeViolations(err)), nil
 		}
 
 		out, err := h(ctx, in)

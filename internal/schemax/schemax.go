@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -256,8 +258,10 @@ func SortViolations(vs []Violation) {
 }
 
 // Validate validates raw JSON against s. It returns nil, a
-// *ValidationError (a JSON syntax error becomes a violation at the root),
-// or, when a pattern match did not finish in time, an error wrapping an
+// *ValidationError (a JSON syntax error is a violation at the root, and a
+// document that is not I-JSON, see Strict, is a violation, keyword "json",
+// at the pointer of the offending member or string), or, when a pattern
+// match did not finish in time, an error wrapping an
 // *ecmaregex.TimeoutError: the value was neither accepted nor refused, and
 // callers answer an internal error (or try again), never "invalid".
 func Validate(s *jsonschema.Schema, raw []byte) error {
@@ -267,7 +271,57 @@ func Validate(s *jsonschema.Schema, raw []byte) error {
 	if err != nil {
 		return &ValidationError{Violations: []Violation{{Keyword: "json", Message: "invalid JSON: " + err.Error()}}}
 	}
+	if v := Strict(raw); v != nil {
+		return &ValidationError{Violations: []Violation{*v}}
+	}
 	return ValidateValue(s, inst)
+}
+
+// Strict returns nil when raw is one JSON value that every decoder reads
+// the same way: I-JSON (RFC 7493), that is, no member name twice in one
+// object, strings of valid UTF-8 without lone surrogates (escaped or not).
+// Otherwise it returns the first reason, keyword "json", at the pointer of
+// the offending member or string. Decoders disagree on exactly these
+// documents (encoding/json keeps the last of two equal names and folds
+// invalid UTF-8 into U+FFFD, others differ), so a value validated from
+// such a document need not be the value a handler decodes.
+func Strict(raw []byte) *Violation {
+	if jsontext.Value(raw).IsValid() {
+		return nil
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	_, err := dec.ReadValue()
+	if err == nil {
+		_, err = dec.ReadToken()
+		if err == io.EOF {
+			return nil // IsValid and the decoder disagree: not ours to refuse
+		}
+	}
+	v := &Violation{Keyword: "json", Message: "invalid JSON: " + err.Error()}
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		v.Pointer = string(se.JSONPointer)
+		v.Message = strictMessage(se.Err)
+	}
+	return v
+}
+
+// strictMessage words a jsontext syntax error without the package prefix.
+func strictMessage(err error) string {
+	switch {
+	case errors.Is(err, jsontext.ErrDuplicateName):
+		return "member name appears twice in one object (RFC 7493)"
+	case errors.Is(err, jsontext.ErrNonStringName):
+		return "object member name is not a string"
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "UTF-8"):
+		return "string is not valid UTF-8"
+	case strings.Contains(msg, "surrogate"):
+		return "string holds a lone UTF-16 surrogate (\\uD800-\\uDFFF), which is not a Unicode character"
+	}
+	return "invalid JSON: " + msg
 }
 
 // ValidateValue validates a decoded instance (from Unmarshal) against s,

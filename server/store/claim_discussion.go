@@ -135,6 +135,10 @@ func turnRefusal(t turnInfo, now time.Time) error {
 // reviews_pending), when the turn allows no more replies (no_replies_left)
 // or while another key's claim of the same agent and turn is live
 // (discussion_in_progress). See the package doc for the role scheme.
+//
+// The arguments' own shape (lengths, patterns) is the input schema's, which
+// the MCP layer checks before it calls the store; the store does not repeat
+// it.
 func (s *Store) ClaimDiscussion(ctx context.Context, p *Principal, messageID, idemKey string, harness *int) (ClaimDiscussionResult, error) {
 	if err := Allowed(p, "claim_discussion"); err != nil {
 		return ClaimDiscussionResult{}, err
@@ -150,9 +154,6 @@ func (s *Store) ClaimDiscussion(ctx context.Context, p *Principal, messageID, id
 	if *harness > Harness {
 		return ClaimDiscussionResult{}, refuse(CodeHarnessUnsupported,
 			"harness %d is not supported by this server; send harness: 2", *harness)
-	}
-	if idemKey == "" || len(idemKey) > 100 {
-		return ClaimDiscussionResult{}, refuse(CodeInvalidArgument, "idempotency_key must be 1 to 100 characters")
 	}
 	return inTxValue(ctx, s, "claim discussion", func(tx *txn) (ClaimDiscussionResult, error) {
 		return s.claimDiscussionTx(ctx, tx, p, messageID, idemKey)

@@ -46,12 +46,13 @@ type ClaimTaskResult struct {
 // a new attempt is created and the old one is superseded (replaying its key
 // is then refused with attempt_superseded). Uniqueness of
 // (runner, task, idemKey) is enforced by the database.
+//
+// The arguments' own shape (lengths, patterns) is the input schema's, which
+// the MCP layer checks before it calls the store; the store does not repeat
+// it.
 func (s *Store) ClaimTask(ctx context.Context, p *Principal, taskID, idemKey string, wakeMessageID *string) (ClaimTaskResult, error) {
 	if err := Allowed(p, "claim_task"); err != nil {
 		return ClaimTaskResult{}, err
-	}
-	if idemKey == "" || len(idemKey) > 100 {
-		return ClaimTaskResult{}, refuse(CodeInvalidArgument, "idempotency_key must be 1 to 100 characters")
 	}
 	return inTxValue(ctx, s, "claim task", func(tx *txn) (ClaimTaskResult, error) {
 		return s.claimTaskTx(ctx, tx, p, taskID, idemKey, wakeMessageID)

@@ -38,6 +38,15 @@
 //     many replays came before. A retired runner's credentials fail
 //     through its runner row, and RevokeRunner revokes the live ones
 //     through the pointers.
+//   - Credentials are deleted once they expired more than a retention ago
+//     (PurgeCredentials; the server calls it periodically): every
+//     credential expires, revoked ones too, and migration 0005 indexes
+//     them by expiry. Agent and runner tokens are kept.
+//   - The database file is created mode 0600 (it holds the hash of every
+//     token); SQLite gives its -wal and -shm files the same mode.
+//   - Arguments are not checked here for what the tools' input schemas
+//     say (lengths, patterns): the MCP layer validates them first, and a
+//     second rule in the store would drift from the schema's.
 //   - Two read caches (cache.go): agent and runner principals by token
 //     hash (Authenticate runs on every HTTP request) and each project's
 //     team directory (discover_team_agents). Changes through the Store

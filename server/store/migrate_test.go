@@ -44,7 +44,8 @@ func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
 // claims and revoked credentials, upgrades on Open to the latest version
 // (2: live-token indexes; 3: each claim points at its one live
 // credential, and revocation goes by primary key; 4: triggers keep that
-// pointer): its data stays usable.
+// pointer; 5: credentials indexed by expiry for the purge): its data stays
+// usable.
 func TestMigrateFromVersion1(t *testing.T) {
 	all, err := loadMigrations()
 	if err != nil {
@@ -118,7 +119,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		idx = append(idx, n)
 	}
 	rows.Close()
-	if got, want := strings.Join(idx, ","), "tokens_runner_token"; got != want {
+	if got, want := strings.Join(idx, ","), "tokens_expires,tokens_runner_token"; got != want {
 		t.Fatalf("tokens indexes = %s, want %s", got, want)
 	}
 

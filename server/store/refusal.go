@@ -104,6 +104,8 @@ const (
 	CodeNotDiscussionCredential = "not_discussion_credential"
 	// CodeCredentialExpired: the credential expired.
 	CodeCredentialExpired = "credential_expired"
-	// CodeInvalidArgument: an argument is malformed.
+	// CodeInvalidArgument: an argument of PostDiscussionReply is malformed.
+	// (A tool's arguments follow its input schema, checked before the store
+	// is called, and are refused with invalid_arguments.)
 	CodeInvalidArgument = "invalid_argument"
 )

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,6 +111,11 @@ func open(ctx context.Context, dsn string, opts Options, ms []migration, strict 
 		}
 		params = append(params, "_pragma=journal_mode(WAL)", "_pragma=synchronous(NORMAL)")
 		name = dsn + "?" + strings.Join(params, "&")
+	}
+	if !memory {
+		if err := createPrivate(dsn); err != nil {
+			return nil, fmt.Errorf("store: open %q: %w", dsn, err)
+		}
 	}
 	db, err := sql.Open("sqlite", name)
 	if err != nil {
@@ -392,4 +398,28 @@ func dbString(s *string) any {
 func (s *Store) worldChanged() {
 	s.auth.invalidate()
 	s.dir.invalidate()
+}
+
+// createPrivate creates the database file of dsn with mode 0600 when it
+// does not exist yet, before SQLite does (with 0644): the file holds the
+// hash of every token. SQLite gives the -wal and -shm files the mode of
+// the database file. An existing file keeps its mode; a "file:" URI
+// naming an in-memory database (mode=memory) or no file is left alone.
+func createPrivate(dsn string) error {
+	path := dsn
+	if rest, ok := strings.CutPrefix(dsn, "file:"); ok {
+		p, query, _ := strings.Cut(rest, "?")
+		if strings.Contains(query, "mode=memory") || p == "" || p == ":memory:" {
+			return nil
+		}
+		path = p
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }

@@ -471,8 +471,6 @@ func TestClaimTaskRefusals(t *testing.T) {
 	wantCode(t, err, CodeTaskNotFound)
 	_, err = s.ClaimTask(ctx, runner, "task-theo", "k", nil)
 	wantCode(t, err, CodeNotRouted)
-	_, err = s.ClaimTask(ctx, runner, "example-task-id", "", nil)
-	wantCode(t, err, CodeInvalidArgument)
 
 	// Cause binding.
 	_, err = s.ClaimTask(ctx, runner, "example-task-id", "ok", ptrTo("mention-1"))
@@ -493,6 +491,22 @@ func TestClaimTaskRefusals(t *testing.T) {
 	// Nothing was written by the refusals.
 	if n := count(t, s, `SELECT count(*) FROM attempts`); n != 2 {
 		t.Fatalf("attempts = %d, want 2 (fixture + ok)", n)
+	}
+}
+
+// TestClaimKeyLength: the length of an idempotency key is the input
+// schema's rule (maxLength 100, in characters), checked before the store
+// is called; the store does not count bytes of its own, so a key the
+// schema accepts is never refused with another code.
+func TestClaimKeyLength(t *testing.T) {
+	s, _, issued := seeded(t)
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	key := strings.Repeat("é", 60) // 120 bytes
+	if _, err := s.ClaimTask(ctx, runner, SeedTaskID, key, nil); err != nil {
+		t.Fatalf("claim_task with a 60-character key: %v", err)
+	}
+	if _, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, key, ptrTo(2)); err != nil {
+		t.Fatalf("claim_discussion with a 60-character key: %v", err)
 	}
 }
 
@@ -690,5 +704,86 @@ func TestOneLiveCredentialPerClaim(t *testing.T) {
 			t.Fatalf("%s: %d live credentials, pointer to the newest %v, live until %v (credential expires %v)",
 				q.table, live, bytes.Equal(pointer, hashToken(q.cred.Token)), fromDB(liveUntil), q.cred.ExpiresAt)
 		}
+	}
+}
+
+// TestDatabaseFilesPrivate: the database and its -wal and -shm files,
+// which hold the hash of every token, are created readable by their owner
+// alone.
+func TestDatabaseFilesPrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prickle.db")
+	s := openT(t, path, newClock())
+	if _, err := s.SeedDefault(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := fi.Mode().Perm(); m != 0o600 {
+			t.Errorf("%s: mode %v, want -rw-------", filepath.Base(f), m)
+		}
+	}
+}
+
+// TestPurgeCredentials: credentials that expired (revoked ones included)
+// before the cut-off are deleted, through the expiry index; live ones,
+// agent and runner tokens and the claims stay, and a claim whose
+// credentials were purged still replays.
+func TestPurgeCredentials(t *testing.T) {
+	s, c, issued := seeded(t)
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	const replays = 200
+	var first, last ClaimTaskResult
+	for i := range replays {
+		r, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = r
+		}
+		last = r
+	}
+	base := len(issued)
+	if n := count(t, s, `SELECT count(*) FROM tokens`); n != base+replays {
+		t.Fatalf("%d tokens after %d replays, want %d", n, replays, base+replays)
+	}
+	if plan := queryPlan(t, s, `SELECT hash FROM tokens WHERE expires_at < ? LIMIT ?`, 0, purgeBatch); !strings.Contains(plan, "tokens_expires") {
+		t.Errorf("the purge does not use the expiry index:\n%s", plan)
+	}
+
+	// Nothing has expired yet: nothing goes, not even the revoked ones.
+	if n, err := s.PurgeCredentials(ctx, s.Now()); err != nil || n != 0 {
+		t.Fatalf("purge before expiry: %d, %v", n, err)
+	}
+	c.Advance(DefaultLaunchTimeout + time.Minute)
+	fresh, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil) // live again, after the cut-off below
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.PurgeCredentials(ctx, s.Now().Add(-time.Second))
+	if err != nil || n != replays {
+		t.Fatalf("purge: %d, %v; want %d", n, err, replays)
+	}
+	if n := count(t, s, `SELECT count(*) FROM tokens`); n != base+1 {
+		t.Fatalf("%d tokens after the purge, want %d (agents, runner, the live credential)", n, base+1)
+	}
+	for _, tok := range []string{first.ExecutionCredential.Token, last.ExecutionCredential.Token} {
+		if _, err := s.Authenticate(ctx, tok); !errors.Is(err, ErrUnknownToken) {
+			t.Errorf("purged credential: %v, want unknown", err)
+		}
+	}
+	auth(t, s, fresh.ExecutionCredential.Token)
+	for _, it := range issued {
+		auth(t, s, it.Token)
+	}
+	again, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+	if err != nil || !again.Replayed || again.Attempt != first.Attempt {
+		t.Fatalf("replay after the purge: %+v, %v", again, err)
+	}
+	if _, err := s.Authenticate(ctx, fresh.ExecutionCredential.Token); !errors.Is(err, ErrRevokedToken) {
+		t.Errorf("the credential the replay replaced: %v, want revoked", err)
 	}
 }

@@ -186,9 +186,16 @@ func newToken() (string, []byte, error) {
 }
 
 func hashToken(tok string) []byte {
-	h := sha256.Sum256([]byte(tok))
+	h := HashToken(tok)
 	return h[:]
 }
+
+// TokenHash is the SHA-256 of a token: all the store keeps of it, and
+// what it looks tokens up by.
+type TokenHash [sha256.Size]byte
+
+// HashToken returns the hash of a plaintext token.
+func HashToken(token string) TokenHash { return sha256.Sum256([]byte(token)) }
 
 // newID returns prefix followed by 24 random hex digits.
 func newID(prefix string) (string, error) {
@@ -252,7 +259,13 @@ func (s *Store) Authenticate(ctx context.Context, token string) (*Principal, err
 	if token == "" {
 		return nil, fmt.Errorf("store: authenticate: %w", ErrUnknownToken)
 	}
-	want := sha256.Sum256([]byte(token))
+	return s.AuthenticateHash(ctx, HashToken(token))
+}
+
+// AuthenticateHash is Authenticate for a token known by its hash: the
+// server checks that the token that opened a session is still valid
+// without keeping the token.
+func (s *Store) AuthenticateHash(ctx context.Context, want TokenHash) (*Principal, error) {
 	cached, ok, gen := s.auth.get(want)
 	p := &cached // a copy: callers may change it
 	if !ok {
@@ -397,4 +410,31 @@ func (s *Store) RevokeRunner(ctx context.Context, runnerID string) error {
 // exists reports whether query (cold, unprepared SQL) returns a row.
 func exists(ctx context.Context, tx *txn, query string, args ...any) (bool, error) {
 	return hasRow(tx.QueryRowContext(ctx, query, args...))
+}
+
+// purgeBatch is how many tokens one transaction of PurgeCredentials
+// deletes, so that claims wait for the writer at most one batch.
+const purgeBatch = 1000
+
+// PurgeCredentials deletes the credentials that expired before cutoff,
+// revoked ones included (every credential expires), and returns how many
+// it deleted. Agent and runner tokens, which do not expire, are kept. A
+// purged credential authenticates as unknown instead of expired or
+// revoked: HTTP 401 either way. Claims keep their attempts and discussion
+// claims; an attempt whose credential was purged still replays (with a
+// fresh credential) while the rules allow it.
+func (s *Store) PurgeCredentials(ctx context.Context, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		res, err := s.wdb.ExecContext(context.WithoutCancel(ctx), `DELETE FROM tokens WHERE hash IN
+			(SELECT hash FROM tokens WHERE expires_at < ? LIMIT ?)`, toDB(cutoff), purgeBatch)
+		if err != nil {
+			return total, fmt.Errorf("store: purge credentials: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+		if n < purgeBatch || ctx.Err() != nil {
+			return total, nil
+		}
+	}
 }

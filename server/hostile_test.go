@@ -1,0 +1,320 @@
+package server_test
+
+// Hostile input over HTTP: what the front door refuses before the go-sdk
+// reads a message, and what the tools' argument decoding makes of
+// ambiguous JSON.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/server"
+	"github.com/prickle-dev/prickle/server/store"
+)
+
+// rpcAnswer is one JSON-RPC answer as it came over the wire.
+type rpcAnswer struct {
+	status int
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// post POSTs body on session (empty: none) with token and returns the
+// JSON-RPC answer (from a JSON or an event-stream body).
+func (e *env) post(token, session string, body []byte) rpcAnswer {
+	e.t.Helper()
+	resp, err := http.DefaultClient.Do(mcpPost(e.url(), token, session, body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	a := rpcAnswer{status: resp.StatusCode}
+	for _, m := range jsonMessages(resp.Header.Get("Content-Type"), b.Bytes()) {
+		if json.Unmarshal(m, &a) == nil && (a.Result != nil || a.Error != nil) {
+			break
+		}
+	}
+	return a
+}
+
+// mcpPost is a POST of body to url as a streamable-HTTP client sends it,
+// with token, on session (2025-11-25) unless it is empty.
+func mcpPost(url, token, session string, body []byte) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.RequestURI = "" // a client request
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", protoTS)
+	}
+	return req
+}
+
+// session opens a 2025-11-25 session by hand and returns its id.
+func (e *env) session(token string) string {
+	e.t.Helper()
+	resp, err := http.DefaultClient.Do(mcpPost(e.url(), token, "", initializeBody))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		e.t.Fatalf("initialize: %s, session %q", resp.Status, id)
+	}
+	if a := e.post(token, id, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); a.status != http.StatusAccepted {
+		e.t.Fatalf("initialized: %d", a.status)
+	}
+	return id
+}
+
+// callBody is a tools/call of tool with the raw JSON args.
+func callBody(id int, tool, args string) []byte {
+	return []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
+}
+
+// toolResult reads a tools/call result: the refusal code (empty for a
+// success) and the text content.
+func toolResult(t *testing.T, a rpcAnswer) (code, text string) {
+	t.Helper()
+	if a.status != http.StatusOK || a.Result == nil {
+		t.Fatalf("want a tools/call result, got %d %+v", a.status, a.Error)
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		Meta struct {
+			Code string `json:"code"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(a.Result, &r); err != nil || len(r.Content) == 0 {
+		t.Fatalf("result %s: %v", a.Result, err)
+	}
+	if r.IsError && r.Meta.Code == "" {
+		t.Fatalf("a refusal without a code: %s", a.Result)
+	}
+	return r.Meta.Code, r.Content[0].Text
+}
+
+// TestMalformedBodyNeverExecuted: a valid claim followed by anything but
+// white space, two concatenated messages, and a message naming a member
+// twice are a JSON-RPC parse error with HTTP 400, with or without a
+// session, and the database is not touched.
+func TestMalformedBodyNeverExecuted(t *testing.T) {
+	e := newEnv(t, envOpts{fileDB: true})
+	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	claim := string(callBody(7, api.ToolClaimTask, `{"task_id":"example-task-id","idempotency_key":"k"}`))
+	session := e.session(runner)
+	for _, body := range []string{
+		claim + "xyz",
+		claim + claim,
+		claim + "\n" + claim,
+		claim + "]",
+		claim + "\x00",
+		`[` + claim + `]]`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"claim_task","name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k","idempotency_key":"j"}}}`,
+	} {
+		for _, s := range []string{session, ""} {
+			a := e.post(runner, s, []byte(body))
+			if a.status != http.StatusBadRequest || a.Error == nil || a.Error.Code != -32700 {
+				t.Errorf("%.100q (session %q): %d %+v, want 400 with JSON-RPC -32700", body, s, a.status, a.Error)
+			}
+		}
+	}
+	if n := e.count("attempts"); n != 0 {
+		t.Fatalf("malformed bodies created %d attempts", n)
+	}
+	if code, _ := toolResult(t, e.post(runner, session, []byte(claim))); code != "" {
+		t.Fatalf("the session no longer works: %s", code)
+	}
+}
+
+// TestBeforeInitializeGuardReadsExactNames: the guard reads the method as
+// the go-sdk does, by its exact name, so "Method":"initialize" beside a
+// tools/call is no way around it.
+func TestBeforeInitializeGuardReadsExactNames(t *testing.T) {
+	e := newEnv(t, envOpts{fileDB: true})
+	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","Method":"initialize","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
+		`{"jsonrpc":"2.0","id":7,"METHOD":"initialize","method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
+	} {
+		a := e.post(runner, "", []byte(body))
+		if a.status != http.StatusBadRequest || a.Error == nil || a.Error.Code != -32600 || string(a.ID) != "7" {
+			t.Errorf("%s: %d id %s %+v, want 400 with JSON-RPC -32600 and id 7", body, a.status, a.ID, a.Error)
+		}
+	}
+	if n := e.count("attempts"); n != 0 {
+		t.Fatalf("a call before initialize claimed: %d attempts", n)
+	}
+}
+
+// TestRequestIDs: an id the go-sdk would answer with another value (a
+// fraction, an integer beyond 2^53) or that is no string or integer is
+// refused as an invalid request, echoing the id as sent; the others are
+// answered with their own id.
+func TestRequestIDs(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	session := e.session(agent)
+	for _, c := range []struct{ id, echo string }{
+		{"123456789012345678901234567890", "123456789012345678901234567890"},
+		{"1.5", "1.5"}, {"-0.5", "-0.5"}, {"9007199254740992", "9007199254740992"}, {"1e300", "1e300"},
+		{"null", "null"}, {"true", "null"}, {`{"a":1}`, "null"}, {"[1]", "null"},
+	} {
+		a := e.post(agent, session, []byte(`{"jsonrpc":"2.0","id":`+c.id+`,"method":"ping"}`))
+		if a.status != http.StatusBadRequest || a.Error == nil || a.Error.Code != -32600 || string(a.ID) != c.echo {
+			t.Errorf("id %s: %d id %s %+v, want 400, -32600, id %s", c.id, a.status, a.ID, a.Error, c.echo)
+		}
+	}
+	for _, c := range []struct{ id, answer string }{
+		{"9007199254740991", "9007199254740991"}, {"-9007199254740991", "-9007199254740991"},
+		{"1e2", "100"}, {"2.0", "2"}, {`"x"`, `"x"`}, {`"12345678901234567890123"`, `"12345678901234567890123"`},
+	} {
+		a := e.post(agent, session, []byte(`{"jsonrpc":"2.0","id":`+c.id+`,"method":"ping"}`))
+		if a.status != http.StatusOK || a.Error != nil || string(a.ID) != c.answer {
+			t.Errorf("id %s: %d id %s %+v, want an answer with id %s", c.id, a.status, a.ID, a.Error, c.answer)
+		}
+	}
+}
+
+// TestArgumentsDecodedAsValidated: over the wire, a member whose name
+// differs from a property's only in case neither replaces nor adds to the
+// validated value, and a number written 2.0, 2e0 or 1e2 is the integer it
+// equals.
+func TestArgumentsDecodedAsValidated(t *testing.T) {
+	e := newEnv(t, envOpts{fileDB: true})
+	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	session := e.session(runner)
+	long := strings.Repeat("x", 1000)
+	code, text := toolResult(t, e.post(runner, session, callBody(1, api.ToolClaimTask,
+		`{"task_id":"example-task-id","idempotency_key":"k","TASK_ID":"`+long+`","Wake":{"message_id":"`+long+`"}}`)))
+	if code != "" || !strings.Contains(text, `"task_id":"example-task-id"`) {
+		t.Fatalf("claim with a TASK_ID beside task_id: %s %s", code, text)
+	}
+	for _, c := range []struct{ args, code string }{
+		{`{"message_id":"example-message-id","idempotency_key":"d","harness":2,"HARNESS":99999999999}`, ""},
+		{`{"message_id":"example-message-id","idempotency_key":"d","harness":2.0}`, ""},
+		{`{"message_id":"example-message-id","idempotency_key":"d","harness":2e0}`, ""},
+		{`{"message_id":"example-message-id","idempotency_key":"d","harness":0.2e1}`, ""},
+		{`{"message_id":"example-message-id","idempotency_key":"d2","HARNESS":2}`, store.CodeHarnessOutdated},
+		{`{"message_id":"example-message-id","idempotency_key":"d2","harness":1e2}`, store.CodeHarnessUnsupported},
+		{`{"message_id":"example-message-id","idempotency_key":"d2","harness":2.5}`, "invalid_arguments"},
+		{`{"message_id":"example-message-id","idempotency_key":"d2","harness":99999999999}`, "invalid_arguments"},
+	} {
+		code, text := toolResult(t, e.post(runner, session, callBody(2, api.ToolClaimDiscussion, c.args)))
+		if code != c.code {
+			t.Errorf("%s: %q %s, want %q", c.args, code, text, c.code)
+		}
+		if strings.Contains(text, "Go ") || strings.Contains(text, "int64") || strings.Contains(text, "struct") {
+			t.Errorf("%s: the answer names Go internals: %s", c.args, text)
+		}
+	}
+	if n := e.count("discussion_claims"); n != 1 {
+		t.Fatalf("%d discussion claims, want the one replayed claim", n)
+	}
+}
+
+// TestInvalidUTF8Refused: invalid UTF-8 and lone surrogates in an argument
+// are invalid arguments naming the pointer, never folded into U+FFFD (where
+// "k\xff" would replay the attempt of "k\ufffd").
+func TestInvalidUTF8Refused(t *testing.T) {
+	e := newEnv(t, envOpts{fileDB: true})
+	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	session := e.session(runner)
+	code, text := toolResult(t, e.post(runner, session, callBody(1, api.ToolClaimTask, `{"task_id":"example-task-id","idempotency_key":"k\ufffd"}`)))
+	if code != "" {
+		t.Fatalf("k\\ufffd: %s %s", code, text)
+	}
+	for _, key := range []string{"k\xff", "k\xfe", `k\ud800`, `k\udfff`, "k\xed\xa0\x80", `k\ud800\u0041`} {
+		code, text := toolResult(t, e.post(runner, session, callBody(2, api.ToolClaimTask, `{"task_id":"example-task-id","idempotency_key":"`+key+`"}`)))
+		if code != "invalid_arguments" || !strings.HasPrefix(text, "invalid_arguments: /idempotency_key: ") {
+			t.Errorf("key %q: %s %s, want invalid_arguments at /idempotency_key", key, code, text)
+		}
+	}
+	if n := e.count("attempts"); n != 1 {
+		t.Fatalf("%d attempts, want 1", n)
+	}
+}
+
+// TestKeyLengthInCharacters: the input schema's maxLength counts
+// characters, and nothing else counts bytes: 60 × "é" (120 bytes) is a
+// key, 101 characters are not.
+func TestKeyLengthInCharacters(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	session := e.session(runner)
+	for _, c := range []struct{ key, code string }{
+		{strings.Repeat("é", 101), "invalid_arguments"},
+		{strings.Repeat("é", 60), ""},
+		{strings.Repeat("é", 100), store.CodeAttemptInProgress}, // valid, and the first attempt is live
+	} {
+		code, text := toolResult(t, e.post(runner, session, callBody(1, api.ToolClaimTask, `{"task_id":"example-task-id","idempotency_key":"`+c.key+`"}`)))
+		if code != c.code {
+			t.Errorf("%d × é: %q %s, want %q", len([]rune(c.key)), code, text, c.code)
+		}
+	}
+}
+
+// TestOrigin: a request with an Origin header other than the server's own
+// or an allowed one is refused 403, whatever its method; requests without
+// Origin (every non-browser client) and same-origin ones pass.
+func TestOrigin(t *testing.T) {
+	const allowed = "https://app.example.com"
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.AllowedOrigins = []string{allowed} }})
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	host := strings.TrimPrefix(e.ts.URL, "http://")
+	do := func(method, origin string) int {
+		t.Helper()
+		var body *bytes.Reader
+		if method == http.MethodPost {
+			body = bytes.NewReader(initializeBody)
+		} else {
+			body = bytes.NewReader(nil)
+		}
+		req, _ := http.NewRequest(method, e.url(), body)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+agent)
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, o := range []string{"http://evil.example.com", "null", "http://" + host + ".evil.com", "https://" + host,
+		"http://" + host + "/path", "http://user@" + host, "file://", "http://127.0.0.1:1"} {
+		for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+			if got := do(m, o); got != http.StatusForbidden {
+				t.Errorf("%s with Origin %q: %d, want 403", m, o, got)
+			}
+		}
+	}
+	for _, o := range []string{"", "http://" + host, "HTTP://" + strings.ToUpper(host), allowed} {
+		if got := do(http.MethodPost, o); got != http.StatusOK {
+			t.Errorf("POST with Origin %q: %d, want 200", o, got)
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// envelope is what the server reads of one incoming JSON-RPC message
+// before the go-sdk reads it, with exact member names (the go-sdk matches
+// them exactly too).
+type envelope struct {
+	Version string         `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`     // absent: nil
+	Method  *string        `json:"method"` // absent: a response
+	Params  jsontext.Value `json:"params"`
+}
+
+// hasProtocolVersionMeta reports whether the message carries the
+// per-request protocol version of the sessionless protocol (2026-07-28,
+// SEP-2575), which needs no initialize.
+func (e *envelope) hasProtocolVersionMeta() bool {
+	if e.Params.Kind() != '{' {
+		return false
+	}
+	var p struct {
+		Meta map[string]jsontext.Value `json:"_meta"`
+	}
+	return jsonv2.Unmarshal(e.Params, &p) == nil && p.Meta[protocolVersionMeta] != nil
+}
+
+// rpcError is a JSON-RPC error answered by the server itself: the
+// message never reaches the go-sdk.
+type rpcError struct {
+	id      jsontext.Value // the request's id as sent, or nil (null)
+	code    int64
+	message string
+	status  int // the HTTP status it goes with
+}
+
+func (e *rpcError) Error() string { return e.message }
+
+// response is the JSON-RPC error response, one line of JSON.
+func (e *rpcError) response() []byte {
+	id := json.RawMessage("null")
+	if len(e.id) > 0 {
+		id = json.RawMessage(e.id)
+	}
+	b, _ := json.Marshal(struct {
+		Version string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: e.code, Message: e.message}})
+	return b
+}
+
+// write answers the error over HTTP.
+func (e *rpcError) write(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.status)
+	w.Write(append(e.response(), '\n'))
+}
+
+func parseError(format string, args ...any) *rpcError {
+	return &rpcError{code: jsonrpc.CodeParseError, message: fmt.Sprintf(format, args...), status: http.StatusBadRequest}
+}
+
+func invalidRequest(id jsontext.Value, format string, args ...any) *rpcError {
+	return &rpcError{id: id, code: jsonrpc.CodeInvalidRequest, message: fmt.Sprintf(format, args...), status: http.StatusBadRequest}
+}
+
+// maxExactID is the largest integer id every JSON-RPC peer holds exactly
+// (2^53-1, JavaScript's Number.MAX_SAFE_INTEGER); the go-sdk reads number
+// ids as float64, then int64.
+const maxExactID = 1<<53 - 1
+
+// readMessages checks the body of one HTTP POST or one stdio line before
+// the go-sdk reads it, and returns its messages (more than one for a
+// batch). It answers a parse error (-32700) for anything but exactly one
+// JSON value in which no object names a member twice: text after the
+// value (a claim followed by "xyz", two concatenated objects) is never
+// executed, and no decoder can read a different message than the one
+// checked. It answers invalid request (-32600) for a message that is not
+// an object with "jsonrpc": "2.0", a method that is not a string, and an
+// id that is not a string or an integer within ±(2^53-1): the go-sdk
+// would turn 1.5 into 1 and larger integers into other numbers, so the
+// answer would carry another id than the request.
+//
+// Invalid UTF-8 and lone surrogates pass here, so that in tool arguments
+// the input validation refuses them naming their JSON pointer.
+func readMessages(b []byte) ([]envelope, *rpcError) {
+	v := jsontext.Value(b)
+	if !v.IsValid(jsontext.AllowInvalidUTF8(true)) {
+		return nil, parseError("parse error: %s", syntaxReason(b))
+	}
+	var raws []jsontext.Value
+	switch v.Kind() {
+	case '[':
+		if err := jsonv2.Unmarshal(b, &raws, jsontext.AllowInvalidUTF8(true)); err != nil {
+			return nil, parseError("parse error: %v", err)
+		}
+		if len(raws) == 0 {
+			return nil, invalidRequest(nil, "invalid request: empty batch")
+		}
+	default:
+		raws = []jsontext.Value{v}
+	}
+	msgs := make([]envelope, len(raws))
+	for i, raw := range raws {
+		if raw.Kind() != '{' {
+			return nil, invalidRequest(nil, "invalid request: a JSON-RPC message is an object")
+		}
+		m := &msgs[i]
+		if err := jsonv2.Unmarshal(raw, m, jsontext.AllowInvalidUTF8(true)); err != nil {
+			var id struct {
+				ID jsontext.Value `json:"id"`
+			}
+			_ = jsonv2.Unmarshal(raw, &id, jsontext.AllowInvalidUTF8(true))
+			return nil, invalidRequest(exactID(id.ID), "invalid request: %s", memberReason(err))
+		}
+		if m.Version != "2.0" {
+			return nil, invalidRequest(exactID(m.ID), `invalid request: "jsonrpc" must be "2.0"`)
+		}
+		if err := checkID(m.ID); err != nil {
+			return nil, invalidRequest(exactID(m.ID), "invalid request: %v", err)
+		}
+	}
+	return msgs, nil
+}
+
+// checkID accepts an absent id (a notification or a response), a string,
+// and an integer within ±maxExactID however it is written (MCP: "a
+// string or integer").
+func checkID(id jsontext.Value) error {
+	switch id.Kind() {
+	case 0, '"':
+		return nil
+	case '0':
+		f, err := strconv.ParseFloat(string(id), 64)
+		if err == nil && f == float64(int64(f)) && f >= -maxExactID && f <= maxExactID {
+			return nil
+		}
+		return fmt.Errorf(`"id" %s is not an integer between -%d and %d`, id, int64(maxExactID), int64(maxExactID))
+	}
+	return errors.New(`"id" must be a string or an integer`)
+}
+
+// exactID returns id when it can be echoed in an answer as it was sent (a
+// string or a number), else nil (null).
+func exactID(id jsontext.Value) jsontext.Value {
+	if k := id.Kind(); k == '"' || k == '0' {
+		return id
+	}
+	return nil
+}
+
+// syntaxReason says where b stops being one JSON value.
+func syntaxReason(b []byte) string {
+	err := jsonv2.Unmarshal(b, new(jsontext.Value), jsontext.AllowInvalidUTF8(true))
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		if errors.Is(se.Err, jsontext.ErrDuplicateName) {
+			return fmt.Sprintf("member %s appears twice in one object", se.JSONPointer)
+		}
+		return fmt.Sprintf("%v at byte %d", se.Err, se.ByteOffset)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "not one JSON value"
+}
+
+// memberReason words why an envelope member has the wrong type.
+func memberReason(err error) string {
+	var se *jsonv2.SemanticError
+	if errors.As(err, &se) && se.JSONPointer != "" {
+		return fmt.Sprintf("%q has the wrong type", se.JSONPointer.LastToken())
+	}
+	return "malformed message"
+}

@@ -1,0 +1,381 @@
+package server_test
+
+// The bounds on what a caller can make the server hold: sessions,
+// connections, slow requests, credentials kept after they expire.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prickle-dev/prickle/server"
+	"github.com/prickle-dev/prickle/server/store"
+)
+
+// sessionIDs returns the ids of the server's open MCP sessions.
+func (e *env) sessionIDs() []string {
+	var ids []string
+	for ss := range e.srv.MCP().Sessions() {
+		if id := ss.ID(); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// eventually polls cond until it holds or 5 s pass.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("still not %s after 5s", what)
+		}
+	}
+}
+
+// ping pings on session and returns the HTTP status.
+func (e *env) ping(token, session string) int {
+	return e.post(token, session, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)).status
+}
+
+// TestSessionsPerCaller: one caller holds at most MaxSessionsPerPrincipal
+// sessions, however many it opens without closing them: each new one ends
+// its least recently used; another caller's sessions are not touched.
+func TestSessionsPerCaller(t *testing.T) {
+	const limit = 3
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxSessionsPerPrincipal = limit }})
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	other := e.session(runner)
+	first := e.session(agent)
+	var last []string
+	for i := range 200 {
+		last = append(last, e.session(agent))
+		if got := e.ping(agent, first); got != http.StatusOK { // kept in use, never the least recently used
+			t.Fatalf("after %d sessions: the caller's session in use was ended (%d)", i+1, got)
+		}
+	}
+	eventually(t, "down to the limit", func() bool { return len(e.sessionIDs()) == limit+1 })
+	ids := e.sessionIDs()
+	for _, want := range []string{other, first, last[len(last)-1], last[len(last)-2]} {
+		if !slices.Contains(ids, want) {
+			t.Errorf("session %s was ended", want)
+		}
+	}
+	if got := e.ping(agent, last[0]); got != http.StatusNotFound {
+		t.Errorf("an evicted session answers %d, want 404", got)
+	}
+	if got := e.ping(runner, other); got != http.StatusOK {
+		t.Errorf("another caller's session answers %d", got)
+	}
+}
+
+// TestSessionsTotal: beyond MaxSessions an initialize is answered 503 with
+// a JSON-RPC error; a session that closes makes room.
+func TestSessionsTotal(t *testing.T) {
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxSessions = 2 }})
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	a := e.session(agent)
+	e.session(runner)
+	got := e.post(agent, "", initializeBody)
+	if got.status != http.StatusServiceUnavailable || got.Error == nil || got.Error.Code != -32001 || string(got.ID) != "1" {
+		t.Fatalf("initialize beyond the limit: %d %+v", got.status, got.Error)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, e.url(), nil)
+	req.Header.Set("Authorization", "Bearer "+agent)
+	req.Header.Set("Mcp-Session-Id", a)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	eventually(t, "room for a session", func() bool { return e.post(agent, "", initializeBody).status == http.StatusOK })
+}
+
+// TestSessionIdleTimeout: a session without requests ends after
+// SessionIdleTimeout.
+func TestSessionIdleTimeout(t *testing.T) {
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.SessionIdleTimeout = 100 * time.Millisecond }})
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	s := e.session(agent)
+	eventually(t, "ended", func() bool { return !slices.Contains(e.sessionIDs(), s) })
+	if got := e.ping(agent, s); got != http.StatusNotFound {
+		t.Errorf("an idle session answers %d, want 404", got)
+	}
+}
+
+// TestSessionsEndWithTheirToken: a session ends once the token that opened
+// it is revoked (through the store) or expires (on the store's clock).
+func TestSessionsEndWithTheirToken(t *testing.T) {
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.SessionCheckInterval = 20 * time.Millisecond }})
+	ctx := context.Background()
+	extra, err := e.srv.Store().IssueAgentToken(ctx, store.SeedBuilderAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	kept := e.session(agent) // same agent, another token: stays
+	revoked := e.session(extra.Token)
+	cred := e.connect(e.token(store.KindRunner, store.SeedBuilderAgent)).claimTask(store.SeedTaskID, "k").ExecutionCredential.Token
+	expiring := e.session(cred)
+	time.Sleep(100 * time.Millisecond) // a few checks: nothing to end yet
+	if ids := e.sessionIDs(); !slices.Contains(ids, revoked) || !slices.Contains(ids, expiring) {
+		t.Fatalf("sessions ended while their tokens were valid: %v", ids)
+	}
+	if err := e.srv.Store().RevokeToken(ctx, extra.Token); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "ended after revocation", func() bool { return !slices.Contains(e.sessionIDs(), revoked) })
+	e.clock.Advance(store.DefaultLaunchTimeout)
+	eventually(t, "ended after expiry", func() bool { return !slices.Contains(e.sessionIDs(), expiring) })
+	if !slices.Contains(e.sessionIDs(), kept) {
+		t.Error("a session of a valid token was ended")
+	}
+}
+
+// serve runs srv.Serve on a fresh listener and returns its address and a
+// function that stops it and returns Serve's error and how long it took.
+func serve(t *testing.T, e *env) (addr string, stop func() (error, time.Duration)) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Serve(ctx, ln) }()
+	var stopped bool
+	stop = func() (error, time.Duration) {
+		start := time.Now()
+		cancel()
+		err := <-done
+		stopped = true
+		return err, time.Since(start)
+	}
+	t.Cleanup(func() {
+		if !stopped {
+			stop()
+		}
+	})
+	return ln.Addr().String(), stop
+}
+
+// slowPost opens a connection and sends the headers of a POST to path
+// that promises a body of 1000 bytes, and 10 of them.
+func slowPost(t *testing.T, addr, path, token string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	auth := ""
+	if token != "" {
+		auth = "Authorization: Bearer " + token + "\r\n"
+	}
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\n%sContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"",
+		path, addr, auth)
+	return c
+}
+
+// closedWithin reports whether the server closes c (after any answer)
+// within d.
+func closedWithin(c net.Conn, d time.Duration) bool {
+	c.SetReadDeadline(time.Now().Add(d))
+	_, err := io.Copy(io.Discard, c)
+	return err == nil // EOF: closed by the server; a timeout is an error
+}
+
+// TestSlowRequestsTimeOut: a request whose body never completes is cut off
+// after ReadTimeout, authenticated or not, and a connection that sends
+// nothing after ReadHeaderTimeout; both were held forever.
+func TestSlowRequestsTimeOut(t *testing.T) {
+	e := newEnv(t, envOpts{config: func(c *server.Config) {
+		c.ReadTimeout, c.ReadHeaderTimeout = 300*time.Millisecond, 300*time.Millisecond
+	}})
+	addr, _ := serve(t, e)
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	for _, c := range []net.Conn{slowPost(t, addr, server.PathMCP, agent), slowPost(t, addr, server.PathMCP, ""), slowPost(t, addr, "/nowhere", "")} {
+		if !closedWithin(c, 3*time.Second) {
+			t.Error("a slow body is still held after 3s")
+		}
+	}
+	idle, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	if !closedWithin(idle, 3*time.Second) {
+		t.Error("a connection that sends nothing is still held after 3s")
+	}
+}
+
+// TestEventStreamOutlivesTimeouts: the GET event stream of a session is
+// not cut by the read and write timeouts; it ends with its session.
+func TestEventStreamOutlivesTimeouts(t *testing.T) {
+	e := newEnv(t, envOpts{config: func(c *server.Config) {
+		c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+	}})
+	addr, _ := serve(t, e)
+	e.ts.URL = "http://" + addr // e.post and e.session go to Serve
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	s := e.session(agent)
+	req, _ := http.NewRequest(http.MethodGet, e.url(), nil)
+	for k, v := range map[string]string{"Authorization": "Bearer " + agent, "Accept": "text/event-stream", "Mcp-Session-Id": s, "Mcp-Protocol-Version": protoTS} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("event stream: %s", resp.Status)
+	}
+	ended := make(chan struct{})
+	go func() { io.Copy(io.Discard, resp.Body); close(ended) }()
+	select {
+	case <-ended:
+		t.Fatal("the event stream ended within the read and write timeouts' span")
+	case <-time.After(600 * time.Millisecond):
+	}
+	if got := e.ping(agent, s); got != http.StatusOK {
+		t.Fatalf("ping on the session: %d", got)
+	}
+	req, _ = http.NewRequest(http.MethodDelete, e.url(), nil)
+	req.Header.Set("Authorization", "Bearer "+agent)
+	req.Header.Set("Mcp-Session-Id", s)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the event stream outlived its session")
+	}
+}
+
+// TestMaxConns: at most MaxConns connections are served at once; the next
+// waits until one closes.
+func TestMaxConns(t *testing.T) {
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxConns = 2 }})
+	addr, _ := serve(t, e)
+	health := func() error {
+		c := &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := c.Get("http://" + addr + server.PathHealth)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := health(); err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	for range 2 { // connections that never finish their headers
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\n", server.PathHealth)
+		held = append(held, c)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := health(); err == nil {
+		t.Fatal("a third connection was served beside two held ones")
+	}
+	held[0].Close()
+	eventually(t, "served", func() bool { return health() == nil })
+}
+
+// TestShutdownDoesNotWaitForSlowBodies: a connection sending its body
+// slowly holds a shutdown for shutdownBodyGrace (1s) at most, not for the
+// whole ShutdownGrace; calls in flight still finish.
+func TestShutdownDoesNotWaitForSlowBodies(t *testing.T) {
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.ShutdownGrace = 20 * time.Second }})
+	addr, stop := serve(t, e)
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	e.ts.URL = "http://" + addr
+	e.session(agent) // an open session: the shutdown closes it
+	slow := slowPost(t, addr, server.PathMCP, agent)
+	unauth := slowPost(t, addr, server.PathMCP, "")
+	time.Sleep(50 * time.Millisecond)
+	err, took := stop()
+	if err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if took > 5*time.Second {
+		t.Fatalf("shutdown took %v with a slow body open", took)
+	}
+	for _, c := range []net.Conn{slow, unauth} {
+		if !closedWithin(c, time.Second) {
+			t.Error("a slow connection is open after the shutdown")
+		}
+	}
+
+}
+
+// TestCredentialsPurged: credentials that expired more than
+// CredentialRetention ago are deleted by the server on its own.
+func TestCredentialsPurged(t *testing.T) {
+	e := newEnv(t, envOpts{fileDB: true, config: func(c *server.Config) {
+		c.CredentialRetention, c.PurgeInterval = time.Minute, 20*time.Millisecond
+	}})
+	c := e.connect(e.token(store.KindRunner, store.SeedBuilderAgent))
+	for range 50 {
+		c.claimTask(store.SeedTaskID, "k")
+	}
+	base := len(e.tokens)
+	if n := e.count("tokens"); n != base+50 {
+		t.Fatalf("%d tokens, want %d", n, base+50)
+	}
+	e.clock.Advance(store.DefaultLaunchTimeout + time.Minute + time.Second)
+	eventually(t, "purged", func() bool { return e.count("tokens") == base })
+	if !strings.Contains(e.logs.String(), "purged expired credentials") {
+		t.Error("the purge is not logged")
+	}
+	c.claimTask(store.SeedTaskID, "k") // the attempt still replays
+}
+
+// TestLimitFlags: every limit of Config has a flag whose default is the
+// limit's default, and a value given on the command line reaches Config.
+func TestLimitFlags(t *testing.T) {
+	var cfg server.Config
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	cfg.LimitFlags(fs)
+	if err := fs.Parse([]string{"-max-sessions", "5", "-read-timeout", "3s"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxSessions != 5 || cfg.ReadTimeout != 3*time.Second || cfg.SessionIdleTimeout != server.DefaultSessionIdleTimeout ||
+		cfg.MaxBodyBytes != server.DefaultMaxBodyBytes || cfg.CredentialRetention != server.DefaultCredentialRetention {
+		t.Errorf("config after flags: %+v", cfg)
+	}
+	// Every duration and count of Config but LaunchTimeout is a limit with
+	// a flag.
+	n := 0
+	ct := reflect.TypeFor[server.Config]()
+	for i := range ct.NumField() {
+		f := ct.Field(i)
+		switch f.Type {
+		case reflect.TypeFor[time.Duration](), reflect.TypeFor[int](), reflect.TypeFor[int64]():
+			if f.Name != "LaunchTimeout" {
+				n++
+			}
+		}
+	}
+	flags := 0
+	fs.VisitAll(func(*flag.Flag) { flags++ })
+	if flags != n {
+		t.Errorf("%d limit flags for %d limits of Config", flags, n)
+	}
+}

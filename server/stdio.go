@@ -1,0 +1,226 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ServeStdio serves MCP over newline-delimited JSON-RPC on in and out
+// (standard input and output), with every call made as the holder of
+// token, which is authenticated on each call so expiry and revocation
+// apply. It returns when in ends (after the calls read before the end
+// are answered) or ctx is done.
+//
+// Each line is checked as an HTTP body is (readMessages) before the go-sdk
+// reads it: a line that is not one JSON-RPC message is answered with a
+// parse error (-32700) or invalid request (-32600) and the server reads
+// on; a line longer than cfg.MaxBodyBytes is answered -32600 and skipped.
+// (The go-sdk alone ends the session at the first bad line and drops the
+// answers of the calls before it.)
+func (s *Server) ServeStdio(ctx context.Context, token string, in io.Reader, out io.Writer) error {
+	if _, err := s.store.Authenticate(ctx, token); err != nil {
+		return err
+	}
+	srv := newMCPServer()
+	s.register(srv, func(ctx context.Context) (context.Context, error) {
+		p, err := s.store.Authenticate(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		return withPrincipal(ctx, p), nil
+	})
+	w := &stdioWriter{w: out}
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	fctx, stop := context.WithCancel(ctx)
+	defer stop() // the filter stops waiting for answers once the session is over
+	go func() {
+		pw.CloseWithError(s.filterLines(fctx, in, pw, w))
+	}()
+	err := srv.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: w, MaxLineLength: int(s.cfg.MaxBodyBytes) + 16})
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// filterLines copies the lines of in that are JSON-RPC messages to pw,
+// and answers the others itself on w. When in ends it waits until every
+// request it passed on is answered, so that the go-sdk, which stops at
+// the end of its input, drops none.
+func (s *Server) filterLines(ctx context.Context, in io.Reader, pw io.Writer, w *stdioWriter) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	limit := int(s.cfg.MaxBodyBytes)
+	for {
+		line, tooLong, err := readLine(r, limit)
+		if len(line) > 0 || tooLong {
+			var msgs []envelope
+			var rerr *rpcError
+			if tooLong {
+				rerr = invalidRequest(nil, "invalid request: line exceeds %d bytes", limit)
+			} else {
+				msgs, rerr = readMessages(line)
+			}
+			if rerr != nil {
+				if werr := w.writeLine(rerr.response()); werr != nil {
+					return werr
+				}
+			} else if msgs != nil {
+				w.expect(msgs)
+				if _, werr := pw.Write(append(line, '\n')); werr != nil {
+					return werr
+				}
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				w.waitAnswered(ctx)
+			}
+			return err
+		}
+	}
+}
+
+// readLine returns the next line of r without its line ending, and
+// whether it was longer than limit (it is then read to its end and
+// dropped). Blank lines come back empty.
+func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			line = append(line, chunk...)
+			if len(line) > limit+2 { // room for "\r\n"
+				line, tooLong = nil, true
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if !tooLong {
+			line = trimSpace(line)
+		}
+		return line, tooLong, err
+	}
+}
+
+// trimSpace drops JSON white space at both ends.
+func trimSpace(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// stdioWriter is standard output shared by the go-sdk (one Write per
+// message) and the line filter's own answers. It counts the requests
+// passed on that have no answer yet.
+type stdioWriter struct {
+	w io.Writer
+
+	mu      sync.Mutex
+	pending map[string]int // request id (as JSON) -> requests passed on with it
+	settled chan struct{}  // closed when pending empties; nil when nobody waits
+}
+
+func (w *stdioWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.answered(p)
+	return w.w.Write(p)
+}
+
+// Close does nothing: standard output outlives the session.
+func (w *stdioWriter) Close() error { return nil }
+
+func (w *stdioWriter) writeLine(b []byte) error {
+	_, err := w.Write(append(b, '\n'))
+	return err
+}
+
+// expect records the requests among msgs.
+func (w *stdioWriter) expect(msgs []envelope) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, m := range msgs {
+		if m.Method != nil && len(m.ID) > 0 {
+			if w.pending == nil {
+				w.pending = map[string]int{}
+			}
+			w.pending[idKey(m.ID)]++
+		}
+	}
+}
+
+// answered settles the requests that the responses in p answer.
+func (w *stdioWriter) answered(p []byte) {
+	if len(w.pending) == 0 {
+		return
+	}
+	msgs, err := readMessages(trimSpace(p))
+	if err != nil {
+		return
+	}
+	for _, m := range msgs {
+		if m.Method != nil || len(m.ID) == 0 {
+			continue
+		}
+		k := idKey(m.ID)
+		if w.pending[k] > 1 {
+			w.pending[k]--
+		} else {
+			delete(w.pending, k)
+		}
+	}
+	if len(w.pending) == 0 && w.settled != nil {
+		close(w.settled)
+		w.settled = nil
+	}
+}
+
+// waitAnswered waits until every request passed on is answered, or ctx
+// is done.
+func (w *stdioWriter) waitAnswered(ctx context.Context) {
+	w.mu.Lock()
+	if len(w.pending) == 0 {
+		w.mu.Unlock()
+		return
+	}
+	if w.settled == nil {
+		w.settled = make(chan struct{})
+	}
+	settled := w.settled
+	w.mu.Unlock()
+	select {
+	case <-settled:
+	case <-ctx.Done():
+	}
+}
+
+// idKey is a JSON-RPC id as a map key, by value: the go-sdk writes the id
+// of its answer anew (1e2 as 100, "\u0041" as "A").
+func idKey(id jsontext.Value) string {
+	switch id.Kind() {
+	case '0':
+		if f, err := strconv.ParseFloat(string(id), 64); err == nil {
+			return "n" + strconv.FormatInt(int64(f), 10)
+		}
+	case '"':
+		var str string
+		if jsonv2.Unmarshal(id, &str, jsontext.AllowInvalidUTF8(true)) == nil {
+			return "s" + str
+		}
+	}
+	return string(id)
+}
