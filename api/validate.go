@@ -27,8 +27,10 @@ func CompileSchemas() error {
 }
 
 // ValidateClaimDiscussionInput validates JSON against the input schema of
-// claim_discussion: nil or a *rt.ValidationError listing every violation by
-// JSON pointer.
+// claim_discussion: nil, a *rt.ValidationError listing every violation by
+// JSON pointer, or another error when the validation could not finish (a
+// pattern match that timed out): the value is then neither valid nor
+// invalid.
 func ValidateClaimDiscussionInput(raw []byte) error {
 	return claimDiscussionInputValidator.Validate(raw)
 }
@@ -39,8 +41,10 @@ func (v *ClaimDiscussionInput) Validate() error {
 }
 
 // ValidateClaimDiscussionOutput validates JSON against the output schema of
-// claim_discussion: nil or a *rt.ValidationError listing every violation by
-// JSON pointer.
+// claim_discussion: nil, a *rt.ValidationError listing every violation by
+// JSON pointer, or another error when the validation could not finish (a
+// pattern match that timed out): the value is then neither valid nor
+// invalid.
 func ValidateClaimDiscussionOutput(raw []byte) error {
 	return claimDiscussionOutputValidator.Validate(raw)
 }
@@ -51,8 +55,9 @@ func (v *ClaimDiscussionOutput) Validate() error {
 }
 
 // ValidateClaimTaskInput validates JSON against the input schema of
-// claim_task: nil or a *rt.ValidationError listing every violation by JSON
-// pointer.
+// claim_task: nil, a *rt.ValidationError listing every violation by JSON
+// pointer, or another error when the validation could not finish (a pattern
+// match that timed out): the value is then neither valid nor invalid.
 func ValidateClaimTaskInput(raw []byte) error {
 	return claimTaskInputValidator.Validate(raw)
 }
@@ -63,8 +68,9 @@ func (v *ClaimTaskInput) Validate() error {
 }
 
 // ValidateClaimTaskOutput validates JSON against the output schema of
-// claim_task: nil or a *rt.ValidationError listing every violation by JSON
-// pointer.
+// claim_task: nil, a *rt.ValidationError listing every violation by JSON
+// pointer, or another error when the validation could not finish (a pattern
+// match that timed out): the value is then neither valid nor invalid.
 func ValidateClaimTaskOutput(raw []byte) error {
 	return claimTaskOutputValidator.Validate(raw)
 }
@@ -75,8 +81,10 @@ func (v *ClaimTaskOutput) Validate() error {
 }
 
 // ValidateDiscoverTeamAgentsInput validates JSON against the input schema of
-// discover_team_agents: nil or a *rt.ValidationError listing every violation
-// by JSON pointer.
+// discover_team_agents: nil, a *rt.ValidationError listing every violation
+// by JSON pointer, or another error when the validation could not finish (a
+// pattern match that timed out): the value is then neither valid nor
+// invalid.
 func ValidateDiscoverTeamAgentsInput(raw []byte) error {
 	return discoverTeamAgentsInputValidator.Validate(raw)
 }
@@ -87,8 +95,10 @@ func (v *DiscoverTeamAgentsInput) Validate() error {
 }
 
 // ValidateDiscoverTeamAgentsOutput validates JSON against the output schema
-// of discover_team_agents: nil or a *rt.ValidationError listing every
-// violation by JSON pointer.
+// of discover_team_agents: nil, a *rt.ValidationError listing every
+// violation by JSON pointer, or another error when the validation could not
+// finish (a pattern match that timed out): the value is then neither valid
+// nor invalid.
 func ValidateDiscoverTeamAgentsOutput(raw []byte) error {
 	return discoverTeamAgentsOutputValidator.Validate(raw)
 }

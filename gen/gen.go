@@ -429,7 +429,7 @@ func (m *model) validateFile() *jen.File {
 		}{{"Input", tm.in}, {"Output", tm.out}} {
 			v := tm.lower + sec.name + "Validator"
 			fn := "Validate" + tm.goName + sec.name
-			f.Add(comment(fmt.Sprintf("%s validates JSON against the %s schema of %s: nil or a *rt.ValidationError listing every violation by JSON pointer.", fn, strings.ToLower(sec.name), tm.t.Name)))
+			f.Add(comment(fmt.Sprintf("%s validates JSON against the %s schema of %s: nil, a *rt.ValidationError listing every violation by JSON pointer, or another error when the validation could not finish (a pattern match that timed out): the value is then neither valid nor invalid.", fn, strings.ToLower(sec.name), tm.t.Name)))
 			f.Func().Id(fn).Params(jen.Id("raw").Index().Byte()).Error().Block(
 				jen.Return(jen.Id(v).Dot("Validate").Call(jen.Id("raw"))),
 			)
