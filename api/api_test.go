@@ -246,9 +246,9 @@ func compact(t *testing.T, b []byte) []byte {
 	return out.Bytes()
 }
 
-func call(t *testing.T, e *env, name, args string) *mcp.CallToolResult {
+func call(t *testing.T, e *env, name api.ToolName, args string) *mcp.CallToolResult {
 	t.Helper()
-	res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+	res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: string(name), Arguments: json.RawMessage(args)})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -278,7 +278,7 @@ func TestUnimplementedHandler(t *testing.T) {
 	var documented []api.ToolName
 	for _, c := range api.Catalog {
 		if c.Documented {
-			documented = append(documented, api.ToolName(c.Name))
+			documented = append(documented, c.Name)
 		}
 	}
 	if got := api.Unimplemented(h); !slices.Equal(got, documented) {
@@ -294,7 +294,7 @@ func TestUnimplementedHandler(t *testing.T) {
 	}
 	for _, tool := range sp.Tools {
 		t.Run(tool.Name, func(t *testing.T) {
-			res := call(t, e, tool.Name, string(tool.ExampleInput.JSON))
+			res := call(t, e, api.ToolName(tool.Name), string(tool.ExampleInput.JSON))
 			te := rt.ToolErrorFromResult(res)
 			if te == nil || te.Code != rt.CodeNotImplemented || !strings.Contains(te.Message, tool.Name) {
 				t.Errorf("answer %q, want a not_implemented refusal naming %s", text(res), tool.Name)
@@ -378,7 +378,7 @@ func TestInvalidOutputIsInternalError(t *testing.T) {
 	}
 	var infos []rt.CallInfo
 	e := connect(t, h, &rt.RegisterOptions{OnCall: func(_ context.Context, ci rt.CallInfo) { infos = append(infos, ci) }})
-	_, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: api.ToolClaimTask,
+	_, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: string(api.ToolClaimTask),
 		Arguments: json.RawMessage(`{"task_id":"t1","idempotency_key":"k"}`)})
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError {
@@ -410,11 +410,14 @@ func TestHandlerErrorsAndPanics(t *testing.T) {
 		panic("boom")
 	}
 	e := connect(t, h, nil)
-	for _, c := range []struct{ tool, args string }{
+	for _, c := range []struct {
+		tool api.ToolName
+		args string
+	}{
 		{api.ToolClaimTask, `{"task_id":"t1","idempotency_key":"k"}`},
 		{api.ToolDiscoverTeamAgents, `{"project":"website-v2"}`},
 	} {
-		_, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: json.RawMessage(c.args)})
+		_, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: string(c.tool), Arguments: json.RawMessage(c.args)})
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError {
 			t.Errorf("%s: err = %v, want an internal error", c.tool, err)
@@ -467,7 +470,7 @@ func TestBeforeAndIdentity(t *testing.T) {
 	var infos []rt.CallInfo
 	opts := &rt.RegisterOptions{
 		Before: func(ctx context.Context, tool string, req *mcp.CallToolRequest) (context.Context, error) {
-			if tool == api.ToolDiscoverTeamAgents {
+			if api.ToolName(tool) == api.ToolDiscoverTeamAgents {
 				return nil, rt.Refuse("forbidden", "runners may not discover")
 			}
 			ctx = rt.WithTokenInfo(ctx, &auth.TokenInfo{UserID: "runner-1"})

@@ -290,11 +290,11 @@ func BenchmarkCall(b *testing.B) {
 	}
 	defer cs.Close()
 	for _, c := range []struct {
-		tool string
+		tool ToolName
 		args []byte
 	}{{ToolClaimTask, benchClaimTaskInput}, {ToolDiscoverTeamAgents, benchDiscoverInput}} {
-		b.Run(c.tool, func(b *testing.B) {
-			params := &mcp.CallToolParams{Name: c.tool, Arguments: json.RawMessage(c.args)}
+		b.Run(string(c.tool), func(b *testing.B) {
+			params := &mcp.CallToolParams{Name: string(c.tool), Arguments: json.RawMessage(c.args)}
 			if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
 				b.Fatalf("call failed: %v %+v", err, res)
 			}

@@ -5,46 +5,46 @@ package api
 // Tool names: every name in the catalog, documented or not.
 const (
 	// ToolAcceptResult names accept_result, which has no page yet.
-	ToolAcceptResult = "accept_result"
+	ToolAcceptResult ToolName = "accept_result"
 	// ToolAcceptTask names accept_task, which has no page yet.
-	ToolAcceptTask = "accept_task"
+	ToolAcceptTask ToolName = "accept_task"
 	// ToolCheckInbox names check_inbox, which has no page yet.
-	ToolCheckInbox = "check_inbox"
+	ToolCheckInbox ToolName = "check_inbox"
 	// ToolCheckpoint names checkpoint, which has no page yet.
-	ToolCheckpoint = "checkpoint"
+	ToolCheckpoint ToolName = "checkpoint"
 	// ToolClaimDiscussion names claim_discussion, which is documented.
-	ToolClaimDiscussion = "claim_discussion"
+	ToolClaimDiscussion ToolName = "claim_discussion"
 	// ToolClaimTask names claim_task, which is documented.
-	ToolClaimTask = "claim_task"
+	ToolClaimTask ToolName = "claim_task"
 	// ToolDiscoverTeamAgents names discover_team_agents, which is documented.
-	ToolDiscoverTeamAgents = "discover_team_agents"
+	ToolDiscoverTeamAgents ToolName = "discover_team_agents"
 	// ToolGetProjectContext names get_project_context, which has no page yet.
-	ToolGetProjectContext = "get_project_context"
+	ToolGetProjectContext ToolName = "get_project_context"
 	// ToolHandoff names handoff, which has no page yet.
-	ToolHandoff = "handoff"
+	ToolHandoff ToolName = "handoff"
 	// ToolPostMessage names post_message, which has no page yet.
-	ToolPostMessage = "post_message"
+	ToolPostMessage ToolName = "post_message"
 	// ToolReadRoom names read_room, which has no page yet.
-	ToolReadRoom = "read_room"
+	ToolReadRoom ToolName = "read_room"
 	// ToolRejectResult names reject_result, which has no page yet.
-	ToolRejectResult = "reject_result"
+	ToolRejectResult ToolName = "reject_result"
 	// ToolRequestCapability names request_capability, which has no page yet.
-	ToolRequestCapability = "request_capability"
+	ToolRequestCapability ToolName = "request_capability"
 	// ToolRequestStep names request_step, which has no page yet.
-	ToolRequestStep = "request_step"
+	ToolRequestStep ToolName = "request_step"
 	// ToolReturnResult names return_result, which has no page yet.
-	ToolReturnResult = "return_result"
+	ToolReturnResult ToolName = "return_result"
 	// ToolUpdatePulse names update_pulse, which has no page yet.
-	ToolUpdatePulse = "update_pulse"
+	ToolUpdatePulse ToolName = "update_pulse"
 	// ToolWaitForMention names wait_for_mention, which has no page yet.
-	ToolWaitForMention = "wait_for_mention"
+	ToolWaitForMention ToolName = "wait_for_mention"
 	// ToolWaitForUpdates names wait_for_updates, which has no page yet.
-	ToolWaitForUpdates = "wait_for_updates"
+	ToolWaitForUpdates ToolName = "wait_for_updates"
 )
 
 // CatalogEntry is one tool name the API knows.
 type CatalogEntry struct {
-	Name string
+	Name ToolName
 	// Documented is true when the tool has a page (and so types, a Handler method and a Client method).
 	Documented bool
 }
@@ -71,9 +71,10 @@ var Catalog = []CatalogEntry{
 	{ToolWaitForUpdates, false},
 }
 
-// ToolName is a name from the catalog. A schema whose enum lists catalog
-// names (allowed_tools) uses it, so that a field keeps its type when a page
-// adds a tool to the catalog; the validators hold the field to its own enum.
+// ToolName is a name from the catalog: the Tool constants, and a schema's
+// enum that lists catalog names (allowed_tools), so that a field keeps its
+// type when a page adds a tool to the catalog; the validators hold such a
+// field to its own enum.
 type ToolName string
 
 // Valid reports whether v is a catalog name.

@@ -185,7 +185,7 @@ var claimDiscussionTool = &rt.Tool{
 	Description:  "Runner devices, and credentials for your owner's private rooms alone: for a room wake (a message in one of those rooms that woke your agent), claim a discussion credential for that one message before launching a short discussion session. Send harness: 2 (draft, review, revise); a claim without it is refused until you update prickle-runner. The answer says the session's role (draft, review, revise or combine) and, to review or revise, quotes the draft. The credential is shown once, expires after 10 minutes, may only read that room, and posts one reply with its verdict to its general chat in that message's turn. Retrying with the same idempotency key replays the claim with a fresh credential until the reply is posted. Refused once the turn no longer waits on your agent: ended, stopped, out of time, or replaced by the owner's next message. It never authorizes a run.\n\nOnly a paired runner, only in your room. In your own room, a runner claims a 10 minute credential for one message so your agent can read the room and reply once. It never starts work. Runner client integration is still being built.",
 	Input:        claimDiscussionInputValidator,
 	InputSchema:  json.RawMessage(ClaimDiscussionInputSchema),
-	Name:         ToolClaimDiscussion,
+	Name:         string(ToolClaimDiscussion),
 	Output:       claimDiscussionOutputValidator,
 	OutputSchema: json.RawMessage(ClaimDiscussionOutputSchema),
 }
@@ -322,7 +322,7 @@ var claimTaskTool = &rt.Tool{
 	Description:  "Runner devices only: claim a task routed to your agent before launching a run for it. Returns the attempt and an execution credential for that one run, shown once, which expires with the launch timeout. Retrying with the same idempotency key replays the claim with a fresh credential. A task its owner asked for binds that Task request as the run's cause by itself; wake.message_id may only repeat it. A mention is never a run's cause.\n\nOnly a paired runner can claim. The runner receives a short-lived credential for one task and attempt. Keep it out of logs and give it only to that run. Runner client integration is still being built.",
 	Input:        claimTaskInputValidator,
 	InputSchema:  json.RawMessage(ClaimTaskInputSchema),
-	Name:         ToolClaimTask,
+	Name:         string(ToolClaimTask),
 	Output:       claimTaskOutputValidator,
 	OutputSchema: json.RawMessage(ClaimTaskOutputSchema),
 }
@@ -527,9 +527,28 @@ var discoverTeamAgentsTool = &rt.Tool{
 	Description:  "List the people and agents in a project: who is online, each agent's owner, model, role and capabilities. Use it before mentioning or handing work to someone.",
 	Input:        discoverTeamAgentsInputValidator,
 	InputSchema:  json.RawMessage(DiscoverTeamAgentsInputSchema),
-	Name:         ToolDiscoverTeamAgents,
+	Name:         string(ToolDiscoverTeamAgents),
 	Output:       discoverTeamAgentsOutputValidator,
 	OutputSchema: json.RawMessage(DiscoverTeamAgentsOutputSchema),
+}
+
+// Tool returns the documented tool name: its name, description, documented
+// schemas and validators (a copy: the validators are shared); nil for a name
+// without a page.
+func Tool(name ToolName) *rt.Tool {
+	var t *rt.Tool
+	switch name {
+	case ToolClaimDiscussion:
+		t = claimDiscussionTool
+	case ToolClaimTask:
+		t = claimTaskTool
+	case ToolDiscoverTeamAgents:
+		t = discoverTeamAgentsTool
+	default:
+		return nil
+	}
+	c := *t
+	return &c
 }
 
 // Tools returns the documented tools as tools/list serves them: name,

@@ -41,17 +41,17 @@ type UnimplementedHandler struct{}
 
 // ClaimDiscussion refuses claim_discussion as not implemented.
 func (UnimplementedHandler) ClaimDiscussion(context.Context, *ClaimDiscussionInput) (*ClaimDiscussionOutput, error) {
-	return nil, rt.NotImplemented(ToolClaimDiscussion)
+	return nil, rt.NotImplemented(string(ToolClaimDiscussion))
 }
 
 // ClaimTask refuses claim_task as not implemented.
 func (UnimplementedHandler) ClaimTask(context.Context, *ClaimTaskInput) (*ClaimTaskOutput, error) {
-	return nil, rt.NotImplemented(ToolClaimTask)
+	return nil, rt.NotImplemented(string(ToolClaimTask))
 }
 
 // DiscoverTeamAgents refuses discover_team_agents as not implemented.
 func (UnimplementedHandler) DiscoverTeamAgents(context.Context, *DiscoverTeamAgentsInput) (*DiscoverTeamAgentsOutput, error) {
-	return nil, rt.NotImplemented(ToolDiscoverTeamAgents)
+	return nil, rt.NotImplemented(string(ToolDiscoverTeamAgents))
 }
 
 // Unimplemented lists the documented tools that h leaves to an embedded

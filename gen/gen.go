@@ -178,7 +178,7 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 	}
 	b := &builder{names: newNames()}
 	m := &model{pkg: pkg, spec: s, b: b}
-	for _, n := range []string{"Handler", "UnimplementedHandler", "Unimplemented", "Register", "Tools", "Client", "NewClient", "Catalog", "CatalogEntry", "ToolName", "CompileSchemas"} {
+	for _, n := range []string{"Handler", "UnimplementedHandler", "Unimplemented", "Register", "Tool", "Tools", "Client", "NewClient", "Catalog", "CatalogEntry", "ToolName", "CompileSchemas"} {
 		b.names.reserve(n)
 	}
 	b.toolName = &gtype{kind: kEnum, prim: "string", name: "ToolName"}
@@ -289,13 +289,13 @@ func (m *model) catalogFile() *jen.File {
 				doc = "is documented."
 			}
 			g.Comment(fmt.Sprintf("Tool%s names %s, which %s", camel(c.Name), c.Name, doc))
-			g.Id("Tool" + camel(c.Name)).Op("=").Lit(c.Name)
+			g.Id("Tool" + camel(c.Name)).Id("ToolName").Op("=").Lit(c.Name)
 		}
 	})
 	f.Line()
 	f.Add(comment("CatalogEntry is one tool name the API knows."))
 	f.Type().Id("CatalogEntry").Struct(
-		jen.Id("Name").String(),
+		jen.Id("Name").Id("ToolName"),
 		jen.Comment("Documented is true when the tool has a page (and so types, a Handler method and a Client method)."),
 		jen.Id("Documented").Bool(),
 	)
@@ -308,7 +308,7 @@ func (m *model) catalogFile() *jen.File {
 	f.Var().Id("Catalog").Op("=").Index().Id("CatalogEntry").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, entries...)
 	f.Line()
 	tn := m.b.toolName
-	f.Add(comment("ToolName is a name from the catalog. A schema whose enum lists catalog names (allowed_tools) uses it, so that a field keeps its type when a page adds a tool to the catalog; the validators hold the field to its own enum."))
+	f.Add(comment("ToolName is a name from the catalog: the Tool constants, and a schema's enum that lists catalog names (allowed_tools), so that a field keeps its type when a page adds a tool to the catalog; the validators hold such a field to its own enum."))
 	f.Type().Id(tn.name).String()
 	f.Line()
 	f.Add(comment("Valid reports whether v is a catalog name."))
@@ -377,7 +377,7 @@ func (m *model) schemasFile() *jen.File {
 			f.Line()
 		}
 		f.Var().Id(tm.lower+"Tool").Op("=").Op("&").Qual(pkgRT, "Tool").Values(jen.Dict{
-			jen.Id("Name"):         jen.Id("Tool" + tm.goName),
+			jen.Id("Name"):         jen.String().Call(jen.Id("Tool" + tm.goName)),
 			jen.Id("Description"):  jen.Lit(description(tm.t)),
 			jen.Id("InputSchema"):  jen.Qual(pkgJSON, "RawMessage").Call(jen.Id(tm.goName + "InputSchema")),
 			jen.Id("OutputSchema"): jen.Qual(pkgJSON, "RawMessage").Call(jen.Id(tm.goName + "OutputSchema")),
@@ -386,6 +386,19 @@ func (m *model) schemasFile() *jen.File {
 		})
 		f.Line()
 	}
+	f.Add(comment("Tool returns the documented tool name: its name, description, documented schemas and validators (a copy: the validators are shared); nil for a name without a page."))
+	f.Func().Id("Tool").Params(jen.Id("name").Id("ToolName")).Op("*").Qual(pkgRT, "Tool").BlockFunc(func(g *jen.Group) {
+		g.Var().Id("t").Op("*").Qual(pkgRT, "Tool")
+		g.Switch(jen.Id("name")).BlockFunc(func(sg *jen.Group) {
+			for _, tm := range m.tools {
+				sg.Case(jen.Id("Tool" + tm.goName)).Block(jen.Id("t").Op("=").Id(tm.lower + "Tool"))
+			}
+			sg.Default().Block(jen.Return(jen.Nil()))
+		})
+		g.Id("c").Op(":=").Op("*").Id("t")
+		g.Return(jen.Op("&").Id("c"))
+	})
+	f.Line()
 	f.Add(comment("Tools returns the documented tools as tools/list serves them: name, description (the page's paragraphs) and both schemas as documented. Each call returns new values."))
 	f.Func().Id("Tools").Params().Index().Op("*").Qual(pkgMCP, "Tool").Block(
 		jen.Return(jen.Index().Op("*").Qual(pkgMCP, "Tool").ValuesFunc(func(g *jen.Group) {
@@ -470,7 +483,7 @@ func (m *model) serverFile() *jen.File {
 		f.Func().Params(jen.Id("UnimplementedHandler")).Id(tm.goName).
 			Params(jen.Qual(pkgContext, "Context"), jen.Op("*").Id(tm.goName+"Input")).
 			Params(jen.Op("*").Id(tm.goName+"Output"), jen.Error()).Block(
-			jen.Return(jen.Nil(), jen.Qual(pkgRT, "NotImplemented").Call(jen.Id("Tool"+tm.goName))),
+			jen.Return(jen.Nil(), jen.Qual(pkgRT, "NotImplemented").Call(jen.String().Call(jen.Id("Tool"+tm.goName)))),
 		)
 	}
 	f.Line()

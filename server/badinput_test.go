@@ -158,7 +158,7 @@ func TestSchemaInvalidArguments(t *testing.T) {
 	c := e.connect(e.token(store.KindRunner, store.SeedBuilderAgent))
 	long := strings.Repeat("a", 65)
 	cases := []struct {
-		tool    string
+		tool    api.ToolName
 		args    string
 		pointer string
 	}{
@@ -223,12 +223,19 @@ func containsString(ss []string, s string) bool {
 	return false
 }
 
-// TestUnknownTool: a JSON-RPC error (invalid params), never code 0; the
-// server goes on answering.
+// TestUnknownTool: a tool that is not served (not a name at all, or a
+// catalog name without a page) is a JSON-RPC error (invalid params), never
+// code 0; the server goes on answering.
 func TestUnknownTool(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	c := e.connect(e.token(store.KindAgent, store.SeedBuilderAgent))
-	for _, name := range []string{"no_such_tool", api.ToolCheckpoint, api.ToolPostMessage, ""} {
+	names := []api.ToolName{"no_such_tool", ""}
+	for _, entry := range api.Catalog {
+		if !entry.Documented {
+			names = append(names, entry.Name)
+		}
+	}
+	for _, name := range names {
 		_, w, err := c.call(name, `{}`)
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) {

@@ -172,8 +172,8 @@ func benchConnect(b *testing.B, endpoint, token string, tr http.RoundTripper) *m
 }
 
 // benchCall is one tools/call; any error or isError stops the benchmark.
-func benchCall(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawMessage) *mcp.CallToolResult {
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+func benchCall(b *testing.B, cs *mcp.ClientSession, tool api.ToolName, args json.RawMessage) *mcp.CallToolResult {
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: string(tool), Arguments: args})
 	if err != nil {
 		b.Fatalf("%s: %v", tool, err)
 	}
@@ -196,7 +196,7 @@ func benchText(res *mcp.CallToolResult) string {
 // for iteration i.
 type benchOp struct {
 	name  string // sub-benchmark name
-	tool  string
+	tool  api.ToolName
 	token string
 	fresh bool // needs one task per iteration
 	args  func(i int) json.RawMessage
@@ -238,7 +238,7 @@ func benchRecordedOutputs(b *testing.B) map[string]json.RawMessage {
 			}
 			cs := benchConnect(b, url, op.token, tr)
 			res := benchCall(b, cs, op.tool, op.args(0))
-			out[op.tool] = json.RawMessage(benchText(res))
+			out[string(op.tool)] = json.RawMessage(benchText(res))
 			cs.Close()
 		}
 		benchOutputs = out
@@ -334,7 +334,7 @@ func BenchmarkThroughput16(b *testing.B) {
 									return
 								}
 								start := time.Now()
-								res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: op.tool, Arguments: args[i]})
+								res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: string(op.tool), Arguments: args[i]})
 								lat[i] = time.Since(start)
 								if err != nil {
 									b.Errorf("%s: %v", op.tool, err)
@@ -441,7 +441,7 @@ func BenchmarkThroughput16Paired(b *testing.B) {
 							if i >= to {
 								return
 							}
-							res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: op.tool, Arguments: args[i]})
+							res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: string(op.tool), Arguments: args[i]})
 							if err != nil || res.IsError {
 								b.Errorf("%s: %v %s", op.tool, err, benchText(res))
 								return

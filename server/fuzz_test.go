@@ -140,10 +140,6 @@ func validCall(body []byte) bool {
 	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
 		return false
 	}
-	validate := map[string]func([]byte) error{
-		api.ToolClaimTask:          api.ValidateClaimTaskInput,
-		api.ToolClaimDiscussion:    api.ValidateClaimDiscussionInput,
-		api.ToolDiscoverTeamAgents: api.ValidateDiscoverTeamAgentsInput,
-	}[msg.Params.Name]
-	return validate != nil && validate(msg.Params.Arguments) == nil
+	tool := api.Tool(api.ToolName(msg.Params.Name))
+	return tool != nil && tool.Input.Validate(msg.Params.Arguments) == nil
 }

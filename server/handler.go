@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/server/store"
@@ -9,12 +10,42 @@ import (
 
 // handler implements api.Handler on the store. The caller comes from the
 // context (authorize put it there from the bearer token), never from an
-// argument.
+// argument. It embeds api.UnimplementedHandler: a tool whose page is added
+// before the server implements it is served and refused as not_implemented
+// (prickled logs which at start-up).
 type handler struct {
+	api.UnimplementedHandler
 	store *store.Store
 }
 
 var _ api.Handler = (*handler)(nil)
+
+// enum converts a value the store read into a generated enum type. A value
+// outside the documented ones is a server bug (bad data), answered as an
+// internal error: it is never sent.
+func enum[T interface {
+	~string
+	Valid() bool
+}](field, s string) (T, error) {
+	v := T(s)
+	if !v.Valid() {
+		return v, fmt.Errorf("server: %s %q is not one of the documented values", field, s)
+	}
+	return v, nil
+}
+
+// toolNames converts a credential's allowed tools, as enum does.
+func toolNames(names []string) ([]api.ToolName, error) {
+	out := make([]api.ToolName, len(names))
+	for i, n := range names {
+		t, err := enum[api.ToolName]("allowed tool", n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
 
 // ClaimTask implements api.Handler.
 func (h *handler) ClaimTask(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
@@ -26,6 +57,10 @@ func (h *handler) ClaimTask(ctx context.Context, in *api.ClaimTaskInput) (*api.C
 	if err != nil {
 		return nil, toolError(err)
 	}
+	tools, err := toolNames(r.ExecutionCredential.AllowedTools)
+	if err != nil {
+		return nil, err
+	}
 	return &api.ClaimTaskOutput{
 		Attempt: api.ClaimTaskOutputAttempt{
 			AttemptID: r.Attempt.AttemptID,
@@ -35,7 +70,7 @@ func (h *handler) ClaimTask(ctx context.Context, in *api.ClaimTaskInput) (*api.C
 		ExecutionCredential: api.ClaimTaskOutputExecutionCredential{
 			Token:        r.ExecutionCredential.Token,
 			ExpiresAt:    r.ExecutionCredential.ExpiresAt,
-			AllowedTools: toolNames(r.ExecutionCredential.AllowedTools),
+			AllowedTools: tools,
 		},
 	}, nil
 }
@@ -51,25 +86,41 @@ func (h *handler) ClaimDiscussion(ctx context.Context, in *api.ClaimDiscussionIn
 	if err != nil {
 		return nil, toolError(err)
 	}
+	role, err := enum[api.ClaimDiscussionOutputRole]("role", r.Role)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := toolNames(r.DiscussionCredential.AllowedTools)
+	if err != nil {
+		return nil, err
+	}
 	out := &api.ClaimDiscussionOutput{
 		Project:     r.Project,
 		OwnRoom:     &r.OwnRoom,
 		RepliesLeft: int64(r.RepliesLeft),
 		Lead:        r.Lead,
-		Role:        api.ClaimDiscussionOutputRole(r.Role),
+		Role:        role,
 		DiscussionCredential: api.ClaimDiscussionOutputDiscussionCredential{
 			Token:        r.DiscussionCredential.Token,
 			ExpiresAt:    r.DiscussionCredential.ExpiresAt,
-			AllowedTools: toolNames(r.DiscussionCredential.AllowedTools),
+			AllowedTools: tools,
 		},
 	}
 	if q := r.Reviewing; q != nil {
+		prov, err := enum[api.ClaimDiscussionOutputReviewingProvenance]("provenance", q.Provenance)
+		if err != nil {
+			return nil, err
+		}
+		status, err := enum[api.ClaimDiscussionOutputReviewingProvenanceStatus]("provenance status", q.ProvenanceStatus)
+		if err != nil {
+			return nil, err
+		}
 		out.Reviewing = &api.ClaimDiscussionOutputReviewing{
 			MessageID:        q.MessageID,
 			Author:           q.Author,
 			Body:             q.Body,
-			Provenance:       api.ClaimDiscussionOutputReviewingProvenance(q.Provenance),
-			ProvenanceStatus: api.ClaimDiscussionOutputReviewingProvenanceStatus(q.ProvenanceStatus),
+			Provenance:       prov,
+			ProvenanceStatus: status,
 		}
 	}
 	return out, nil
@@ -97,10 +148,19 @@ func (h *handler) DiscoverTeamAgents(ctx context.Context, in *api.DiscoverTeamAg
 	for _, a := range r.Agents {
 		caps := make([]api.DiscoverTeamAgentsOutputAgentCapability, 0, len(a.Capabilities))
 		for _, c := range a.Capabilities {
-			caps = append(caps, api.DiscoverTeamAgentsOutputAgentCapability{
-				Kind: api.DiscoverTeamAgentsOutputAgentCapabilityKind(c.Kind),
-				Name: c.Name,
-			})
+			kind, err := enum[api.DiscoverTeamAgentsOutputAgentCapabilityKind]("capability kind", c.Kind)
+			if err != nil {
+				return nil, err
+			}
+			caps = append(caps, api.DiscoverTeamAgentsOutputAgentCapability{Kind: kind, Name: c.Name})
+		}
+		avail, err := enum[api.DiscoverTeamAgentsOutputAgentAvailability]("availability", a.Availability)
+		if err != nil {
+			return nil, err
+		}
+		trust, err := enum[api.DiscoverTeamAgentsOutputAgentTrustLevel]("trust level", a.TrustLevel)
+		if err != nil {
+			return nil, err
 		}
 		out.Agents = append(out.Agents, api.DiscoverTeamAgentsOutputAgent{
 			AgentID:      a.AgentID,
@@ -111,18 +171,10 @@ func (h *handler) DiscoverTeamAgents(ctx context.Context, in *api.DiscoverTeamAg
 			Client:       a.Client,
 			Role:         a.Role,
 			Capabilities: caps,
-			Availability: api.DiscoverTeamAgentsOutputAgentAvailability(a.Availability),
-			TrustLevel:   api.DiscoverTeamAgentsOutputAgentTrustLevel(a.TrustLevel),
+			Availability: avail,
+			TrustLevel:   trust,
 			LastSeenAt:   a.LastSeenAt,
 		})
 	}
 	return out, nil
-}
-
-func toolNames(names []string) []api.ToolName {
-	out := make([]api.ToolName, len(names))
-	for i, n := range names {
-		out[i] = api.ToolName(n)
-	}
-	return out
 }

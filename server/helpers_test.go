@@ -160,7 +160,7 @@ func (e *env) healthy(agentToken string) {
 
 // wireCall is one tools/call as it went over the wire.
 type wireCall struct {
-	tool   string
+	tool   api.ToolName
 	status int
 	result json.RawMessage // the JSON-RPC "result" object, nil for a JSON-RPC error
 	error  json.RawMessage // the JSON-RPC "error" object
@@ -217,7 +217,7 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	call := wireCall{tool: msg.Params.Name, status: resp.StatusCode}
+	call := wireCall{tool: api.ToolName(msg.Params.Name), status: resp.StatusCode}
 	for _, m := range jsonMessages(resp.Header.Get("Content-Type"), body) {
 		var r struct {
 			ID     json.RawMessage `json:"id"`
@@ -325,7 +325,7 @@ func (c *conn) close() { c.cs.Close() }
 
 // call calls tool with args (a Go value, or a JSON string / json.RawMessage
 // sent as it is) and returns the SDK's result and the wire record.
-func (c *conn) call(tool string, args any) (*mcp.CallToolResult, wireCall, error) {
+func (c *conn) call(tool api.ToolName, args any) (*mcp.CallToolResult, wireCall, error) {
 	c.t.Helper()
 	var raw json.RawMessage
 	switch a := args.(type) {
@@ -342,12 +342,12 @@ func (c *conn) call(tool string, args any) (*mcp.CallToolResult, wireCall, error
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: raw})
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: string(tool), Arguments: raw})
 	return res, c.wire.last(), err
 }
 
 // outputValidators validate structuredContent against the output schemas.
-var outputValidators = map[string]func([]byte) error{
+var outputValidators = map[api.ToolName]func([]byte) error{
 	api.ToolClaimTask:          api.ValidateClaimTaskOutput,
 	api.ToolClaimDiscussion:    api.ValidateClaimDiscussionOutput,
 	api.ToolDiscoverTeamAgents: api.ValidateDiscoverTeamAgentsOutput,
@@ -357,7 +357,7 @@ var outputValidators = map[string]func([]byte) error{
 // over the wire: structuredContent present and valid against the tool's
 // output schema, the text content the same JSON, no _meta code. It returns
 // the decoded output and the raw structuredContent bytes.
-func callOK[Out any](c *conn, tool string, args any) (*Out, []byte) {
+func callOK[Out any](c *conn, tool api.ToolName, args any) (*Out, []byte) {
 	c.t.Helper()
 	res, w, err := c.call(tool, args)
 	if err != nil {
@@ -382,7 +382,7 @@ func callOK[Out any](c *conn, tool string, args any) (*Out, []byte) {
 
 // checkWireSuccess checks a successful tools/call answer on the wire and
 // returns its raw structuredContent.
-func checkWireSuccess(t *testing.T, tool string, w wireCall) []byte {
+func checkWireSuccess(t *testing.T, tool api.ToolName, w wireCall) []byte {
 	t.Helper()
 	if w.tool != tool || w.result == nil {
 		t.Fatalf("%s: no result on the wire (status %d, error %s)", tool, w.status, w.error)
@@ -419,15 +419,15 @@ func checkWireSuccess(t *testing.T, tool string, w wireCall) []byte {
 	return r.StructuredContent
 }
 
-func toolFor(name string) *rt.Tool {
+func toolFor(name api.ToolName) *rt.Tool {
 	// The generated tools are unexported; build an equivalent for
 	// rt.DecodeResult (it needs the name and the output validator).
-	schemas := map[string]string{
+	schemas := map[api.ToolName]string{
 		api.ToolClaimTask:          api.ClaimTaskOutputSchema,
 		api.ToolClaimDiscussion:    api.ClaimDiscussionOutputSchema,
 		api.ToolDiscoverTeamAgents: api.DiscoverTeamAgentsOutputSchema,
 	}
-	return &rt.Tool{Name: name, Output: outputValidatorFor(name, schemas[name])}
+	return &rt.Tool{Name: string(name), Output: outputValidatorFor(string(name), schemas[name])}
 }
 
 var (
@@ -450,7 +450,7 @@ func outputValidatorFor(name, schema string) *rt.Validator {
 // (never a JSON-RPC error) whose text is "code: message", whose _meta.code
 // is code, without structuredContent, and quoting no token the caller did
 // not send itself. It returns the refusal.
-func (c *conn) refused(tool string, args any, code string) *rt.ToolError {
+func (c *conn) refused(tool api.ToolName, args any, code string) *rt.ToolError {
 	c.t.Helper()
 	res, w, err := c.call(tool, args)
 	if err != nil {
@@ -468,7 +468,7 @@ func (c *conn) refused(tool string, args any, code string) *rt.ToolError {
 	return te
 }
 
-func checkWireRefusal(t *testing.T, tool string, w wireCall, code string) *rt.ToolError {
+func checkWireRefusal(t *testing.T, tool api.ToolName, w wireCall, code string) *rt.ToolError {
 	t.Helper()
 	if w.tool != tool || w.result == nil {
 		t.Fatalf("%s: want refusal %s, no result on the wire (status %d, error %s)", tool, code, w.status, w.error)

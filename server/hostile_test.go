@@ -83,7 +83,7 @@ func (e *env) session(token string) string {
 }
 
 // callBody is a tools/call of tool with the raw JSON args.
-func callBody(id int, tool, args string) []byte {
+func callBody(id int, tool api.ToolName, args string) []byte {
 	return []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
 }
 

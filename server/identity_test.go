@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 )
 
@@ -80,7 +81,7 @@ func TestIdentityOnlyFromBearerToken(t *testing.T) {
 		if l.Caller == "" {
 			t.Errorf("log line without caller: %+v", l)
 		}
-		if l.Tool == api.ToolClaimTask && l.Outcome == "ok" && l.Caller != "maya/builder" {
+		if api.ToolName(l.Tool) == api.ToolClaimTask && l.Outcome == "ok" && l.Caller != "maya/builder" {
 			t.Errorf("claim logged for %q, want maya/builder", l.Caller)
 		}
 	}
@@ -108,10 +109,10 @@ func TestTokenKindsAndAllowedTools(t *testing.T) {
 			task := runner.claimTask(store.SeedTaskID, "kinds")
 			disc, _ := runner.claimDiscussion(store.SeedMessageID, "kinds")
 
-			if got, want := toolStrings(task.ExecutionCredential.AllowedTools), store.ExecutionTools; !slices.Equal(got, want) {
+			if got, want := task.ExecutionCredential.AllowedTools, server.ExecutionTools(); !slices.Equal(got, want) {
 				t.Errorf("execution credential allowed_tools = %v, want %v", got, want)
 			}
-			if got, want := toolStrings(disc.DiscussionCredential.AllowedTools), store.DiscussionTools; !slices.Equal(got, want) {
+			if got, want := disc.DiscussionCredential.AllowedTools, server.DiscussionTools(); !slices.Equal(got, want) {
 				t.Errorf("discussion credential allowed_tools = %v, want %v", got, want)
 			}
 			// Neither credential authorizes a claim; a discussion credential
@@ -127,7 +128,7 @@ func TestTokenKindsAndAllowedTools(t *testing.T) {
 				}
 			}
 
-			args := map[string]any{
+			args := map[api.ToolName]any{
 				api.ToolDiscoverTeamAgents: discoverArgs(store.SeedProject),
 				api.ToolClaimTask:          claimTaskArgs(store.SeedTaskID, "kinds"),
 				api.ToolClaimDiscussion:    discussionArgs(store.SeedMessageID, "kinds", 2),
@@ -143,14 +144,14 @@ func TestTokenKindsAndAllowedTools(t *testing.T) {
 				{"execution credential", task.ExecutionCredential.Token, task.ExecutionCredential.AllowedTools},
 				{"discussion credential", disc.DiscussionCredential.Token, disc.DiscussionCredential.AllowedTools},
 			}
-			want := func(c caller, tool string) string { // "" means allowed
+			want := func(c caller, tool api.ToolName) string { // "" means allowed
 				switch {
 				case tool == api.ToolClaimTask || tool == api.ToolClaimDiscussion:
 					if c.name == "runner" {
 						return ""
 					}
 					return store.CodeNotRunner
-				case c.allowed != nil && !slices.Contains(c.allowed, api.ToolName(tool)):
+				case c.allowed != nil && !slices.Contains(c.allowed, tool):
 					return store.CodeToolNotAllowed
 				}
 				return ""
@@ -158,7 +159,7 @@ func TestTokenKindsAndAllowedTools(t *testing.T) {
 			// The execution credential is used last for claims: a runner
 			// replay of "kinds" would revoke it. Order: every caller's
 			// discover first, then the claims.
-			for _, tool := range []string{api.ToolDiscoverTeamAgents, api.ToolClaimTask, api.ToolClaimDiscussion} {
+			for _, tool := range []api.ToolName{api.ToolDiscoverTeamAgents, api.ToolClaimTask, api.ToolClaimDiscussion} {
 				for _, c := range callers {
 					if c.name == "runner" && tool != api.ToolDiscoverTeamAgents {
 						continue // a replay would revoke the credentials under test
@@ -177,12 +178,4 @@ func TestTokenKindsAndAllowedTools(t *testing.T) {
 			runner.claimDiscussion(store.SeedMessageID, "kinds")
 		})
 	}
-}
-
-func toolStrings(ts []api.ToolName) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = string(t)
-	}
-	return out
 }

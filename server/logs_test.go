@@ -51,7 +51,10 @@ func TestOneLogLinePerCall(t *testing.T) {
 	runner := e.connect(runnerTok)
 	agent := e.connect(agentTok)
 
-	type want struct{ tool, outcome, code, caller, kind string }
+	type want struct {
+		tool                        api.ToolName
+		outcome, code, caller, kind string
+	}
 	var wants []want
 	task := runner.claimTask(store.SeedTaskID, "log-1")
 	wants = append(wants, want{api.ToolClaimTask, "ok", "", store.SeedBuilderAgent, "runner"})
@@ -82,7 +85,7 @@ func TestOneLogLinePerCall(t *testing.T) {
 	}
 	for i, w := range wants {
 		l := lines[i]
-		got := want{l.Tool, l.Outcome, l.Code, l.Caller, l.CallerKind}
+		got := want{api.ToolName(l.Tool), l.Outcome, l.Code, l.Caller, l.CallerKind}
 		if got != w {
 			t.Errorf("line %d = %+v, want %+v", i, got, w)
 		}

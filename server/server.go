@@ -143,7 +143,8 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 	if err := api.CompileSchemas(); err != nil {
 		return nil, nil, fmt.Errorf("compile schemas: %w", err)
 	}
-	st, err := store.Open(ctx, cfg.DB, store.Options{Now: cfg.Now, LaunchTimeout: cfg.LaunchTimeout})
+	st, err := store.Open(ctx, cfg.DB, store.Options{Now: cfg.Now, LaunchTimeout: cfg.LaunchTimeout,
+		ExecutionTools: names(executionTools), DiscussionTools: names(discussionTools)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -334,8 +335,8 @@ func (s *Server) authorize(ctx context.Context, tool string, _ *mcp.CallToolRequ
 		return nil, rt.Refuse(store.CodeUnauthenticated, "no caller identity: send a bearer token")
 	}
 	ctx = withPrincipal(ctx, p)
-	if err := store.Allowed(p, tool); err != nil {
-		return ctx, toolError(err) // the context still names the caller for the log
+	if te := allowed(p, api.ToolName(tool)); te != nil {
+		return ctx, te // the context still names the caller for the log
 	}
 	return ctx, nil
 }

@@ -21,12 +21,13 @@ type fuzzTool struct {
 	call   func(args []byte) (got any, res *mcp.CallToolResult)
 }
 
-func newFuzzTool[In any](name, schema string) fuzzTool {
-	tool := &rt.Tool{Name: name, Input: rt.NewValidator(name+"/input", []byte(schema)),
+func newFuzzTool[In any](tool api.ToolName, schema string) fuzzTool {
+	name := string(tool)
+	t := &rt.Tool{Name: name, Input: rt.NewValidator(name+"/input", []byte(schema)),
 		Output: rt.NewValidator(name+"/output", []byte(`{}`))}
 	return fuzzTool{name: name, schema: schema, call: func(args []byte) (any, *mcp.CallToolResult) {
 		var got *In
-		h := rt.Handle(tool, func(_ context.Context, in *In) (*struct{}, error) {
+		h := rt.Handle(t, func(_ context.Context, in *In) (*struct{}, error) {
 			got = in
 			return nil, rt.Refuse("recorded", "recorded")
 		}, nil)
@@ -113,13 +114,7 @@ func FuzzValidateDecode(f *testing.F) {
 }
 
 func validate(tool fuzzTool, args []byte) error {
-	switch tool.name {
-	case api.ToolClaimTask:
-		return api.ValidateClaimTaskInput(args)
-	case api.ToolClaimDiscussion:
-		return api.ValidateClaimDiscussionInput(args)
-	}
-	return api.ValidateDiscoverTeamAgentsInput(args)
+	return api.Tool(api.ToolName(tool.name)).Input.Validate(args)
 }
 
 // project keeps, of a validated instance, what the schema's properties

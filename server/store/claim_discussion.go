@@ -140,7 +140,7 @@ func turnRefusal(t turnInfo, now time.Time) error {
 // the MCP layer checks before it calls the store; the store does not repeat
 // it.
 func (s *Store) ClaimDiscussion(ctx context.Context, p *Principal, messageID, idemKey string, harness *int) (ClaimDiscussionResult, error) {
-	if err := Allowed(p, "claim_discussion"); err != nil {
+	if err := requireRunner(p, "claim a discussion"); err != nil {
 		return ClaimDiscussionResult{}, err
 	}
 	if harness == nil || *harness < Harness {
@@ -378,7 +378,7 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 	// Inserting the credential revokes the claim's earlier one (on a
 	// replay) and points the claim at it, valid until expires (trigger
 	// tokens_discussion_credential, migration 0004).
-	tools := slices.Clone(DiscussionTools)
+	tools := slices.Clone(s.opts.DiscussionTools)
 	runner := p.RunnerID
 	if err := insertToken(ctx, tx, hash, tokenRow{kind: KindDiscussion, agent: p.Agent, runner: &runner, discussion: &claim.id,
 		project: &t.project, room: &t.room, message: &messageID, allowedTools: tools, expiresAt: &expires}, now); err != nil {

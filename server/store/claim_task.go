@@ -51,7 +51,7 @@ type ClaimTaskResult struct {
 // the MCP layer checks before it calls the store; the store does not repeat
 // it.
 func (s *Store) ClaimTask(ctx context.Context, p *Principal, taskID, idemKey string, wakeMessageID *string) (ClaimTaskResult, error) {
-	if err := Allowed(p, "claim_task"); err != nil {
+	if err := requireRunner(p, "claim a task"); err != nil {
 		return ClaimTaskResult{}, err
 	}
 	return inTxValue(ctx, s, "claim task", func(tx *txn) (ClaimTaskResult, error) {
@@ -116,7 +116,7 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 		return ClaimTaskResult{}, err
 	}
 	expires := now.Add(s.opts.LaunchTimeout)
-	tools := slices.Clone(ExecutionTools)
+	tools := slices.Clone(s.opts.ExecutionTools)
 	runner := p.RunnerID
 	if err := insertToken(ctx, tx, hash, tokenRow{kind: KindExecution, agent: p.Agent, runner: &runner,
 		attempt: &row.AttemptID, project: &project, task: &taskID, allowedTools: tools, expiresAt: &expires}, now); err != nil {

@@ -77,18 +77,18 @@ type DiscoverResult struct {
 	Agents []Agent `json:"agents"`
 }
 
-// DiscoverTeamAgents lists the people and agents of project. The caller
-// must be allowed discover_team_agents (see Allowed) and its agent's owner
-// must be a member of the project; a credential scoped to a project sees
-// only that project. A project that does not exist and one the caller
+// DiscoverTeamAgents lists the people and agents of project. The caller's
+// agent's owner must be a member of the project; a credential scoped to a
+// project sees only that project. (Which callers may call the tool at all
+// is the server's policy.) A project that does not exist and one the caller
 // cannot see give the same refusal, project_not_visible, with the same
 // message.
 //
 // A project's directory is cached (see cache.go): loading a world
 // invalidates it, and no tool changes people, agents or memberships.
 func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project string) (DiscoverResult, error) {
-	if err := Allowed(p, "discover_team_agents"); err != nil {
-		return DiscoverResult{}, err
+	if p == nil {
+		return DiscoverResult{}, refuse(CodeUnauthenticated, "no caller identity")
 	}
 	notVisible := refuse(CodeProjectNotVisible, "the project does not exist or you cannot see it")
 	if p.Scope.Project != "" && p.Scope.Project != project {

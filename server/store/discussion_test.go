@@ -42,7 +42,7 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 		t.Fatalf("claim = %+v", res)
 	}
 	cred := res.DiscussionCredential
-	if !cred.ExpiresAt.Equal(t0.Add(10*time.Minute)) || !slices.Equal(cred.AllowedTools, []string{"read_room", "post_message"}) {
+	if !cred.ExpiresAt.Equal(t0.Add(10*time.Minute)) || !slices.Equal(cred.AllowedTools, testDiscussionTools) {
 		t.Fatalf("credential = %+v", cred)
 	}
 	js, _ := json.Marshal(res)
@@ -56,8 +56,6 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 		dp.Scope.Project != SeedProject || dp.RunnerID != SeedRunnerID {
 		t.Fatalf("discussion principal = %+v", dp)
 	}
-	wantCode(t, Allowed(dp, "checkpoint"), CodeToolNotAllowed)
-	wantCode(t, Allowed(dp, "claim_task"), CodeNotRunner)
 
 	// Replay: same role, fresh credential, old one revoked.
 	c.Advance(time.Minute)

@@ -17,9 +17,17 @@ type clock = testkit.Clock
 
 func newClock() *clock { return testkit.NewClock(t0) }
 
+// The allowed tools the test stores write on the credentials they mint:
+// the store keeps and returns whatever the server's policy gives it.
+var (
+	testExecutionTools  = []string{"discover_team_agents", "checkpoint", "return_result"}
+	testDiscussionTools = []string{"read_room", "post_message"}
+)
+
 func openT(t *testing.T, dsn string, c *clock) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), dsn, Options{Now: c.Now})
+	s, err := Open(context.Background(), dsn, Options{Now: c.Now,
+		ExecutionTools: testExecutionTools, DiscussionTools: testDiscussionTools})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -47,11 +47,11 @@ type Message struct {
 // review, a revise or a combine) the turn stops waiting on the agent; when
 // it waits on nobody the turn ends.
 func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, provenance string) (Message, error) {
-	if p != nil && p.Kind != KindDiscussion {
-		return Message{}, refuse(CodeNotDiscussionCredential, "only a discussion credential can post a discussion reply")
+	if p == nil {
+		return Message{}, refuse(CodeUnauthenticated, "no caller identity")
 	}
-	if err := Allowed(p, "post_message"); err != nil {
-		return Message{}, err
+	if p.Kind != KindDiscussion {
+		return Message{}, refuse(CodeNotDiscussionCredential, "only a discussion credential can post a discussion reply")
 	}
 	now := s.Now()
 	if p.ExpiresAt != nil && !now.Before(*p.ExpiresAt) {

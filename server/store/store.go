@@ -42,6 +42,11 @@ type Options struct {
 	// DefaultDiscussionTTL; the docs fix it at 10 minutes, so only tests
 	// should change it.
 	DiscussionTTL time.Duration
+	// ExecutionTools and DiscussionTools are the allowed_tools written on
+	// the execution credentials ClaimTask mints and on the discussion
+	// credentials ClaimDiscussion mints. Which tools those are is the
+	// server's policy (the MCP layer); the store keeps and returns them.
+	ExecutionTools, DiscussionTools []string
 }
 
 // Store is the persistence and domain-rule layer of the reference server.

@@ -12,10 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
-
-	"github.com/prickle-dev/prickle/api"
 )
 
 // TokenPrefix starts every token the store mints.
@@ -71,8 +68,9 @@ type Principal struct {
 	// RunnerID is the runner, for runner tokens and for credentials minted
 	// by a runner's claim.
 	RunnerID string
-	// AllowedTools lists the tools a credential may call; nil for agent and
-	// runner tokens, whose tools are fixed by kind (see Allowed).
+	// AllowedTools lists the tools a credential may call, as the claim that
+	// minted it wrote them (Options.ExecutionTools, DiscussionTools); nil for
+	// agent and runner tokens, whose tools the server fixes by kind.
 	AllowedTools []string
 	// ExpiresAt is when the token expires; nil means never.
 	ExpiresAt *time.Time
@@ -116,63 +114,16 @@ func (c Credential) LogValue() slog.Value {
 		slog.Any("allowed_tools", c.AllowedTools))
 }
 
-// The tool lists below name tools by the catalog constants of the
-// generated api package, so a tool the pages drop or rename fails to
-// compile here instead of drifting.
-
-// RunnerOnlyTools may be called only with a runner token.
-var RunnerOnlyTools = []string{api.ToolClaimTask, api.ToolClaimDiscussion}
-
-// RunnerTools are the tools a runner token may call: the claims, and
-// discover_team_agents on behalf of its agent.
-var RunnerTools = []string{api.ToolDiscoverTeamAgents, api.ToolClaimTask, api.ToolClaimDiscussion}
-
-// ExecutionTools are the allowed_tools of an execution credential: the run
-// tools for one attempt. Never the claims, and not accept_task /
-// accept_result / reject_result (a run neither takes new work nor judges
-// results).
-var ExecutionTools = []string{
-	api.ToolDiscoverTeamAgents, api.ToolGetProjectContext, api.ToolReadRoom, api.ToolPostMessage,
-	api.ToolWaitForMention, api.ToolHandoff, api.ToolCheckInbox, api.ToolCheckpoint, api.ToolReturnResult,
-	api.ToolUpdatePulse, api.ToolRequestCapability, api.ToolWaitForUpdates, api.ToolRequestStep,
-}
-
-// DiscussionTools are the allowed_tools of a discussion credential: read the
-// one room and post the one reply. Never a run tool.
-var DiscussionTools = []string{api.ToolReadRoom, api.ToolPostMessage}
-
-// Allowed reports whether p may call tool, as a *Refusal if not:
-// unknown_tool, unauthenticated, not_runner (claim_task / claim_discussion
-// by anything but a runner), tool_not_allowed (a runner calling an agent
-// tool, or a credential calling a tool outside its allowed_tools). Agent
-// tokens may call every tool except the runner-only ones. Allowed does not
-// look at expiry: Authenticate does.
-func Allowed(p *Principal, tool string) error {
-	if !api.ToolName(tool).Valid() {
-		return refuse(CodeUnknownTool, "%q is not a prickle tool", tool)
-	}
+// requireRunner refuses a caller that is not a runner: only a paired
+// runner claims (not_runner), whatever tools the MCP layer lets it call.
+func requireRunner(p *Principal, what string) error {
 	if p == nil {
 		return refuse(CodeUnauthenticated, "no caller identity")
 	}
-	if slices.Contains(RunnerOnlyTools, tool) && p.Kind != KindRunner {
-		return refuse(CodeNotRunner, "only a paired runner can call %s", tool)
+	if p.Kind != KindRunner {
+		return refuse(CodeNotRunner, "only a paired runner can %s", what)
 	}
-	switch p.Kind {
-	case KindAgent:
-		return nil
-	case KindRunner:
-		if slices.Contains(RunnerTools, tool) {
-			return nil
-		}
-		return refuse(CodeToolNotAllowed, "a runner token may not call %s", tool)
-	case KindExecution, KindDiscussion:
-		if slices.Contains(p.AllowedTools, tool) {
-			return nil
-		}
-		return refuse(CodeToolNotAllowed, "this credential may not call %s", tool)
-	default:
-		return refuse(CodeUnauthenticated, "unknown caller kind")
-	}
+	return nil
 }
 
 // newToken returns a fresh plaintext token and its SHA-256 hash.
