@@ -31,3 +31,18 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestMCPEndpoint(t *testing.T) {
+	for _, c := range []struct{ in, want, err string }{
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8080/mcp", ""},
+		{"http://127.0.0.1:8080/", "http://127.0.0.1:8080/mcp", ""},
+		{"https://example.com/custom/mcp", "https://example.com/custom/mcp", ""},
+		{"127.0.0.1:8080", "", "not an http(s) URL"},
+		{"ftp://host", "", "not an http(s) URL"},
+	} {
+		got, err := MCPEndpoint(c.in)
+		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("MCPEndpoint(%q) = %q, %v; want %q, %q", c.in, got, err, c.want, c.err)
+		}
+	}
+}
