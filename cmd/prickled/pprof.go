@@ -9,10 +9,9 @@ package main
 
 import (
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/pprof"
 	"os"
+
+	"github.com/prickle-dev/prickle/internal/pprofx"
 )
 
 func init() {
@@ -20,17 +19,10 @@ func init() {
 	if addr == "" {
 		return
 	}
-	ln, err := net.Listen("tcp", addr)
+	at, err := pprofx.Serve(addr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "prickled: PRICKLED_PPROF: %v\n", err)
 		os.Exit(1)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	fmt.Fprintf(os.Stderr, "prickled: pprof on http://%s/debug/pprof/\n", ln.Addr())
-	go http.Serve(ln, mux)
+	fmt.Fprintf(os.Stderr, "prickled: pprof on http://%s/debug/pprof/\n", at)
 }

@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/fsx"
+	"github.com/prickle-dev/prickle/internal/pprofx"
 	"github.com/prickle-dev/prickle/server"
 )
 
@@ -223,8 +225,16 @@ func mainBare(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	outputsFile := fs.String("outputs", "", "answer the outputs in `FILE` (written by compare); default: what prickled answers on the seed world")
 	like := fs.String("like", "", "answer what the server at `URL` answers (one call of each tool, with -tokens)")
 	tokensFile := fs.String("tokens", "", "with -like: that server's tokens `FILE`")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on `HOST:PORT`, a listener of its own (to profile the baseline)")
 	if code, ok := cmdline.Parse(fs, args, false); !ok {
 		return code
+	}
+	if *pprofAddr != "" {
+		at, err := pprofx.Serve(*pprofAddr)
+		if err != nil {
+			return failf(stderr, ExitFailed, "bare: %v", err)
+		}
+		fmt.Fprintf(stderr, "prickle-load bare: pprof on http://%s/debug/pprof/\n", at)
 	}
 	var outputs Outputs
 	var err error
@@ -300,6 +310,7 @@ func mainCompare(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.IntVar(&cfg.SustainTasks, "sustain-tasks", 60000, "fresh tasks the sustained load may claim")
 	fs.StringVar(&cfg.Protocol, "protocol", "", "MCP protocol `VERSION` the clients ask for (default: the go-sdk client's own)")
 	fs.DurationVar(&cfg.StartTimeout, "start-timeout", 120*time.Second, "how long a server may take to answer GET /healthz")
+	runRe := fs.String("run", "", "only the scenarios whose names match `REGEX` (e.g. 'discover|, 1 client')")
 	jsonOut := fs.String("json", "", "also write every measurement as JSON to `FILE`")
 	quiet := fs.Bool("q", false, "no progress lines")
 	if code, ok := cmdline.Parse(fs, args, false); !ok {
@@ -307,6 +318,16 @@ func mainCompare(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	if cfg.ServerCmd == "" {
 		return failf(stderr, ExitUsage, "compare: -server-cmd is required")
+	}
+	if *runRe != "" {
+		re, err := regexp.Compile(*runRe)
+		if err != nil {
+			return failf(stderr, ExitUsage, "compare: -run: %v", err)
+		}
+		cfg.Run = re
+		if len(cfg.Scenarios()) == 0 {
+			return failf(stderr, ExitUsage, "compare: -run %q matches no scenario", *runRe)
+		}
 	}
 	if cfg.Runs < 1 || cfg.Calls < 1 || cfg.TputCalls < 1 || cfg.WarmupCalls < 0 || cfg.Clients < 1 || cfg.Sustain < 0 {
 		return failf(stderr, ExitUsage, "compare: -runs, -calls, -tput-calls and -clients must be positive; -warmup-calls and -sustain not negative")
@@ -337,6 +358,9 @@ func mainCompare(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		if err != nil {
 			return failf(stderr, ExitFailed, "compare: %v", err)
 		}
+	}
+	if f := cmp.Failures(); len(f) > 0 {
+		return failf(stderr, ExitFailed, "compare: %d kinds of failed calls (listed above)", len(f))
 	}
 	return ExitOK
 }
