@@ -53,7 +53,7 @@ func TestCompareProcesses(t *testing.T) {
 	cmd := exec.Command(self, "compare", "-q",
 		"-server-cmd", "exec "+prickled+` --addr "$PRICKLE_ADDR" --db "$PRICKLE_STATE_DIR/p.db" --fixture "$PRICKLE_FIXTURE" 2>/dev/null`,
 		"-runs", "2", "-calls", "20", "-tput-calls", "40", "-warmup-calls", "4", "-clients", "4",
-		"-sustain", "2s", "-sustain-tasks", "3000", "-json", report)
+		"-sustain", "2s", "-sustain-tasks", "3000", "-json", report, "-keep")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -66,6 +66,13 @@ func TestCompareProcesses(t *testing.T) {
 	var cmp load.Comparison
 	if err := json.Unmarshal(b, &cmp); err != nil {
 		t.Fatal(err)
+	}
+	if cmp.WorkDir == "" {
+		t.Fatal("-keep: no work folder named")
+	}
+	defer os.RemoveAll(cmp.WorkDir)
+	if _, err := os.Stat(filepath.Join(cmp.WorkDir, "server", "state", "p.db")); err != nil {
+		t.Errorf("-keep: the server's state folder is not kept: %v", err)
 	}
 	if len(cmp.Scenarios) != 7 || len(cmp.Sustained) != 2 {
 		t.Fatalf("%d scenarios and %d sustained runs, want 7 and 2:\n%s", len(cmp.Scenarios), len(cmp.Sustained), stdout.String())

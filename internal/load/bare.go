@@ -188,11 +188,16 @@ func WriteOutputs(file string, o Outputs) error {
 	for name, raw := range o {
 		texts[name] = string(raw)
 	}
-	b, err := json.MarshalIndent(texts, "", "  ")
+	return writeJSONFile(file, texts, 0o600)
+}
+
+// writeJSONFile writes v as indented JSON to file, atomically, with perm.
+func writeJSONFile(file string, v any, perm os.FileMode) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return fsx.WriteFileAtomic(file, append(b, '\n'), 0o600)
+	return fsx.WriteFileAtomic(file, append(b, '\n'), perm)
 }
 
 // BareOptions configures a bare server.

@@ -196,11 +196,7 @@ func mainFixture(args []string, stdout, stderr io.Writer) int {
 		return failf(stderr, ExitUsage, "fixture: %v", err)
 	}
 	if *tokensOut != "" {
-		b, err := json.MarshalIndent(tokens, "", "  ")
-		if err == nil {
-			err = fsx.WriteFileAtomic(*tokensOut, append(b, '\n'), 0o600)
-		}
-		if err != nil {
+		if err := writeJSONFile(*tokensOut, tokens, 0o600); err != nil {
 			return failf(stderr, ExitFailed, "fixture: %v", err)
 		}
 	}
@@ -313,6 +309,7 @@ func mainCompare(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	runRe := fs.String("run", "", "only the scenarios whose names match `REGEX` (e.g. 'discover|, 1 client')")
 	jsonOut := fs.String("json", "", "also write every measurement as JSON to `FILE`")
 	quiet := fs.Bool("q", false, "no progress lines")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work folder (world, outputs, each server's state folder and what it wrote there) and name it")
 	if code, ok := cmdline.Parse(fs, args, false); !ok {
 		return code
 	}
@@ -351,11 +348,7 @@ func mainCompare(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	cmp.WriteText(stdout)
 	if *jsonOut != "" {
-		b, err := json.MarshalIndent(cmp, "", "  ")
-		if err == nil {
-			err = fsx.WriteFileAtomic(*jsonOut, append(b, '\n'), 0o644)
-		}
-		if err != nil {
+		if err := writeJSONFile(*jsonOut, cmp, 0o644); err != nil {
 			return failf(stderr, ExitFailed, "compare: %v", err)
 		}
 	}

@@ -50,6 +50,10 @@ type CompareConfig struct {
 	// StartTimeout bounds a server's start (default 120s: a large world
 	// takes a while to load).
 	StartTimeout time.Duration
+	// Keep keeps the work folder (the world, the recorded outputs, each
+	// server's $PRICKLE_STATE_DIR with what it wrote there, such as its
+	// log) instead of removing it; Progress names it.
+	Keep bool
 	// Run, if set, keeps only the scenarios whose names (Scenario.Name)
 	// it matches.
 	Run *regexp.Regexp
@@ -131,6 +135,8 @@ type Comparison struct {
 	// LoadStart and LoadEnd are the machine's load averages around the run.
 	LoadStart [3]float64 `json:"loadavg_start"`
 	LoadEnd   [3]float64 `json:"loadavg_end"`
+	// WorkDir is the work folder, when kept (CompareConfig.Keep).
+	WorkDir string `json:"work_dir,omitempty"`
 }
 
 func (c *CompareConfig) defaults() {
@@ -203,7 +209,9 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	if !cfg.Keep {
+		defer os.RemoveAll(dir)
+	}
 	world, tokens, err := Fixture(tasks)
 	if err != nil {
 		return nil, err
@@ -218,6 +226,9 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 	}
 
 	cmp := &Comparison{ServerCmd: cfg.ServerCmd, Runs: cfg.Runs}
+	if cfg.Keep {
+		cmp.WorkDir = dir
+	}
 	cmp.LoadStart, _ = loadAverage()
 	start := func(name, command string, env ...string) (*conformance.Instance, error) {
 		fmt.Fprintf(cfg.Progress, "starting %s: %s\n", name, command)
@@ -439,6 +450,9 @@ func (cmp *Comparison) WriteText(w io.Writer) {
 		for _, line := range f {
 			fmt.Fprintln(w, "  "+line)
 		}
+	}
+	if cmp.WorkDir != "" {
+		fmt.Fprintf(w, "work folder kept: %s\n", cmp.WorkDir)
 	}
 }
 
