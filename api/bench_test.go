@@ -1,8 +1,8 @@
 package api
 
 // Benchmarks of the validation path every tool call takes in rt.Handle, on
-// the bundled schemas and realistic values (the bench world of
-// server/bench_test.go):
+// the bundled schemas and realistic values (the seed world, which
+// server/bench_test.go loads too):
 //
 //	go test ./api/ -run '^$' -bench . -benchmem -count 5
 //
@@ -54,7 +54,7 @@ func benchClaimTaskOutput() *ClaimTaskOutput {
 	}
 }
 
-// benchDiscoverOutput is the bench world's website-v2 as a project with
+// benchDiscoverOutput is the seed world's website-v2 as a project with
 // three people and three agents.
 func benchDiscoverOutput() *DiscoverTeamAgentsOutput {
 	str := func(s string) *string { return &s }

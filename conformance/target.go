@@ -39,6 +39,9 @@ type Instance struct {
 	// Output, if not nil, returns what the server printed (shown when a
 	// script fails).
 	Output func() string
+	// PID is the server's process id when the target started a process
+	// (with `exec` in the command, the server itself); 0 otherwise.
+	PID int
 }
 
 // URLTarget is a server that is already running with the standard seed
@@ -131,6 +134,9 @@ type CmdTarget struct {
 	StartTimeout time.Duration
 	// StopTimeout is how long SIGTERM gets before SIGKILL; default 5s.
 	StopTimeout time.Duration
+	// Env is added to the command's environment (NAME=value), after the
+	// variables above.
+	Env []string
 }
 
 // Skip runs everything.
@@ -206,6 +212,7 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string) (*Instan
 		"PRICKLE_PORT="+strconv.Itoa(port),
 		"PRICKLE_STATE_DIR="+stateDir,
 	)
+	cmd.Env = append(cmd.Env, c.Env...)
 	cmd.Dir = stateDir
 	newGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second // a stray child holding the output open
@@ -270,7 +277,7 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string) (*Instan
 	if path == "" {
 		path = "/mcp"
 	}
-	return &Instance{Endpoint: "http://" + addr + path, Stop: stop, Output: out.String}, false, nil
+	return &Instance{Endpoint: "http://" + addr + path, Stop: stop, Output: out.String, PID: cmd.Process.Pid}, false, nil
 }
 
 func indent(s string) string {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/signal"
 	"regexp"
@@ -134,7 +133,7 @@ flags:
 		if *tokensFile == "" {
 			return usageErr(stderr, "--url needs --tokens FILE (the server's tokens, prickled --tokens-out format)")
 		}
-		endpoint, err := endpointOf(*rawURL)
+		endpoint, err := cmdline.MCPEndpoint(*rawURL)
 		if err != nil {
 			return usageErr(stderr, "--url: %v", err)
 		}
@@ -222,22 +221,6 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
-}
-
-// endpointOf turns a base URL into the MCP endpoint (adding /mcp when the
-// URL has no path).
-func endpointOf(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", err
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("%q is not an http(s) URL", raw)
-	}
-	if u.Path == "" || u.Path == "/" {
-		u.Path = "/mcp"
-	}
-	return u.String(), nil
 }
 
 func writeFile(name string, write func(io.Writer) error) error {

@@ -1,11 +1,13 @@
 // Package cmdline holds what the project's commands (prickle-gen,
-// prickled, prickle-conformance) share in reading their command lines.
+// prickled, prickle-conformance, prickle-load) share in reading their
+// command lines.
 package cmdline
 
 import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 )
 
 // Exit statuses every command uses the same way.
@@ -31,4 +33,20 @@ func Parse(fs *flag.FlagSet, args []string, positional bool) (code int, ok bool)
 		return ExitUsage, false
 	}
 	return ExitOK, true
+}
+
+// MCPEndpoint turns a server's URL into its MCP endpoint: an http(s) URL
+// with no path gets /mcp.
+func MCPEndpoint(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("%q is not an http(s) URL: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("%q is not an http(s) URL", raw)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/mcp"
+	}
+	return u.String(), nil
 }

@@ -53,3 +53,18 @@ func TestVersionOf(t *testing.T) {
 		t.Error("empty version")
 	}
 }
+
+func TestMCPEndpoint(t *testing.T) {
+	for _, c := range []struct{ in, want, err string }{
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8080/mcp", ""},
+		{"http://127.0.0.1:8080/", "http://127.0.0.1:8080/mcp", ""},
+		{"https://example.com/custom/mcp", "https://example.com/custom/mcp", ""},
+		{"127.0.0.1:8080", "", "not an http(s) URL"},
+		{"ftp://host", "", "not an http(s) URL"},
+	} {
+		got, err := MCPEndpoint(c.in)
+		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("MCPEndpoint(%q) = %q, %v; want %q, %q", c.in, got, err, c.want, c.err)
+		}
+	}
+}

@@ -1,0 +1,33 @@
+// Command prickle-load is an out-of-process load generator for any Prickle
+// server, with a bare go-sdk baseline server and a side-by-side comparison
+// of the two (package internal/load; README.md, "Load and compare").
+//
+//	prickle-load run -url URL -tokens FILE [-mix OP[:W],...] [-c N] [-d D | -n N] [-json]
+//	prickle-load fixture [-tasks N] [-o FILE] [-tokens-out FILE]
+//	prickle-load bare [-addr HOST:PORT] [-outputs FILE | -like URL -tokens FILE]
+//	prickle-load compare -server-cmd CMD [-baseline-cmd CMD] [-runs 3] [-json FILE]
+//
+// Exit status: 0 success, 1 failed calls or a run that could not be made,
+// 2 usage error.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/prickle-dev/prickle/internal/load"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run runs prickle-load until it is done or interrupted (SIGINT, SIGTERM).
+func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return load.Main(ctx, args, stdout, stderr)
+}

@@ -1,0 +1,103 @@
+package main
+
+// The command as a user runs it: compare starts the real prickled and this
+// program's bare server as processes and loads both.
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prickle-dev/prickle/internal/load"
+	"github.com/prickle-dev/prickle/internal/testkit"
+)
+
+func TestUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{nil, 2, "usage: prickle-load COMMAND"},
+		{[]string{"nope"}, 2, `unknown command "nope"`},
+		{[]string{"help"}, 0, "compare"},
+		{[]string{"fixture", "-tasks", "-1"}, 2, "tasks must be between 0"},
+		{[]string{"compare"}, 2, "-server-cmd is required"},
+		{[]string{"bare", "-outputs", "a", "-like", "http://x"}, 2, "exclude each other"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(c.args, nil, &stdout, &stderr); code != c.code || !strings.Contains(stdout.String()+stderr.String(), c.out) {
+			t.Errorf("prickle-load %q: exit %d, output %q; want exit %d and %q", c.args, code, stdout.String()+stderr.String(), c.code, c.out)
+		}
+	}
+}
+
+func TestCompareProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs two servers")
+	}
+	dir := t.TempDir()
+	self, err := testkit.GoBuild(dir, "github.com/prickle-dev/prickle/cmd/prickle-load", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prickled, err := testkit.GoBuild(dir, "github.com/prickle-dev/prickle/cmd/prickled", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(dir, "compare.json")
+	cmd := exec.Command(self, "compare", "-q",
+		"-server-cmd", "exec "+prickled+` --addr "$PRICKLE_ADDR" --db "$PRICKLE_STATE_DIR/p.db" --fixture "$PRICKLE_FIXTURE" 2>/dev/null`,
+		"-runs", "2", "-calls", "20", "-tput-calls", "40", "-warmup-calls", "4", "-clients", "4",
+		"-sustain", "2s", "-sustain-tasks", "3000", "-json", report, "-keep")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("compare: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmp load.Comparison
+	if err := json.Unmarshal(b, &cmp); err != nil {
+		t.Fatal(err)
+	}
+	if cmp.WorkDir == "" {
+		t.Fatal("-keep: no work folder named")
+	}
+	defer os.RemoveAll(cmp.WorkDir)
+	if _, err := os.Stat(filepath.Join(cmp.WorkDir, "server", "state", "p.db")); err != nil {
+		t.Errorf("-keep: the server's state folder is not kept: %v", err)
+	}
+	if len(cmp.Scenarios) != 7 || len(cmp.Sustained) != 2 {
+		t.Fatalf("%d scenarios and %d sustained runs, want 7 and 2:\n%s", len(cmp.Scenarios), len(cmp.Sustained), stdout.String())
+	}
+	for _, s := range cmp.Scenarios {
+		if len(s.Ratio) != 2 || s.Ratio[0] <= 0 || s.Ratio[1] <= 0 {
+			t.Errorf("%s: ratios %v", s.Name(), s.Ratio)
+		}
+		for i := range s.Server {
+			for _, r := range []*load.Report{s.Server[i], s.Baseline[i]} {
+				if r.Total.Failed != 0 || r.Total.OK != uint64(s.Calls) || r.Server == nil || r.Server.RSSEnd <= 0 {
+					t.Errorf("%s run %d: %+v", s.Name(), i+1, r.Total)
+				}
+			}
+		}
+		// Both servers answered as many bytes, within 2%: a fresh claim's
+		// task id is shorter than the recorded replay's, and times drop
+		// trailing zeros of their fractions.
+		if sb, bb := s.Server[0].Ops[0].Bytes, s.Baseline[0].Ops[0].Bytes; sb < bb*0.98 || sb > bb*1.02 {
+			t.Errorf("%s: server answers %.0f bytes, baseline %.0f", s.Name(), sb, bb)
+		}
+	}
+	for _, want := range []string{"claim_task, 1 client, p50", "claim_task_fresh, 4 clients, calls/s", "ratio server/baseline", "RSS end/start"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}

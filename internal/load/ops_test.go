@@ -1,0 +1,199 @@
+package load
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/conformance"
+)
+
+func TestParseMix(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []Weighted
+		err  string
+	}{
+		{in: "claim_task", want: []Weighted{{OpClaimReplay, 1}}},
+		{in: "claim_task:3, discover_team_agents", want: []Weighted{{OpClaimReplay, 3}, {OpDiscover, 1}}},
+		{in: "claim_task_fresh:2,claim_discussion:1", want: []Weighted{{OpClaimFresh, 2}, {OpDiscussion, 1}}},
+		{in: "", err: `mix item 1 "": unknown operation`},
+		{in: "claim_task,read_room", err: `mix item 2 "read_room": unknown operation`},
+		{in: "claim_task:0", err: `mix item 1 "claim_task:0": weight must be a positive integer`},
+		{in: "claim_task:x", err: `weight must be a positive integer`},
+		{in: "claim_task:-1", err: `weight must be a positive integer`},
+		{in: "claim_task,claim_task:2", err: `mix item 2 "claim_task:2": claim_task appears twice`},
+	} {
+		got, err := ParseMix(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("ParseMix(%q) error %v, want one containing %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("ParseMix(%q) = %v, %v; want %v", c.in, got, err, c.want)
+			continue
+		}
+		if back, err := ParseMix(FormatMix(got)); err != nil || !slices.Equal(back, got) {
+			t.Errorf("FormatMix(%v) = %q does not parse back: %v %v", got, FormatMix(got), back, err)
+		}
+	}
+}
+
+func TestScheduleFollowsWeights(t *testing.T) {
+	mix := []Weighted{{OpClaimReplay, 3}, {OpDiscover, 1}, {OpDiscussion, 2}}
+	s := schedule(mix)
+	if len(s) != 6 {
+		t.Fatalf("schedule %v: want 6 entries", s)
+	}
+	for _, w := range mix {
+		if n := countOf(s, w.Op); n != w.Weight {
+			t.Errorf("schedule %v: %s %d times, want %d", s, w.Op, n, w.Weight)
+		}
+	}
+	// Spread, not blocked: no operation of weight 3 of 6 runs three times
+	// in a row (counting around the cycle).
+	cyc := append(slices.Clone(s), s...)
+	for i := range s {
+		if cyc[i] == cyc[i+1] && cyc[i+1] == cyc[i+2] {
+			t.Errorf("schedule %v runs %s three times in a row", s, cyc[i])
+		}
+	}
+}
+
+func countOf(s []string, op string) int {
+	n := 0
+	for _, x := range s {
+		if x == op {
+			n++
+		}
+	}
+	return n
+}
+
+func TestArgumentsAreValidInputs(t *testing.T) {
+	w := DefaultWorld()
+	args, err := w.fixedArgs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		OpClaimReplay: `{"task_id":"example-task-id","idempotency_key":"runner-claim-example-1"}`,
+		OpDiscussion:  `{"message_id":"example-message-id","idempotency_key":"runner-discussion-example-1","harness":2}`,
+		OpDiscover:    `{"project":"website-v2"}`,
+	}
+	for op, js := range want {
+		if string(args[op]) != js {
+			t.Errorf("%s arguments %s, want %s", op, args[op], js)
+		}
+	}
+	validate := map[string]func([]byte) error{
+		OpClaimReplay: api.ValidateClaimTaskInput, OpDiscussion: api.ValidateClaimDiscussionInput, OpDiscover: api.ValidateDiscoverTeamAgentsInput,
+	}
+	for op, v := range validate {
+		if err := v(args[op]); err != nil {
+			t.Errorf("%s arguments %s: %v", op, args[op], err)
+		}
+	}
+	a, b := w.freshArgs(7, "run1"), w.freshArgs(7, "run2")
+	if err := api.ValidateClaimTaskInput(a); err != nil {
+		t.Errorf("fresh arguments %s: %v", a, err)
+	}
+	var in api.ClaimTaskInput
+	if err := json.Unmarshal(a, &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.TaskID != "load-task-7" || !strings.Contains(in.IdempotencyKey, "run1") {
+		t.Errorf("fresh arguments %s: want task load-task-7 and a key naming the run", a)
+	}
+	if bytes.Equal(a, b) {
+		t.Errorf("two runs claim a task with the same key %s: a rerun would replay instead of being refused", a)
+	}
+}
+
+func TestSelectTokens(t *testing.T) {
+	// As prickled writes them (with "runner"), plus a second runner, and
+	// an agent-only entry without "runner" as server/README shows them.
+	file := `[
+	  {"kind": "agent", "agent": "maya/builder", "token": "A-maya"},
+	  {"kind": "agent", "agent": "theo/reviewer", "token": "A-theo"},
+	  {"kind": "runner", "agent": "maya/builder", "runner": "maya-laptop", "token": "R-maya"},
+	  {"kind": "runner", "agent": "theo/reviewer", "runner": "theo-box", "token": "R-theo"}
+	]`
+	toks, err := conformance.ReadTokens(strings.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		runner, agent   string
+		wantR, wantA    string
+		wantErrContains string
+	}{
+		{"", "", "R-maya", "A-maya", ""},
+		{"theo-box", "", "R-theo", "A-theo", ""},
+		{"theo/reviewer", "", "R-theo", "A-theo", ""},
+		{"maya-laptop", "theo/reviewer", "R-maya", "A-theo", ""},
+		{"nobody", "", "", "", `no runner "nobody"`},
+		{"", "rin/analyst", "", "", `no agent "rin/analyst"`},
+	} {
+		r, a, err := SelectTokens(toks, c.runner, c.agent)
+		if c.wantErrContains != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErrContains) {
+				t.Errorf("SelectTokens(%q, %q) error %v, want %q", c.runner, c.agent, err, c.wantErrContains)
+			}
+			continue
+		}
+		if err != nil || r != c.wantR || a != c.wantA {
+			t.Errorf("SelectTokens(%q, %q) = %q, %q, %v; want %q, %q", c.runner, c.agent, r, a, err, c.wantR, c.wantA)
+		}
+	}
+	// Agents only: no runner token, the first agent's.
+	r, a, err := SelectTokens(toks[:2], "", "")
+	if err != nil || r != "" || a != "A-maya" {
+		t.Errorf("agents only: %q, %q, %v", r, a, err)
+	}
+}
+
+func TestParseRun(t *testing.T) {
+	base := []string{"-url", "http://127.0.0.1:8080", "-tokens", "t.json"}
+	f, code, ok := parseRun(base, &bytes.Buffer{})
+	if !ok || code != ExitOK {
+		t.Fatalf("defaults: exit %d", code)
+	}
+	if f.cfg.Endpoint != "http://127.0.0.1:8080/mcp" || f.cfg.Duration != 10*time.Second || f.cfg.Calls != 0 ||
+		f.cfg.Clients != 1 || f.cfg.WarmupDuration != 2*time.Second || FormatMix(f.cfg.Mix) != "claim_task:1,claim_discussion:1,discover_team_agents:1" {
+		t.Errorf("defaults: %+v", f.cfg)
+	}
+	f, _, ok = parseRun(append(slices.Clone(base), "-n", "500", "-c", "16", "-mix", "claim_task_fresh:2,discover_team_agents",
+		"-fresh-first", "100", "-fresh-count", "900", "-warmup", "0", "-warmup-calls", "50", "-protocol", "2025-06-18"), &bytes.Buffer{})
+	if !ok || f.cfg.Calls != 500 || f.cfg.Duration != 0 || f.cfg.Clients != 16 || f.cfg.WarmupCalls != 50 || f.cfg.WarmupDuration != 0 ||
+		f.cfg.World.FreshFirst != 100 || f.cfg.World.FreshCount != 900 || f.cfg.Protocol != "2025-06-18" || len(f.cfg.Mix) != 2 {
+		t.Errorf("flags not applied: %+v", f.cfg)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"-tokens", "t.json"}, ExitUsage, "-url is required"},
+		{[]string{"-url", "http://x"}, ExitUsage, "-tokens is required"},
+		{append(slices.Clone(base), "-n", "5", "-d", "1s"), ExitUsage, "-n and -d exclude each other"},
+		{append(slices.Clone(base), "-c", "0"), ExitUsage, "-c must be at least 1"},
+		{append(slices.Clone(base), "-mix", "claim_task,bogus"), ExitUsage, `-mix: mix item 2 "bogus"`},
+		{append(slices.Clone(base), "-mix", "claim_task_fresh"), ExitUsage, "needs -fresh-count"},
+		{[]string{"-url", "ftp://x", "-tokens", "t"}, ExitUsage, "not an http(s) URL"},
+		{append(slices.Clone(base), "stray"), ExitUsage, `unexpected argument "stray"`},
+		{[]string{"-h"}, ExitOK, "usage: prickle-load run"},
+	} {
+		var stderr bytes.Buffer
+		_, code, ok := parseRun(c.args, &stderr)
+		if ok || code != c.code || !strings.Contains(stderr.String(), c.msg) {
+			t.Errorf("parseRun(%q): ok %v exit %d, stderr %q; want exit %d and %q", c.args, ok, code, stderr.String(), c.code, c.msg)
+		}
+	}
+}
