@@ -301,8 +301,12 @@ func TestUnimplementedHandler(t *testing.T) {
 			}
 		})
 	}
-	if got := api.Unimplemented(newStub()); len(got) != 0 {
-		t.Errorf("Unimplemented(stub) = %v, want none: stub declares every method", got)
+	// stub declares these three; whatever else is documented it leaves to
+	// UnimplementedHandler.
+	for _, declared := range []api.ToolName{api.ToolClaimTask, api.ToolClaimDiscussion, api.ToolDiscoverTeamAgents} {
+		if got := api.Unimplemented(newStub()); slices.Contains(got, declared) {
+			t.Errorf("Unimplemented(stub) = %v: lists %s, which stub declares", got, declared)
+		}
 	}
 }
 

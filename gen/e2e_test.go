@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -410,5 +411,53 @@ func corpusPackages(t *testing.T) []corpusPkg {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(pkgs, corpusPkg{"api", bundled, fix})
+	return append(pkgs, corpusPkg{"api", bundled, withDerived(t, bundled, fix)})
+}
+
+// withDerived adds to the round-trip fixture fix the values of the tools it
+// lacks, derived from the spec, so that a page added to the bundled ones
+// needs no hand-written values: valid inputs are the example input and the
+// input schema's instance (jsonschema.Instance), the valid output is the
+// output schema's instance, and the invalid value of each side is an array
+// where the schema asks for an object (violation at the root).
+func withDerived(t *testing.T, s *spec.Spec, fix []byte) []byte {
+	t.Helper()
+	type invalid struct {
+		Value   json.RawMessage `json:"value"`
+		Pointer string          `json:"pointer"`
+	}
+	type cases struct {
+		Valid   []json.RawMessage `json:"valid"`
+		Invalid []invalid         `json:"invalid"`
+	}
+	var m map[string]map[string]cases
+	if err := json.Unmarshal(fix, &m); err != nil {
+		t.Fatal(err)
+	}
+	instance := func(b *spec.JSONBlock) json.RawMessage {
+		v, err := b.Schema().Root().Instance()
+		if err != nil {
+			t.Fatalf("an instance of %s: %v", b.Pos, err)
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	for _, tool := range s.Tools {
+		if _, ok := m[tool.Name]; ok {
+			continue
+		}
+		bad := []invalid{{Value: json.RawMessage(`[]`), Pointer: ""}}
+		m[tool.Name] = map[string]cases{
+			"input":  {Valid: []json.RawMessage{tool.ExampleInput.JSON, instance(tool.InputSchema)}, Invalid: bad},
+			"output": {Valid: []json.RawMessage{instance(tool.OutputSchema)}, Invalid: bad},
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

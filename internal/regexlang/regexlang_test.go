@@ -1,7 +1,6 @@
 package regexlang
 
 import (
-	"encoding/json"
 	"flag"
 	"math/rand/v2"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
-	"github.com/prickle-dev/prickle/spec"
 )
 
 var (
@@ -195,34 +193,6 @@ func TestAgainstEnumeration(t *testing.T) {
 	t.Logf("%d pairs over %d strings: %v", *propN, len(all), relations)
 }
 
-// Every pattern of the bundled pages equals itself, or is unknown for a
-// lookahead.
-func TestBundledPatterns(t *testing.T) {
-	sp, err := spec.LoadBundled()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pats := map[string]bool{}
-	for _, tool := range sp.Tools {
-		for _, b := range []*spec.JSONBlock{tool.InputSchema, tool.OutputSchema} {
-			collectPatterns(string(b.JSON), pats)
-		}
-	}
-	if len(pats) < 3 {
-		t.Fatalf("found %d patterns in the bundled pages", len(pats))
-	}
-	for p := range pats {
-		r := Compare(p, p)
-		_, err := ecmaregex.Translate(p)
-		switch {
-		case err == nil && r.Relation != Equal:
-			t.Errorf("%s -> itself: %v %s", p, r.Relation, r.Reason)
-		case err != nil && r.Relation != Unknown:
-			t.Errorf("%s -> itself: %v, though RE2 cannot express it", p, r.Relation)
-		}
-	}
-}
-
 // A comparison that needs more states than its budget is unknown.
 func TestBudget(t *testing.T) {
 	old, new := `^(?:a|b)*a(?:a|b){11}$`, `^(?:a|b)*a(?:a|b){12}$` // 2^12 states and more
@@ -232,35 +202,4 @@ func TestBudget(t *testing.T) {
 	if r := Compare(old, new); r.Relation != Incomparable {
 		t.Errorf("within the default budget: %v %s", r.Relation, r.Reason)
 	}
-}
-
-// collectPatterns adds every pattern and patternProperties name of a
-// schema document.
-func collectPatterns(doc string, into map[string]bool) {
-	var v any
-	if err := json.Unmarshal([]byte(doc), &v); err != nil {
-		return
-	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if p, ok := x["pattern"].(string); ok {
-				into[p] = true
-			}
-			if pp, ok := x["patternProperties"].(map[string]any); ok {
-				for name := range pp {
-					into[name] = true
-				}
-			}
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
 }

@@ -1,0 +1,416 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
+	"github.com/prickle-dev/prickle/internal/regexlang"
+)
+
+// InstanceError says where Instance could not make a valid value.
+type InstanceError struct {
+	Ptr    string // the schema's pointer
+	Reason string
+}
+
+func (e *InstanceError) Error() string {
+	return fmt.Sprintf("no instance at %s: %s", jsonpointer.Show(e.Ptr), e.Reason)
+}
+
+// formatSamples are values of the formats the validators assert.
+var formatSamples = map[string]string{
+	"date-time":     "2026-01-15T09:30:00Z",
+	"date":          "2026-01-15",
+	"time":          "09:30:00Z",
+	"duration":      "P1D",
+	"email":         "user@example.com",
+	"idn-email":     "user@example.com",
+	"hostname":      "example.com",
+	"idn-hostname":  "example.com",
+	"ipv4":          "192.0.2.1",
+	"ipv6":          "2001:db8::1",
+	"uri":           "https://example.com/",
+	"uri-reference": "https://example.com/",
+	"iri":           "https://example.com/",
+	"iri-reference": "https://example.com/",
+	"uuid":          "00000000-0000-4000-8000-000000000000",
+	"json-pointer":  "/a",
+	"regex":         "^a$",
+}
+
+// Instance returns a small value that is valid against s: objects
+// (map[string]any) with every property the schema names, arrays with one
+// item (or as many as minItems asks), strings that match the pattern and
+// the format within the length bounds (a pattern's sample comes from its
+// automaton, see regexlang.Sample), numbers within the bounds (as
+// json.Number), the first value of an enum, the const. It reads the
+// keywords the model knows; what it cannot satisfy (the schema false, a
+// pattern beyond RE2 that no sample matches, an allOf of several shapes)
+// is an *InstanceError. Interactions it does not see (not, if/then/else,
+// uniqueItems across generated items) are the caller's to check: validate
+// the result when it matters.
+func (s *Schema) Instance() (any, error) { return s.instance(0) }
+
+func (s *Schema) instance(depth int) (any, error) {
+	fail := func(format string, args ...any) (any, error) {
+		return nil, &InstanceError{Ptr: s.ptr, Reason: fmt.Sprintf(format, args...)}
+	}
+	if depth > maxRefDepth {
+		return fail("nested too deep (a recursive schema?)")
+	}
+	if v, ok := s.Bool(); ok {
+		if !v {
+			return fail("the schema false admits no value")
+		}
+		return nil, nil
+	}
+	if s.Invalid() {
+		return fail("not a schema")
+	}
+	if s.Ref() != "" {
+		r := s.Resolved()
+		if r == s {
+			return fail("reference %q cannot be followed", s.Ref())
+		}
+		return r.instance(depth + 1)
+	}
+	if k := s.Get("const"); k != nil {
+		return k.Decode(), nil
+	}
+	if k := s.Get("enum"); k != nil {
+		vals, _ := k.Elements()
+		for _, v := range vals {
+			if string(v) != "null" {
+				return decodeRaw(v), nil
+			}
+		}
+		if len(vals) > 0 {
+			return nil, nil
+		}
+		return fail("an empty enum")
+	}
+	if u, ok := s.Union(); ok {
+		var errs []error
+		for _, v := range append(u.Shaped, u.Narrowing...) {
+			inst, err := v.instance(depth + 1)
+			if err == nil {
+				return s.withOwn(inst, depth)
+			}
+			errs = append(errs, err)
+		}
+		if u.Null {
+			return nil, nil
+		}
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
+	}
+	if all := s.List("allOf"); len(all) > 0 {
+		var shaped []*Schema
+		for _, a := range all {
+			if !a.ConstraintOnly() {
+				shaped = append(shaped, a)
+			}
+		}
+		if len(shaped) > 1 {
+			return fail("allOf of several shapes")
+		}
+		if len(shaped) == 1 && otherShapeThan(s, "allOf") == "" {
+			return shaped[0].instance(depth + 1)
+		}
+	}
+	return s.typed(depth)
+}
+
+// withOwn returns a union variant's instance, adding the properties the
+// schema itself names around the union (an object with a oneOf of
+// required sets, say).
+func (s *Schema) withOwn(inst any, depth int) (any, error) {
+	obj, ok := inst.(map[string]any)
+	if !ok || len(s.Properties()) == 0 {
+		return inst, nil
+	}
+	own, err := s.typed(depth)
+	if err != nil {
+		return inst, nil
+	}
+	if o, ok := own.(map[string]any); ok {
+		for k, v := range o {
+			if _, has := obj[k]; !has {
+				obj[k] = v
+			}
+		}
+	}
+	return obj, nil
+}
+
+func otherShapeThan(s *Schema, except string) string {
+	for _, k := range s.kws {
+		if k.Name != except && Info(k.Name).Shape {
+			return k.Name
+		}
+	}
+	return ""
+}
+
+// typed makes a value of the schema's type, or of the type its keywords
+// imply.
+func (s *Schema) typed(depth int) (any, error) {
+	types, null := s.NonNullTypes()
+	if len(types) == 0 {
+		switch {
+		case s.HasAny("properties", "additionalProperties", "patternProperties", "required", "minProperties"):
+			types = []string{"object"}
+		case s.HasAny("items", "prefixItems", "minItems", "contains"):
+			types = []string{"array"}
+		case s.HasAny("minLength", "maxLength", "pattern", "format"):
+			types = []string{"string"}
+		case s.HasAny("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
+			types = []string{"number"}
+		case null:
+			return nil, nil
+		default:
+			return "example", nil // any JSON value is valid
+		}
+	}
+	switch types[0] {
+	case "object":
+		return s.object(depth)
+	case "array":
+		return s.array(depth)
+	case "string":
+		return s.str()
+	case "integer":
+		return s.number(true)
+	case "number":
+		return s.number(false)
+	case "boolean":
+		return true, nil
+	}
+	return nil, &InstanceError{Ptr: s.ptr, Reason: fmt.Sprintf("unknown type %q", types[0])}
+}
+
+func (s *Schema) object(depth int) (any, error) {
+	obj := map[string]any{}
+	req := map[string]bool{}
+	for _, r := range s.Required() {
+		req[r] = true
+	}
+	limit := -1
+	if n, ok := s.intKeyword("maxProperties"); ok {
+		limit = n
+	}
+	// Required properties first, then the others as far as maxProperties
+	// allows: each generated property exercises the code that reads it.
+	for _, pass := range []bool{true, false} {
+		for _, p := range s.Properties() {
+			if req[p.Name] != pass || (limit >= 0 && len(obj) >= limit) {
+				continue
+			}
+			v, err := p.Schema.instance(depth + 1)
+			if err != nil {
+				if pass {
+					return nil, err
+				}
+				continue // an optional property may stay out
+			}
+			obj[p.Name] = v
+		}
+	}
+	for name := range req {
+		if _, ok := obj[name]; !ok {
+			ap := s.Applied("additionalProperties")
+			if ap == nil || ap.IsFalse() {
+				return nil, &InstanceError{Ptr: s.ptr, Reason: fmt.Sprintf("required %q is not among the properties it allows", name)}
+			}
+			v, err := ap.instance(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			obj[name] = v
+		}
+	}
+	if n, ok := s.intKeyword("minProperties"); ok && len(obj) < n {
+		ap := s.Applied("additionalProperties")
+		if ap == nil || ap.IsFalse() {
+			return nil, &InstanceError{Ptr: s.ptr, Reason: "minProperties beyond the properties it allows"}
+		}
+		for i := 1; len(obj) < n; i++ {
+			v, err := ap.instance(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			obj[fmt.Sprintf("key%d", i)] = v
+		}
+	}
+	return obj, nil
+}
+
+func (s *Schema) array(depth int) (any, error) {
+	arr := []any{}
+	for _, p := range s.List("prefixItems") {
+		v, err := p.instance(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		arr = append(arr, v)
+	}
+	want := max(len(arr), 1)
+	if n, ok := s.intKeyword("minItems"); ok {
+		want = max(len(arr), n)
+	}
+	if n, ok := s.intKeyword("maxItems"); ok {
+		want = min(want, n)
+	}
+	if b := s.Get("uniqueItems"); b != nil && string(b.Value) == "true" && want > max(len(arr), 1) {
+		return nil, &InstanceError{Ptr: s.ptr, Reason: "several unique items"}
+	}
+	items := s.Applied("items")
+	for len(arr) < want {
+		if items == nil {
+			arr = append(arr, "example")
+			continue
+		}
+		v, err := items.instance(depth + 1)
+		if err != nil {
+			if len(arr) == 0 && !s.Has("minItems") {
+				return arr, nil // an empty array is valid
+			}
+			return nil, err
+		}
+		arr = append(arr, v)
+	}
+	return arr, nil
+}
+
+func (s *Schema) str() (any, error) {
+	lo, hasLo := s.intKeyword("minLength")
+	hi, hasHi := s.intKeyword("maxLength")
+	if !hasHi {
+		hi = -1
+	}
+	fits := func(v string) bool {
+		n := utf8.RuneCountInString(v)
+		return n >= lo && (hi < 0 || n <= hi)
+	}
+	pattern, hasPattern := s.String("pattern")
+	matches := func(v string) bool {
+		if !hasPattern {
+			return true
+		}
+		re, err := ecmaregex.Compile(pattern)
+		if err != nil {
+			return false
+		}
+		ok, err := re.MatchString(v)
+		return ok && err == nil
+	}
+	if f, ok := s.String("format"); ok {
+		if v, known := formatSamples[f]; known && fits(v) && matches(v) {
+			return v, nil
+		}
+	}
+	if hasPattern {
+		v, err := regexlang.Sample(pattern, lo, hi)
+		if err == nil {
+			return v, nil
+		}
+		// A pattern beyond RE2: try a few readable strings.
+		for _, c := range []string{"example", "example-id", "a", "x1", "website-v2", "maya/builder", "A", "0"} {
+			for !fits(c) && (hi < 0 || utf8.RuneCountInString(c) < hi) && utf8.RuneCountInString(c) < lo {
+				c += "a"
+			}
+			if fits(c) && matches(c) {
+				return c, nil
+			}
+		}
+		return nil, &InstanceError{Ptr: s.KeywordPointer("pattern"), Reason: err.Error()}
+	}
+	v := "example"
+	if hasLo && utf8.RuneCountInString(v) < lo {
+		v += strings.Repeat("a", lo-utf8.RuneCountInString(v))
+	}
+	if hi >= 0 && utf8.RuneCountInString(v) > hi {
+		v = string([]rune(v)[:hi])
+	}
+	if !fits(v) {
+		return nil, &InstanceError{Ptr: s.ptr, Reason: "minLength above maxLength"}
+	}
+	return v, nil
+}
+
+// number picks the smallest value at or above the lower bound (1 when
+// there is none below it), a multiple of multipleOf, under the upper
+// bound.
+func (s *Schema) number(integer bool) (any, error) {
+	lo, hasLo := s.rat("minimum")
+	if x, ok := s.rat("exclusiveMinimum"); ok && (!hasLo || x.Cmp(lo) >= 0) {
+		lo, hasLo = new(big.Rat).Add(x, smallStep(integer)), true
+	}
+	hi, hasHi := s.rat("maximum")
+	if x, ok := s.rat("exclusiveMaximum"); ok && (!hasHi || x.Cmp(hi) <= 0) {
+		hi, hasHi = new(big.Rat).Sub(x, smallStep(integer)), true
+	}
+	v := big.NewRat(1, 1)
+	switch {
+	case hasLo && (v.Cmp(lo) < 0 || hasHi && hi.Cmp(v) < 0):
+		v = lo
+	case hasHi && hi.Cmp(v) < 0:
+		v = hi
+	}
+	if integer && !v.IsInt() {
+		v = new(big.Rat).SetInt(ceil(v))
+	}
+	if m, ok := s.rat("multipleOf"); ok && m.Sign() > 0 {
+		q := new(big.Rat).Quo(v, m)
+		v = new(big.Rat).Mul(new(big.Rat).SetInt(ceil(q)), m)
+	}
+	if hasHi && v.Cmp(hi) > 0 || hasLo && v.Cmp(lo) < 0 || integer && !v.IsInt() {
+		return nil, &InstanceError{Ptr: s.ptr, Reason: "no number within the bounds"}
+	}
+	if v.IsInt() {
+		return json.Number(v.Num().String()), nil
+	}
+	return json.Number(CanonicalNumber(v.FloatString(20))), nil
+}
+
+func smallStep(integer bool) *big.Rat {
+	if integer {
+		return big.NewRat(1, 1)
+	}
+	return big.NewRat(1, 1000)
+}
+
+func ceil(r *big.Rat) *big.Int {
+	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int))
+	if m.Sign() != 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+func (s *Schema) rat(name string) (*big.Rat, bool) {
+	if k := s.Get(name); k != nil {
+		return k.Number()
+	}
+	return nil, false
+}
+
+func (s *Schema) intKeyword(name string) (int, bool) {
+	r, ok := s.rat(name)
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	return int(r.Num().Int64()), true
+}
+
+func decodeRaw(raw []byte) any {
+	v, _ := DecodeValue(raw)
+	return v
+}
