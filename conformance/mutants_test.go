@@ -300,7 +300,6 @@ var mutants = []mutant{
 		name:     "review-without-quote",
 		rule:     "claim_discussion: to review, the answer quotes the draft",
 		caughtBy: []string{"claim_discussion_roles"},
-		core:     true,
 		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
 			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
 				out, err := inner.ClaimDiscussion(ctx, in)
@@ -436,9 +435,8 @@ var mutants = []mutant{
 	},
 	{
 		name:     "invisible-project-distinguishable",
-		rule:     "discover_team_agents: a project the caller cannot see is refused like a missing one",
+		rule:     "discover_team_agents: a project the caller cannot see is refused like a missing one (reference: with the same message)",
 		caughtBy: []string{"discover_team_agents_invisible"},
-		core:     true,
 		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
 			return &wrapped{discover: func(ctx context.Context, in *api.DiscoverTeamAgentsInput) (*api.DiscoverTeamAgentsOutput, error) {
 				out, err := inner.DiscoverTeamAgents(ctx, in)
