@@ -17,8 +17,8 @@ import (
 // The reference profile checks only what server/README.md documents: these
 // tests read the codes and decisions the suite demands from where the
 // suite defines them (the scripts' `refused` lines and `# decisions:`
-// headers) and the README's decision paragraphs, and fail when the two
-// drift apart.
+// headers, the model's rules) and the README's decision paragraphs, and
+// fail when the two drift apart.
 
 const serverREADME = "../server/README.md"
 
@@ -54,6 +54,40 @@ func readmeDecisions(t *testing.T) map[string]string {
 
 func names(para string, code string) bool {
 	return strings.Contains(para, "`"+code+"`")
+}
+
+// TestModelRulesAreDocumented: every rule of the exploration model names a
+// README decision that exists and names the rule's refusal code; every
+// decision the model cites exists.
+func TestModelRulesAreDocumented(t *testing.T) {
+	decisions := readmeDecisions(t)
+	for _, title := range citedDecisions {
+		if decisions[title] == "" {
+			t.Errorf("the model cites the decision %q, which server/README.md does not have", title)
+		}
+	}
+	for _, r := range modelRules {
+		title := strings.TrimPrefix(r.decision, "server/README.md: ")
+		para := decisions[title]
+		switch {
+		case para == "":
+			t.Errorf("rule %q: decision %q is not in server/README.md", r.what, title)
+		case !names(para, r.code):
+			t.Errorf("rule %q: the reference profile demands %s, which server/README.md's %q paragraph does not name", r.what, r.code, title)
+		}
+	}
+}
+
+// TestModelSentencesExist: every sentence the model cites is in the
+// bundled spec.
+func TestModelSentencesExist(t *testing.T) {
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stale := staleCitations(sp); len(stale) > 0 {
+		t.Errorf("the model cites sentences the pages do not have: %v", stale)
+	}
 }
 
 var refusedRe = regexp.MustCompile(`^(?:\[[a-z]+\]\s+)?!?\s*refused\s+(\S+)`)
