@@ -39,7 +39,7 @@ import (
 const ExploreScript = "explore"
 
 // DefaultExplore is the number of sequences a certification run explores.
-const DefaultExplore = 60
+const DefaultExplore = 100
 
 // ExploreCalls is the length of a generated sequence.
 const ExploreCalls = 24

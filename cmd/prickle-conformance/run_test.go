@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -124,7 +125,7 @@ func TestServerCmd(t *testing.T) {
 				t.Fatal(err)
 			}
 			if rep.Profile != profile || rep.Verdict != "certified" || rep.Seed != 7 || !strings.HasPrefix(rep.SpecHash, "sha256:") ||
-				rep.Suite == "" || rep.Suite == "(devel)" || rep.Checks < 1000 || rep.Explore.Sequences != 60 || rep.Explore.Calls < 500 {
+				rep.Suite == "" || rep.Suite == "(devel)" || rep.Checks < 1000 || rep.Explore.Sequences != conformance.DefaultExplore || rep.Explore.Calls < 10*conformance.DefaultExplore {
 				t.Errorf("json report: %+v", rep)
 			}
 			if bytes.Contains(b, []byte("prk_")) {
