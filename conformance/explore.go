@@ -53,9 +53,11 @@ const maxExploreFailures = 3
 
 // ExploreReport says what exploration did.
 type ExploreReport struct {
-	Seed      int64 `json:"seed"`
-	Sequences int   `json:"sequences"`
-	Calls     int   `json:"calls"`
+	// Seed is the seed the sequences were generated from.
+	Seed int64 `json:"seed"`
+	// Sequences counts the sequences run, Calls the calls they made.
+	Sequences int `json:"sequences"`
+	Calls     int `json:"calls"`
 	// Outcomes counts the answers by tool and outcome ("claim_task ok",
 	// "claim_task refused not_routed"): what exploration exercised.
 	Outcomes map[string]int    `json:"outcomes"`
