@@ -52,6 +52,10 @@ import (
 // runner ..."), the seeded agent (agent:maya/builder) for every other tool.
 // Both exist in the standard seed world, which these scripts run against.
 
+// refusalsDecision is the server/README.md decision that names the code of
+// a refusal of invalid arguments (checked in the reference profile).
+const refusalsDecision = "Refusals"
+
 // SeedRunner and SeedAgent are the principals of the standard seed world
 // the derived cases call as.
 const (
@@ -221,6 +225,7 @@ func (d *deriver) exampleScript() {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: the documented example input is accepted as to shape (derived from the spec).\n", t.Name)
 	fmt.Fprintf(&b, "# It may be refused for a business reason, never as invalid arguments.\n")
+	fmt.Fprintf(&b, "# decisions: %s\n", refusalsDecision)
 	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, q(marshal(d.example)))
 	b.WriteString("accepted")
 	for _, k := range slices.Sorted(maps.Keys(d.example)) {
@@ -503,6 +508,7 @@ func (d *deriver) emit(path []string, keyword, why, baseArgs string, root map[st
 	name += "." + keyword
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: %s: refused, naming the field (derived from the spec).\n", t.Name, why)
+	fmt.Fprintf(&b, "# decisions: %s\n", refusalsDecision)
 	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, q(args))
 	b.WriteString("refused invalid_arguments\n")
 	for _, e := range expect {

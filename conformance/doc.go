@@ -17,10 +17,25 @@
 //     runs: tools/list serves the documented schemas, each example input is
 //     accepted as to shape, and every constraint of every input schema,
 //     broken alone, is refused naming the field.
+//   - stateful exploration (the script "explore", explore.go): random
+//     sequences of calls against generated worlds, every answer compared
+//     with an executable model of the documented rules (explore_model.go);
+//     a failing sequence shrinks to a minimal script with its fixture.
 //
 // A script that carries a fixture.json runs against that world; any other
 // script runs against the standard seed world (SeedFixture). Every world is
-// described in the fixture format of server/store/FIXTURE.md.
+// described in the fixture format of server/store/FIXTURE.md. Each run of a
+// script gets the world with fresh random tokens for every agent and
+// runner, and with its relative times ("claimed_at": "now-3h") resolved.
+//
+// A script names the sentences it tests ("# covers: TOOL#HASH ...") and the
+// server/README.md decisions its reference checks rely on ("# decisions:
+// TITLE; TITLE").
+//
+// Run judges a run: certified only when nothing failed and the coverage is
+// complete (every documented tool served and answering, every example
+// succeeding or explained in examples.md, every sentence tested or
+// explained, the whole suite run); otherwise failed or incomplete.
 //
 // # Commands
 //
@@ -49,7 +64,8 @@
 //	    The last call succeeded.
 //	refused [CODE]
 //	    The last call was refused (isError: true); in the reference profile
-//	    with CODE. "! refused CODE": not refused with CODE (reference only).
+//	    with CODE, or one of CODE|CODE... "! refused CODE": not refused
+//	    with CODE (reference only).
 //	accepted [POINTER...]
 //	    The last call's arguments were accepted as to shape: it succeeded,
 //	    or its refusal is not invalid_arguments (reference) and names none
@@ -72,7 +88,8 @@
 //	time PATH < DURATION | time PATH == TIME
 //	    PATH holds an RFC 3339 time: about DURATION after the last call
 //	    (default tolerance 30s), more or less than DURATION after it, or
-//	    the same instant as TIME.
+//	    the same instant as TIME (RFC 3339, or relative to the moment the
+//	    fixture was loaded: now-3h).
 //	tools [-as PRINCIPAL]
 //	    tools/list serves every documented tool with input and output
 //	    schemas semantically equal to the documented ones (decoded JSON,

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	"github.com/prickle-dev/prickle/gen/rt"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec"
 )
 
 // A mutant is the reference server with exactly one documented rule
@@ -33,11 +36,18 @@ type mutant struct {
 	caughtBy []string
 	// core: the core profile catches it too (with the same scripts).
 	core bool
+	// explore are the profiles in which stateful exploration alone (the
+	// scripts off, the default budget) catches it: every mutant that needs
+	// several calls or a state built up must be caught this way.
+	explore []conformance.Profile
 	// handler wraps the tool handler; world gives the mutant the script's
 	// fixture and the server (set once it exists).
 	handler func(w *world) func(api.Handler) api.Handler
 	// http wraps the HTTP handler.
 	http func(w *world) func(http.Handler) http.Handler
+	// load rewrites the world the mutant's store loads (a store that
+	// ignores part of it).
+	load func(fixture []byte) []byte
 }
 
 // world is what a mutant may know: the fixture and the running server.
@@ -65,6 +75,9 @@ func mutantTarget(m mutant) *conformance.HandlerTarget {
 		Name: "mutant " + m.name,
 		New: func(ctx context.Context, fixture []byte) (http.Handler, func(), error) {
 			w := &world{fixture: fixture}
+			if m.load != nil {
+				fixture = m.load(fixture)
+			}
 			cfg := server.Config{
 				Fixture: bytes.NewReader(fixture),
 				Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -85,9 +98,10 @@ func mutantTarget(m mutant) *conformance.HandlerTarget {
 	}
 }
 
-// wrapped delegates every tool to inner unless a field overrides it.
+// wrapped delegates every tool to the handler it embeds (tools documented
+// later too) unless a field overrides it.
 type wrapped struct {
-	inner           api.Handler
+	api.Handler
 	claimTask       func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error)
 	claimDiscussion func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error)
 	discover        func(ctx context.Context, in *api.DiscoverTeamAgentsInput) (*api.DiscoverTeamAgentsOutput, error)
@@ -97,21 +111,21 @@ func (w *wrapped) ClaimTask(ctx context.Context, in *api.ClaimTaskInput) (*api.C
 	if w.claimTask != nil {
 		return w.claimTask(ctx, in)
 	}
-	return w.inner.ClaimTask(ctx, in)
+	return w.Handler.ClaimTask(ctx, in)
 }
 
 func (w *wrapped) ClaimDiscussion(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
 	if w.claimDiscussion != nil {
 		return w.claimDiscussion(ctx, in)
 	}
-	return w.inner.ClaimDiscussion(ctx, in)
+	return w.Handler.ClaimDiscussion(ctx, in)
 }
 
 func (w *wrapped) DiscoverTeamAgents(ctx context.Context, in *api.DiscoverTeamAgentsInput) (*api.DiscoverTeamAgentsOutput, error) {
 	if w.discover != nil {
 		return w.discover(ctx, in)
 	}
-	return w.inner.DiscoverTeamAgents(ctx, in)
+	return w.Handler.DiscoverTeamAgents(ctx, in)
 }
 
 func refusedWith(err error, code string) bool {
@@ -139,11 +153,66 @@ func fakeDiscussionClaim() *api.ClaimDiscussionOutput {
 	}
 }
 
+func asList(v any) []any { l, _ := v.([]any); return l }
+
+// answerAsAgent replaces res, a refusal of a discover_team_agents call by
+// a caller for which which holds, with the answer the caller's agent
+// would get: the call computed as if nothing scoped the caller.
+func (w *world) answerAsAgent(r *http.Request, params, res map[string]any, which func(*store.Principal) bool) {
+	if params["name"] != "discover_team_agents" {
+		return
+	}
+	p, err := w.srv.Store().Authenticate(r.Context(), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	if err != nil || !which(p) {
+		return
+	}
+	asAgent := *p
+	asAgent.Kind, asAgent.AllowedTools, asAgent.Scope = store.KindAgent, nil, store.Scope{}
+	args, _ := params["arguments"].(map[string]any)
+	project, _ := args["project"].(string)
+	out, err := w.srv.Store().DiscoverTeamAgents(r.Context(), &asAgent, project)
+	if err != nil {
+		return
+	}
+	var sc any
+	b, _ := json.Marshal(out)
+	_ = json.Unmarshal(b, &sc)
+	delete(res, "isError")
+	delete(res, "_meta")
+	setStructured(res, sc)
+}
+
+// grantDiscussion is a claim_discussion answer the store never granted,
+// for message id (its project from the fixture), with a fresh token.
+func (w *world) grantDiscussion(id, role string) *api.ClaimDiscussionOutput {
+	var fx struct {
+		Rooms []struct {
+			ID, Project string
+		} `json:"rooms"`
+		Messages []struct {
+			ID, Room string
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(w.fixture, &fx)
+	project := ""
+	for _, m := range fx.Messages {
+		for _, r := range fx.Rooms {
+			if m.ID == id && r.ID == m.Room {
+				project = r.Project
+			}
+		}
+	}
+	out := fakeDiscussionClaim()
+	out.Project, out.Role, out.Lead = project, api.ClaimDiscussionOutputRole(role), role != "review"
+	out.DiscussionCredential.Token = "prk_mutant_" + rand.Text()
+	return out
+}
+
 func handlerMutant(f func(w *world, inner api.Handler) *wrapped) func(w *world) func(api.Handler) api.Handler {
 	return func(w *world) func(api.Handler) api.Handler {
 		return func(inner api.Handler) api.Handler {
 			h := f(w, inner)
-			h.inner = inner
+			h.Handler = inner
 			return h
 		}
 	}
@@ -300,7 +369,7 @@ var mutants = []mutant{
 		name:     "review-without-quote",
 		rule:     "claim_discussion: to review, the answer quotes the draft",
 		caughtBy: []string{"claim_discussion_roles"},
-		core:     true,
+		explore:  []conformance.Profile{conformance.Core, conformance.Reference},
 		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
 			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
 				out, err := inner.ClaimDiscussion(ctx, in)
@@ -369,28 +438,9 @@ var mutants = []mutant{
 		// The refusal is replaced by the real answer, computed for the
 		// credential's agent as if the tool were allowed.
 		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
-			res := toolResult(method, msg)
-			if res == nil || refusalCode(res) != store.CodeToolNotAllowed || params["name"] != "discover_team_agents" {
-				return
+			if res := toolResult(method, msg); res != nil && refusalCode(res) == store.CodeToolNotAllowed {
+				w.answerAsAgent(r, params, res, func(*store.Principal) bool { return true })
 			}
-			p, err := w.srv.Store().Authenticate(r.Context(), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
-			if err != nil {
-				return
-			}
-			asAgent := *p
-			asAgent.Kind, asAgent.AllowedTools, asAgent.Scope = store.KindAgent, nil, store.Scope{}
-			args, _ := params["arguments"].(map[string]any)
-			project, _ := args["project"].(string)
-			out, err := w.srv.Store().DiscoverTeamAgents(r.Context(), &asAgent, project)
-			if err != nil {
-				return
-			}
-			var sc any
-			b, _ := json.Marshal(out)
-			_ = json.Unmarshal(b, &sc)
-			delete(res, "isError")
-			delete(res, "_meta")
-			setStructured(res, sc)
 		}),
 	},
 	{
@@ -436,9 +486,9 @@ var mutants = []mutant{
 	},
 	{
 		name:     "invisible-project-distinguishable",
-		rule:     "discover_team_agents: a project the caller cannot see is refused like a missing one",
+		rule:     "discover_team_agents: a project the caller cannot see is refused like a missing one (reference: with the same message)",
 		caughtBy: []string{"discover_team_agents_invisible"},
-		core:     true,
+		explore:  []conformance.Profile{conformance.Reference},
 		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
 			return &wrapped{discover: func(ctx context.Context, in *api.DiscoverTeamAgentsInput) (*api.DiscoverTeamAgentsOutput, error) {
 				out, err := inner.DiscoverTeamAgents(ctx, in)
@@ -573,24 +623,236 @@ var mutants = []mutant{
 			setStructured(res, sc)
 		}),
 	},
+	// Stateful mutants: each breaks a rule that only shows after several
+	// calls or in a world with history. Exploration alone must catch them.
+	{
+		name:    "team-cache-per-caller",
+		rule:    "discover_team_agents: the team of the project asked for (a directory cached per caller answers one caller's first team for every project)",
+		explore: []conformance.Profile{conformance.Core, conformance.Reference},
+		http: func(w *world) func(http.Handler) http.Handler {
+			var mu sync.Mutex
+			cache := map[string]map[string]any{} // bearer token -> first team answer
+			return rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+				res := toolResult(method, msg)
+				if res == nil || params["name"] != "discover_team_agents" || refusalCode(res) != "" {
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				caller := r.Header.Get("Authorization")
+				if first, ok := cache[caller]; ok {
+					setStructured(res, first["structuredContent"])
+					return
+				}
+				cache[caller] = map[string]any{"structuredContent": res["structuredContent"]}
+			})(w)
+		},
+	},
+	{
+		name:    "no-reply-limit",
+		rule:    "claim_discussion (reference): a claim when the turn allows no more replies is no_replies_left (a store that never checks the limit)",
+		explore: []conformance.Profile{conformance.Reference},
+		// The store loads every turn whose replies reached its limit with
+		// one more reply allowed: it grants what the limit forbids.
+		load: func(fixture []byte) []byte {
+			var fx map[string]any
+			_ = json.Unmarshal(fixture, &fx)
+			posted := map[string]int{}
+			for _, m := range asList(fx["messages"]) {
+				if t, ok := m.(map[string]any)["reply_turn"].(string); ok {
+					posted[t]++
+				}
+			}
+			for _, t := range asList(fx["turns"]) {
+				turn := t.(map[string]any)
+				if limit, ok := turn["reply_limit"].(float64); ok && int(limit) <= posted[turn["message"].(string)] && limit < 8 {
+					turn["reply_limit"] = limit + 1
+				}
+			}
+			b, _ := json.Marshal(fx)
+			return b
+		},
+	},
+	{
+		name:    "no-reviews-pending",
+		rule:    "claim_discussion (reference): the lead claims again before every review is posted: reviews_pending",
+		explore: []conformance.Profile{conformance.Reference},
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+				out, err := inner.ClaimDiscussion(ctx, in)
+				if refusedWith(err, store.CodeReviewsPending) {
+					return w.grantDiscussion(in.MessageID, "combine"), nil
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:    "second-discussion-key",
+		rule:    "claim_discussion (reference): a different key while the agent's claim is live is discussion_in_progress",
+		explore: []conformance.Profile{conformance.Reference},
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+				out, err := inner.ClaimDiscussion(ctx, in)
+				if refusedWith(err, store.CodeDiscussionInProgress) {
+					return w.grantDiscussion(in.MessageID, "draft"), nil
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:    "replay-new-claimed-at",
+		rule:    "claim_task: a replay answers the attempt as claimed, with its claimed_at (this one stamps a replay of an attempt made long ago with the time of the replay)",
+		explore: []conformance.Profile{conformance.Core, conformance.Reference},
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
+				out, err := inner.ClaimTask(ctx, in)
+				if err == nil && time.Since(out.Attempt.ClaimedAt) > time.Minute {
+					out.Attempt.ClaimedAt = time.Now().UTC()
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "expired-turn-accepted",
+		rule:     "claim_discussion: refused once the turn is out of time (a store that ignores a turn's deadline)",
+		caughtBy: []string{"claim_discussion_turn_over"},
+		core:     true,
+		explore:  []conformance.Profile{conformance.Core, conformance.Reference},
+		load: func(fixture []byte) []byte {
+			var fx map[string]any
+			_ = json.Unmarshal(fixture, &fx)
+			for _, t := range asList(fx["turns"]) {
+				delete(t.(map[string]any), "expires_at")
+			}
+			b, _ := json.Marshal(fx)
+			return b
+		},
+	},
+	{
+		name:    "superseded-attempt-replayed",
+		rule:    "claim_task (reference): replaying a superseded attempt's key is attempt_superseded",
+		explore: []conformance.Profile{conformance.Reference},
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
+				out, err := inner.ClaimTask(ctx, in)
+				if refusedWith(err, store.CodeAttemptSuperseded) {
+					return fakeTaskClaim(in.TaskID), nil
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "second-attempt-while-live",
+		rule:     "claim_task (reference): a different key while an attempt is live is attempt_in_progress",
+		caughtBy: []string{"claim_task_replay"},
+		explore:  []conformance.Profile{conformance.Reference},
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
+				out, err := inner.ClaimTask(ctx, in)
+				if refusedWith(err, store.CodeAttemptInProgress) {
+					return fakeTaskClaim(in.TaskID), nil
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "execution-credential-any-project",
+		rule:     "discover_team_agents (reference): an execution credential sees only its task's project",
+		caughtBy: []string{"discover_team_agents_credentials"},
+		explore:  []conformance.Profile{conformance.Reference},
+		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+			if res := toolResult(method, msg); res != nil && refusalCode(res) == store.CodeProjectNotVisible {
+				w.answerAsAgent(r, params, res, func(p *store.Principal) bool { return p.Kind == store.KindExecution })
+			}
+		}),
+	},
+	{
+		name:     "lead-of-every-turn",
+		rule:     "claim_discussion (reference): only the first agent a message woke leads",
+		caughtBy: []string{"claim_discussion_roles"},
+		explore:  []conformance.Profile{conformance.Reference},
+		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+				out, err := inner.ClaimDiscussion(ctx, in)
+				if err == nil {
+					out.Lead = true
+				}
+				return out, err
+			}}
+		}),
+	},
+}
+
+// stubMutants are, for every documented tool, the reference server with
+// that tool stubbed: served on tools/list, its arguments validated, and
+// every valid call refused with not_implemented.
+func stubMutants(sp *spec.Spec) []mutant {
+	var out []mutant
+	for _, t := range sp.Tools {
+		name := t.Name
+		out = append(out, mutant{
+			name: "stub-" + name,
+			rule: "every documented tool is served: a stub that refuses every call of " + name + " is never certified",
+			http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+				res := toolResult(method, msg)
+				if res == nil || params["name"] != name || refusalCode(res) == "invalid_arguments" {
+					return
+				}
+				text := "not_implemented: " + name + " is not implemented"
+				for k := range res {
+					delete(res, k)
+				}
+				res["isError"] = true
+				res["_meta"] = map[string]any{"code": "not_implemented"}
+				res["content"] = []any{map[string]any{"type": "text", "text": text}}
+			}),
+		})
+	}
+	return out
+}
+
+// mutantSeed seeds the mutants' exploration: with the default budget,
+// each stateful mutant is caught from this seed (and from others: the
+// test of a seed of the day would find the mutants that one seed misses).
+const mutantSeed = 20260101
+
+func runMutant(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m mutant, prof conformance.Profile, sel string, explore int, save string) *conformance.Report {
+	t.Helper()
+	o := conformance.Options{Target: mutantTarget(m), Profile: prof, Spec: sp, Parallel: 2,
+		Explore: explore, Seed: mutantSeed, ExploreFailFast: true, SaveDir: save}
+	if sel != "" {
+		o.Run = regexp.MustCompile(sel)
+	}
+	rep, err := conformance.Run(context.Background(), scripts, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
 
 // TestMutants runs, against every mutant, the scripts named for it, and
 // checks that each of them fails: the suite catches a server that breaks
 // that one rule. Where the pages themselves state the rule (core), the
-// core profile must catch it too.
+// core profile must catch it too. A stateful mutant must also be caught by
+// exploration alone, at the default budget.
 func TestMutants(t *testing.T) {
 	sp, scripts := loadSuite(t)
-	if len(mutants) < 10 {
+	if len(mutants) < 25 {
 		t.Fatalf("only %d mutants", len(mutants))
 	}
 	for _, m := range mutants {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			names := map[string]bool{}
+			if len(m.caughtBy) == 0 && len(m.explore) == 0 {
+				t.Fatal("a mutant must be caught by scripts or by exploration")
+			}
 			var pat []string
 			for _, n := range m.caughtBy {
-				names[n] = true
 				pat = append(pat, regexp.QuoteMeta(n))
 			}
 			profiles := []conformance.Profile{conformance.Reference}
@@ -598,16 +860,10 @@ func TestMutants(t *testing.T) {
 				profiles = append(profiles, conformance.Core)
 			}
 			for _, prof := range profiles {
-				rep, err := conformance.Run(context.Background(), scripts, conformance.Options{
-					Target:   mutantTarget(m),
-					Profile:  prof,
-					Spec:     sp,
-					Parallel: 2,
-					Run:      regexp.MustCompile("^(" + strings.Join(pat, "|") + ")$"),
-				})
-				if err != nil {
-					t.Fatal(err)
+				if len(pat) == 0 {
+					break
 				}
+				rep := runMutant(t, sp, scripts, m, prof, "^("+strings.Join(pat, "|")+")$", 0, "")
 				if len(rep.Results) != len(m.caughtBy) {
 					t.Fatalf("%s: ran %d scripts, want %d (a misspelt name?)", prof, len(rep.Results), len(m.caughtBy))
 				}
@@ -619,8 +875,74 @@ func TestMutants(t *testing.T) {
 					}
 				}
 			}
+			for _, prof := range m.explore {
+				save := t.TempDir()
+				rep := runMutant(t, sp, scripts, m, prof, "^explore$", conformance.DefaultExplore, save)
+				r := rep.Result(conformance.ExploreScript)
+				if r == nil || r.Status != conformance.Fail {
+					t.Errorf("%s profile: exploration alone (seed %d, %d sequences) does not catch mutant %q (%s)", prof, mutantSeed, conformance.DefaultExplore, m.name, m.rule)
+					continue
+				}
+				f := rep.Explore.Failures[0]
+				t.Logf("%s profile: exploration catches it after %d sequences: %s [%s], shrunk to %d calls", prof, rep.Explore.Sequences, f.Message, f.Source, f.Calls)
+				if os.Getenv("SHOW") != "" {
+					t.Logf("%s", f.Script)
+				}
+				// The shrunk sequence, saved as a script, fails against the
+				// mutant and passes against the reference server.
+				saved, err := conformance.LoadScripts(save)
+				if err != nil || len(saved) != 1 {
+					t.Fatalf("--save wrote %d scripts: %v", len(saved), err)
+				}
+				for _, target := range []struct {
+					t    conformance.Target
+					want conformance.Status
+				}{{mutantTarget(m), conformance.Fail}, {referenceTarget("reference", nil, nil), conformance.Pass}} {
+					rep, err := conformance.Run(context.Background(), saved, conformance.Options{Target: target.t, Profile: prof, Spec: sp})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := rep.Results[0]; got.Status != target.want {
+						t.Errorf("%s profile: the shrunk script against %s: %s, want %s\n%s\n%s", prof, target.t, got.Status, target.want, got.Log, f.Script)
+					}
+				}
+			}
 		})
 	}
+}
+
+// TestMutantsFullRun: a full certification run (every script, exploration
+// at the default budget) never certifies a mutant, the stubs included.
+func TestMutantsFullRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a full run per mutant")
+	}
+	sp, scripts := loadSuite(t)
+	for _, m := range append(slices.Clone(mutants), stubMutants(sp)...) {
+		t.Run(m.name, func(t *testing.T) {
+			profiles := []conformance.Profile{conformance.Reference}
+			if m.core || slices.Contains(m.explore, conformance.Core) || strings.HasPrefix(m.name, "stub-") {
+				profiles = append(profiles, conformance.Core)
+			}
+			for _, prof := range profiles {
+				rep := runMutant(t, sp, scripts, m, prof, "", conformance.DefaultExplore, "")
+				if rep.Verdict == conformance.Certified {
+					t.Errorf("%s profile: a full run certifies mutant %q (%s)", prof, m.name, m.rule)
+				}
+				t.Logf("%s profile: %s; failed: %s; missing: %d", prof, rep.Summary(), failedNames(rep), len(rep.Missing))
+			}
+		})
+	}
+}
+
+func failedNames(rep *conformance.Report) string {
+	var out []string
+	for _, r := range rep.Results {
+		if r.Status == conformance.Fail {
+			out = append(out, r.Name)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func lastLines(s string, n int) string {

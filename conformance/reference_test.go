@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,10 +54,19 @@ func loadSuite(t testing.TB) (*spec.Spec, []*conformance.Script) {
 	return sp, scripts
 }
 
+// TestMain: the in-process servers of these tests (a SQLite database and
+// an MCP server per script and per explored sequence) churn memory in one
+// heap; collecting it less often keeps the tests' wall time down.
+func TestMain(m *testing.M) {
+	debug.SetGCPercent(400)
+	os.Exit(m.Run())
+}
+
 // TestReferenceServer runs the whole suite against the reference server
-// (fresh and in-process for every script, its fixture loaded): in the
-// reference profile, and in the core profile, which any conforming server
-// passes.
+// (fresh and in-process for every script, its fixture loaded), stateful
+// exploration at its default budget included: in the reference profile,
+// and in the core profile, which any conforming server passes. Both
+// certify it.
 func TestReferenceServer(t *testing.T) {
 	sp, scripts := loadSuite(t)
 	for _, prof := range []conformance.Profile{conformance.Reference, conformance.Core} {
@@ -70,6 +81,8 @@ func TestReferenceServer(t *testing.T) {
 				Profile:  prof,
 				Spec:     sp,
 				Progress: progress,
+				Explore:  conformance.DefaultExplore,
+				Seed:     1,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -85,13 +98,16 @@ func TestReferenceServer(t *testing.T) {
 					}
 				})
 			}
-			t.Logf("%s profile: %d scripts, %d checks in %s: %s", prof, len(rep.Results), rep.Checks,
-				time.Since(start).Round(time.Millisecond), rep.Summary())
+			t.Logf("%s profile: %d scripts, %d checks, exploration %d sequences and %d calls from seed %d, in %s: %s", prof, len(rep.Results), rep.Checks,
+				rep.Explore.Sequences, rep.Explore.Calls, rep.Seed, time.Since(start).Round(time.Millisecond), rep.Summary())
 			if rep.Skipped != 0 {
 				t.Errorf("%d scripts skipped", rep.Skipped)
 			}
 			if len(rep.Results) != len(scripts) {
 				t.Errorf("ran %d of %d scripts", len(rep.Results), len(scripts))
+			}
+			if rep.Verdict != conformance.Certified {
+				t.Errorf("the reference server is not certified (%s): %s", rep.Verdict, strings.Join(rep.Missing, "; "))
 			}
 		})
 	}

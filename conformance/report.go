@@ -58,9 +58,14 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		Tests: len(r.Results), Failures: r.Failed, Skipped: r.Skipped + r.XFailed,
 		Time: fmt.Sprintf("%.3f", r.Duration.Seconds()),
 		Props: []junitProp{
+			{Name: "suite", Value: r.Suite},
 			{Name: "profile", Value: string(r.Profile)},
 			{Name: "target", Value: r.Target},
 			{Name: "spec_hash", Value: r.SpecHash},
+			{Name: "spec_source", Value: r.SpecSource},
+			{Name: "seed", Value: fmt.Sprint(r.Seed)},
+			{Name: "verdict", Value: string(r.Verdict)},
+			{Name: "missing", Value: strings.Join(r.Missing, "; ")},
 			{Name: "checks", Value: fmt.Sprint(r.Checks)},
 		},
 	}

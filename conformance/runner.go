@@ -2,13 +2,17 @@ package conformance
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -53,17 +57,47 @@ type Options struct {
 	Verbose bool
 	// ScriptTimeout bounds one script; default 2 minutes.
 	ScriptTimeout time.Duration
+	// Explore is how many sequences stateful exploration runs (the
+	// "explore" script); 0 runs none, which leaves the run incomplete.
+	// The command line's default is DefaultExplore.
+	Explore int
+	// Seed seeds exploration; 0 picks one. The report names it: the same
+	// seed, budget and server explore the same sequences.
+	Seed int64
+	// SaveDir, if set, receives every shrunk failing sequence as a script.
+	SaveDir string
+	// ExploreFailFast stops exploring at the first failing sequence; the
+	// others are not run.
+	ExploreFailFast bool
+	// KeepDir, if set, keeps the materialized scripts, fixtures and server
+	// folders there; otherwise they go to a temporary folder removed after
+	// the run.
+	KeepDir string
+	// SpecSource says where the spec came from, for reports (default
+	// "bundled pages").
+	SpecSource string
 }
 
 // Result is one script's outcome.
 type Result struct {
-	Name     string        `json:"name"`
+	Name string `json:"name"`
+	// Path is where the script comes from (scripts/NAME.txtar for an
+	// embedded one), as failures cite it.
+	Path     string        `json:"path,omitempty"`
 	Status   Status        `json:"status"`
 	Duration time.Duration `json:"-"`
 	Millis   int64         `json:"duration_ms"`
 	Checks   int           `json:"checks"`
 	Covers   []string      `json:"covers,omitempty"`
 	Derived  bool          `json:"derived,omitempty"`
+	// Calls counts the tool calls made; Succeeded, per tool, those that
+	// succeeded; Served lists the tools tools/list served. The coverage
+	// verdict reads them.
+	Calls     int            `json:"calls"`
+	Succeeded map[string]int `json:"succeeded,omitempty"`
+	Served    []string       `json:"served,omitempty"`
+	// Kept is the materialized script kept by --keep.
+	Kept string `json:"kept,omitempty"`
 	// Reason says why a script was skipped, or why an expected failure
 	// failed the run.
 	Reason string `json:"reason,omitempty"`
@@ -73,28 +107,40 @@ type Result struct {
 
 // Report is a run's outcome.
 type Report struct {
-	// Suite is the version of the suite (the prickle module) that ran.
-	Suite    string        `json:"suite"`
-	Target   string        `json:"target"`
-	Profile  Profile       `json:"profile"`
-	SpecHash string        `json:"spec_hash"`
-	Started  time.Time     `json:"started"`
-	Duration time.Duration `json:"-"`
-	Millis   int64         `json:"duration_ms"`
-	Passed   int           `json:"passed"`
-	Failed   int           `json:"failed"`
-	Skipped  int           `json:"skipped"`
-	XFailed  int           `json:"expected_failures"`
-	Checks   int           `json:"checks"`
-	Results  []*Result     `json:"scripts"`
+	// Suite is the version of the suite (the prickle module, or the VCS
+	// revision it was built from) that ran.
+	Suite    string  `json:"suite"`
+	Target   string  `json:"target"`
+	Profile  Profile `json:"profile"`
+	SpecHash string  `json:"spec_hash"`
+	// SpecSource says which pages the run certified against.
+	SpecSource string `json:"spec_source"`
+	// Seed seeds exploration: with it a run explores the same sequences.
+	Seed int64 `json:"seed"`
+	// Verdict is certified only when nothing failed and coverage is
+	// complete; Missing says what is missing.
+	Verdict  Verdict        `json:"verdict"`
+	Missing  []string       `json:"missing,omitempty"`
+	Explore  *ExploreReport `json:"explore,omitempty"`
+	Started  time.Time      `json:"started"`
+	Duration time.Duration  `json:"-"`
+	Millis   int64          `json:"duration_ms"`
+	Passed   int            `json:"passed"`
+	Failed   int            `json:"failed"`
+	Skipped  int            `json:"skipped"`
+	XFailed  int            `json:"expected_failures"`
+	Checks   int            `json:"checks"`
+	Results  []*Result      `json:"scripts"`
 }
 
-// Clean reports whether the run passed: no failures.
-func (r *Report) Clean() bool { return r.Failed == 0 }
+// Clean reports whether the run certifies the server: nothing failed and
+// the coverage is complete.
+func (r *Report) Clean() bool { return r.Verdict == Certified }
 
-// Summary is the last line of a run: "N passed, N failed, N skipped".
+// Summary is the last line of a run: "VERDICT: N passed, N failed, N
+// skipped".
 func (r *Report) Summary() string {
-	return fmt.Sprintf("%d passed, %d failed, %d skipped", r.Passed, r.Failed, r.Skipped)
+	return fmt.Sprintf("%s: %d passed, %d failed, %d skipped", strings.ToUpper(string(r.Verdict)), r.Passed, r.Failed, r.Skipped)
 }
 
 // Result returns the named script's result, or nil.
@@ -121,7 +167,9 @@ func (o *Options) Select(scripts []*Script) []*Script {
 	return out
 }
 
-// Run runs scripts (after o.Run's selection) against o.Target.
+// Run runs scripts (after o.Run's selection) against o.Target, and judges
+// the run: certified only when nothing failed and the coverage is
+// complete (see Verdict).
 func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	if o.Target == nil {
 		return nil, fmt.Errorf("conformance: no target")
@@ -136,11 +184,17 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 		}
 		o.Spec = sp
 	}
+	if o.SpecSource == "" {
+		o.SpecSource = "bundled pages"
+	}
 	if o.Parallel <= 0 {
 		o.Parallel = runtime.GOMAXPROCS(0)
 	}
 	if o.ScriptTimeout <= 0 {
 		o.ScriptTimeout = 2 * time.Minute
+	}
+	if o.Seed == 0 {
+		o.Seed = RandomSeed()
 	}
 	ix := newSpecIndex(o.Spec)
 	for _, t := range o.Spec.Tools {
@@ -148,34 +202,68 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 			return nil, fmt.Errorf("conformance: %w", err)
 		}
 	}
-	root, err := os.MkdirTemp("", "prickle-conformance-")
-	if err != nil {
-		return nil, err
+	root := o.KeepDir
+	if root == "" {
+		tmp, err := os.MkdirTemp("", "prickle-conformance-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		root = tmp
+	} else if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("conformance: --keep: %w", err)
 	}
-	defer os.RemoveAll(root)
 
 	selected := o.Select(scripts)
-	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: specHash(o.Spec), Started: time.Now()}
+	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: specHash(o.Spec),
+		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now()}
 	results := make([]*Result, len(selected))
 	var progressMu sync.Mutex
+	progress := func(res *Result) {
+		if o.Progress != nil {
+			progressMu.Lock()
+			writeProgress(o.Progress, res)
+			progressMu.Unlock()
+		}
+	}
 	sem := make(chan struct{}, o.Parallel)
 	var wg sync.WaitGroup
+	var explore *Script
 	for i, s := range selected {
+		if s.Explore {
+			explore = s
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			res := runOne(ctx, s, &o, ix, filepath.Join(root, fmt.Sprintf("%04d", i)))
+			res := runOne(ctx, s, &o, ix, filepath.Join(root, safeName(s.Name)))
 			results[i] = res
-			if o.Progress != nil {
-				progressMu.Lock()
-				writeProgress(o.Progress, res)
-				progressMu.Unlock()
-			}
+			progress(res)
 		}()
 	}
 	wg.Wait()
+	// Exploration runs after the scripts, with all the parallelism.
+	if explore != nil {
+		i := slices.Index(selected, explore)
+		start := time.Now()
+		var res *Result
+		if o.Explore <= 0 {
+			res = &Result{Name: explore.Name, Status: Skip, Reason: "stateful exploration is off (--explore 0)"}
+		} else {
+			res, rep.Explore = runExplore(ctx, explore, &o, ix, filepath.Join(root, "explore"))
+			res.Calls = rep.Explore.Calls
+		}
+		res.Duration = time.Since(start)
+		res.Millis = res.Duration.Milliseconds()
+		if o.ExpectedFailures[explore.Name] {
+			expectFailure(res)
+		}
+		results[i] = res
+		progress(res)
+	}
 	rep.Results = results
 	rep.Duration = time.Since(rep.Started)
 	rep.Millis = rep.Duration.Milliseconds()
@@ -192,58 +280,108 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 			rep.XFailed++
 		}
 	}
+	missing, err := coverage(o.Spec, scripts, results)
+	if err != nil {
+		return nil, err
+	}
+	rep.Missing = missing
+	switch {
+	case rep.Failed > 0:
+		rep.Verdict = Failed
+	case len(missing) > 0:
+		rep.Verdict = Incomplete
+	default:
+		rep.Verdict = Certified
+	}
 	return rep, nil
 }
 
-// suiteVersion is the prickle module's version in this binary.
-func suiteVersion() string {
+// RandomSeed picks a seed for exploration (positive, never 0).
+func RandomSeed() int64 { return 1 + rand.Int64N(1<<40) }
+
+// expectFailure applies an expected-failures entry to res: a failure is
+// expected (XFail), a pass means the baseline is stale (Fail).
+func expectFailure(res *Result) {
+	switch res.Status {
+	case Fail:
+		res.Status = XFail
+	case Pass:
+		res.Status = Fail
+		res.Reason = "listed as an expected failure but passes: remove it from the expected-failures file"
+	}
+}
+
+// suiteVersion is the prickle module's version in this binary, or, for a
+// binary built from a checkout ("(devel)"), the VCS revision it was built
+// from; without VCS information, the binary's own hash identifies it.
+var suiteVersion = sync.OnceValue(func() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "unknown"
+		return "unknown" + binaryHash()
 	}
+	v := moduleVersion(bi)
+	if strings.Contains(v, "no VCS information") {
+		v += binaryHash()
+	}
+	return v
+})
+
+// binaryHash is ", binary sha256:..." of the running executable, or "".
+func binaryHash() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return ", binary sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func moduleVersion(bi *debug.BuildInfo) string {
 	const mod = "github.com/prickle-dev/prickle"
+	v := ""
 	if bi.Main.Path == mod {
-		return bi.Main.Version
+		v = bi.Main.Version
 	}
 	for _, d := range bi.Deps {
 		if d.Path == mod {
-			return d.Version
+			v = d.Version
 		}
 	}
-	return "unknown"
+	if v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		if v == "" {
+			return "unknown"
+		}
+		return v + " (no VCS information: built outside a checkout, or with -buildvcs=false)"
+	}
+	if modified == "true" {
+		rev += "+modified"
+	}
+	return "(devel) vcs " + rev
 }
 
-// specHash is the canonical spec's hash, computed on a copy when the spec
-// has none yet (the spec may be shared).
-func specHash(sp *spec.Spec) string {
-	if sp.Hash != "" {
-		return sp.Hash
-	}
-	c := *sp
-	if _, err := c.Marshal(); err != nil {
-		return ""
-	}
-	return c.Hash
-}
-
-func writeProgress(w io.Writer, r *Result) {
-	switch r.Status {
-	case Skip:
-		fmt.Fprintf(w, "SKIP  %s: %s\n", r.Name, r.Reason)
-	case XFail:
-		fmt.Fprintf(w, "XFAIL %s (%.2fs, expected failure)\n", r.Name, r.Duration.Seconds())
-	case Pass:
-		fmt.Fprintf(w, "PASS  %s (%.2fs, %d checks)\n", r.Name, r.Duration.Seconds(), r.Checks)
-	default:
-		fmt.Fprintf(w, "FAIL  %s (%.2fs)\n", r.Name, r.Duration.Seconds())
-		if r.Reason != "" {
-			fmt.Fprintf(w, "      %s\n", r.Reason)
-		}
-		if r.Log != "" {
-			fmt.Fprintln(w, indent(strings.TrimRight(r.Log, "\n")))
-		}
-	}
-}
+// specHash is the canonical spec's hash (spec.Build and spec.Unmarshal
+// set it).
+func specHash(sp *spec.Spec) string { return sp.Hash }
 
 // scriptT is a testscript.T for one script outside `go test`: failures
 // and skips panic, and the panics are recovered in Run, as go-internal's
@@ -312,18 +450,12 @@ func (t *scriptT) Verbose() bool { return t.verbose }
 // runOne runs one script in its own folder.
 func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir string) (res *Result) {
 	start := time.Now()
-	res = &Result{Name: s.Name, Covers: s.Covers, Derived: s.Derived}
+	res = &Result{Name: s.Name, Path: s.Path, Covers: s.Covers, Derived: s.Derived}
 	defer func() {
 		res.Duration = time.Since(start)
 		res.Millis = res.Duration.Milliseconds()
 		if o.ExpectedFailures[s.Name] {
-			switch res.Status {
-			case Fail:
-				res.Status = XFail
-			case Pass:
-				res.Status = Fail
-				res.Reason = "listed as an expected failure but passes: remove it from the expected-failures file"
-			}
+			expectFailure(res)
 		}
 	}()
 	if reason := o.Target.Skip(s); reason != "" {
@@ -334,19 +466,45 @@ func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir strin
 		res.Status, res.Reason = Fail, err.Error()
 		return res
 	}
-	// Every script gets a world: its own, or the standard seed world.
+	// Every script gets a world: its own, or the standard seed world, with
+	// fresh tokens and its relative times resolved.
 	a := txtar.Parse(s.Archive)
-	if !s.OwnFixture {
-		a.Files = append(a.Files, txtar.File{Name: FixtureFile, Data: SeedFixture()})
+	src := SeedFixture()
+	at := -1
+	for i, f := range a.Files {
+		if f.Name == FixtureFile {
+			src, at = f.Data, i
+		}
+	}
+	now := fixtureNow()
+	fx, fxTokens, err := materializeFixture(src, now)
+	if err != nil {
+		res.Status, res.Reason = Fail, fmt.Sprintf("%s: %v", s.cite(), err)
+		return res
+	}
+	if at >= 0 {
+		a.Files[at].Data = fx
+	} else {
+		a.Files = append(a.Files, txtar.File{Name: FixtureFile, Data: fx})
 	}
 	file := filepath.Join(dir, safeName(s.Name)+".txtar")
-	if err := os.WriteFile(file, txtar.Format(a), 0o644); err != nil {
+	if err := os.WriteFile(file, txtar.Format(a), 0o600); err != nil {
 		res.Status, res.Reason = Fail, err.Error()
 		return res
 	}
+	if o.KeepDir != "" {
+		res.Kept = file
+		if err := os.WriteFile(filepath.Join(dir, FixtureFile), fx, 0o600); err != nil {
+			res.Status, res.Reason = Fail, err.Error()
+			return res
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.ScriptTimeout)
 	defer cancel()
-	st := &scriptState{ix: ix, profile: o.Profile, ctx: ctx}
+	st := &scriptState{ix: ix, profile: o.Profile, ctx: ctx, fixtureNow: now, succeeded: map[string]int{}}
+	for _, t := range fxTokens {
+		st.secrets = append(st.secrets, t.Token)
+	}
 	var setupErr error
 	var inst *Instance
 	p := testscript.Params{
@@ -374,6 +532,9 @@ func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir strin
 			st.client = newClient(inst.Endpoint, nil)
 			env.Defer(st.client.close)
 			st.tokens = inst.Tokens
+			for _, t := range inst.Tokens {
+				st.secrets = append(st.secrets, t.Token)
+			}
 			env.Values[stateKey{}] = st
 			env.Setenv("PRICKLE_ENDPOINT", inst.Endpoint)
 			return nil
@@ -390,7 +551,12 @@ func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir strin
 		}()
 		testscript.RunT(t, p)
 	}()
-	res.Checks = st.checks
+	res.Checks, res.Calls, res.Served = st.checks, st.calls, st.served
+	if len(st.succeeded) > 0 {
+		res.Succeeded = st.succeeded
+	}
+	// Failures cite the script where it lives, not the temporary copy.
+	log := strings.ReplaceAll(t.log.String(), file, s.cite())
 	switch {
 	case t.skipped != "":
 		res.Status, res.Reason = Skip, t.skipped
@@ -399,14 +565,14 @@ func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir strin
 		if setupErr != nil {
 			res.Reason = "the server did not start"
 		}
-		res.Log = t.log.String()
+		res.Log = log
 		if inst != nil && inst.Output != nil {
 			res.Log += "server output (last lines):\n" + indent(st.redact(lastLines(inst.Output(), 40))) + "\n"
 		}
 	default:
 		res.Status = Pass
 		if o.Verbose {
-			res.Log = t.log.String()
+			res.Log = log
 		}
 	}
 	return res

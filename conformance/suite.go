@@ -6,7 +6,9 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -24,6 +26,9 @@ var seedFixture []byte
 
 //go:embed untestable.md
 var untestableMD []byte
+
+//go:embed examples.md
+var examplesMD []byte
 
 // FixtureFile is the name of the file in a script's archive that holds the
 // world the script needs. A script without one runs against the standard
@@ -48,8 +53,23 @@ type Script struct {
 	OwnFixture bool
 	// Derived is true for the cases produced from the spec at run time.
 	Derived bool
+	// Explore is true for stateful exploration (ExploreScript), which is
+	// no script file: it generates its sequences when it runs.
+	Explore bool
+	// Path is where the script lives, as failures cite it:
+	// scripts/NAME.txtar for the embedded ones, the file for a script read
+	// from a folder, "" for derived cases.
+	Path string
 	// Archive is the script's txtar source.
 	Archive []byte
+}
+
+// cite is how failures name the script's file.
+func (s *Script) cite() string {
+	if s.Path != "" {
+		return s.Path
+	}
+	return "derived/" + s.Name + ".txtar"
 }
 
 var coversRe = regexp.MustCompile(`^#\s*covers:\s*(.*)$`)
@@ -99,21 +119,56 @@ func HandWritten() ([]*Script, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.Path = path.Join("scripts", e.Name())
 		out = append(out, s)
 	}
 	return out, nil
 }
 
-// Suite returns every script: the hand-written ones and those derived from
-// sp, sorted by name. Warnings name spec constraints the generator could
-// not turn into a case.
-func Suite(sp *spec.Spec) (scripts []*Script, warnings []string, err error) {
+// LoadScripts reads the scripts of a folder (every *.txtar directly in
+// it): a third party's own, or sequences exploration saved with --save.
+func LoadScripts(dir string) ([]*Script, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("scripts: %w", err)
+	}
+	var out []*Script
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".txtar") {
+			continue
+		}
+		file := filepath.Join(dir, e.Name())
+		src, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("scripts: %w", err)
+		}
+		s, err := parseScript(strings.TrimSuffix(e.Name(), ".txtar"), src, false)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		s.Path = file
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("scripts: %s: no .txtar scripts in the folder", dir)
+	}
+	return out, nil
+}
+
+// Suite returns every script: the hand-written ones, those derived from
+// sp, stateful exploration (ExploreScript) and the extra ones (read with
+// LoadScripts), sorted by name. Warnings name spec constraints the
+// generator could not turn into a case.
+func Suite(sp *spec.Spec, extra ...*Script) (scripts []*Script, warnings []string, err error) {
 	hw, err := HandWritten()
 	if err != nil {
 		return nil, nil, err
 	}
 	derived, warnings := Derive(sp)
 	scripts = append(hw, derived...)
+	scripts = append(scripts, &Script{Name: ExploreScript, Explore: true, OwnFixture: true,
+		Summary: "stateful exploration: random sequences of calls against generated worlds, every answer compared with the model of the documented rules"})
+	scripts = append(scripts, extra...)
 	sort.Slice(scripts, func(i, j int) bool { return scripts[i].Name < scripts[j].Name })
 	for i := 1; i < len(scripts); i++ {
 		if scripts[i].Name == scripts[i-1].Name {
@@ -134,9 +189,17 @@ var untestableRe = regexp.MustCompile("^- `?([a-z0-9_]+#[0-9a-f]{8}(?:-[0-9]+)?)
 
 // UntestableSentences returns the entries of untestable.md: lines of the
 // form "- TOOL#HASH: reason".
-func UntestableSentences() ([]Untestable, error) {
+func UntestableSentences() ([]Untestable, error) { return readReasons("untestable.md", untestableMD) }
+
+// ExampleExceptions returns the entries of examples.md: the sentences by
+// which a tool's documented example input cannot succeed against the seed
+// world ("- TOOL#HASH: reason"; the tool is the sentence's).
+func ExampleExceptions() ([]Untestable, error) { return readReasons("examples.md", examplesMD) }
+
+// readReasons reads "- TOOL#HASH: reason" lines.
+func readReasons(file string, src []byte) ([]Untestable, error) {
 	var out []Untestable
-	sc := bufio.NewScanner(bytes.NewReader(untestableMD))
+	sc := bufio.NewScanner(bytes.NewReader(src))
 	n := 0
 	for sc.Scan() {
 		n++
@@ -146,7 +209,7 @@ func UntestableSentences() ([]Untestable, error) {
 		}
 		m := untestableRe.FindStringSubmatch(line)
 		if m == nil {
-			return nil, fmt.Errorf("untestable.md:%d: want \"- TOOL#HASH: reason\", got %q", n, line)
+			return nil, fmt.Errorf("%s:%d: want \"- TOOL#HASH: reason\", got %q", file, n, line)
 		}
 		out = append(out, Untestable{ID: m[1], Reason: m[2]})
 	}
@@ -203,6 +266,15 @@ func Trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []string
 	for _, u := range unt {
 		if !known[u.ID] {
 			stale = append(stale, fmt.Sprintf("untestable.md lists %s, which the spec does not have (was the sentence edited?)", u.ID))
+		}
+	}
+	exc, err := ExampleExceptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, u := range exc {
+		if !known[u.ID] {
+			stale = append(stale, fmt.Sprintf("examples.md lists %s, which the spec does not have (was the sentence edited?)", u.ID))
 		}
 	}
 	sort.Strings(stale)

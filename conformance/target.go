@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -137,6 +138,9 @@ type CmdTarget struct {
 	// Env is added to the command's environment (NAME=value), after the
 	// variables above.
 	Env []string
+
+	// pickPort picks the port (tests: a port another process holds).
+	pickPort func() (int, func(), error)
 }
 
 // Skip runs everything.
@@ -152,7 +156,7 @@ func (c *CmdTarget) Start(ctx context.Context, s *Script, fixtureFile, dir strin
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		inst, retry, err := c.start(ctx, fixtureFile, dir)
+		inst, retry, err := c.start(ctx, fixtureFile, dir, toks)
 		if err == nil {
 			inst.Tokens = toks
 			return inst, nil
@@ -186,21 +190,94 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// ports are the ports handed to servers this process started and that
+// still run: two concurrent starts never get the same one.
+var ports = struct {
+	sync.Mutex
+	inUse map[int]bool
+}{inUse: map[int]bool{}}
+
+// freePort picks a port nothing listens on and no other server of this run
+// was given; release gives it back.
+func freePort() (port int, release func(), err error) {
+	for range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, nil, err
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		ports.Lock()
+		taken := ports.inUse[port]
+		if !taken {
+			ports.inUse[port] = true
+		}
+		ports.Unlock()
+		if !taken {
+			return port, sync.OnceFunc(func() {
+				ports.Lock()
+				delete(ports.inUse, port)
+				ports.Unlock()
+			}), nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, nil, fmt.Errorf("no free port")
 }
 
-func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string) (*Instance, bool, error) {
-	port, err := freePort()
+// ErrForeignServer is what a start fails with when the port is held by
+// another process, or the server answering there does not know the run's
+// tokens: nothing but the server started for this run may answer it.
+var ErrForeignServer = errors.New("another process answers on the server's port")
+
+// listening reports whether something accepts connections at addr.
+func listening(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// probe checks that the server at endpoint is the one that loaded this
+// run's world: it accepts one of the world's fresh tokens.
+func probe(ctx context.Context, endpoint string, toks []Token) error {
+	if len(toks) == 0 {
+		return nil
+	}
+	cl := newClient(endpoint, nil)
+	defer cl.close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := cl.session(ctx, toks[0].Token)
+	var he *HTTPError
+	if errors.As(err, &he) && he.Status == http.StatusUnauthorized {
+		return fmt.Errorf("%w: the server at %s refuses this run's tokens (%v): another process holds the port, or the server did not load $PRICKLE_FIXTURE", ErrForeignServer, endpoint, err)
+	}
+	if err != nil {
+		return fmt.Errorf("server-cmd: opening an MCP session at %s with a token of the world: %w", endpoint, err)
+	}
+	return nil
+}
+
+func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []Token) (inst *Instance, retry bool, err error) {
+	pick := c.pickPort
+	if pick == nil {
+		pick = freePort
+	}
+	port, release, err := pick()
 	if err != nil {
 		return nil, false, err
 	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
 	addr := "127.0.0.1:" + strconv.Itoa(port)
+	if listening(addr) {
+		return nil, true, fmt.Errorf("%w: port %d is held by another process before the server started", ErrForeignServer, port)
+	}
 	stateDir := filepath.Join(dir, "state")
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return nil, false, err
@@ -230,6 +307,7 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string) (*Instan
 		stopTimeout = 5 * time.Second
 	}
 	stop := func() {
+		defer release()
 		select {
 		case <-exited:
 			return
@@ -277,7 +355,25 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string) (*Instan
 	if path == "" {
 		path = "/mcp"
 	}
-	return &Instance{Endpoint: "http://" + addr + path, Stop: stop, Output: out.String, PID: cmd.Process.Pid}, false, nil
+	endpoint := "http://" + addr + path
+	// Healthy, but is it ours? Our process must still run, and the server
+	// must accept this run's tokens.
+	if err := probe(ctx, endpoint, toks); err != nil {
+		select {
+		case <-exited:
+			log := out.String()
+			err = fmt.Errorf("%w: the server exited (%v), yet something answered at %s; its output:\n%s", ErrForeignServer, waitErr, addr, indent(log))
+		default:
+		}
+		stop()
+		return nil, errors.Is(err, ErrForeignServer), err
+	}
+	select {
+	case <-exited:
+		return nil, true, fmt.Errorf("%w: the server exited (%v), yet something answered at %s", ErrForeignServer, waitErr, addr)
+	default:
+	}
+	return &Instance{Endpoint: endpoint, Stop: stop, Output: out.String, PID: cmd.Process.Pid}, false, nil
 }
 
 func indent(s string) string {

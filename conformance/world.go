@@ -43,17 +43,7 @@ func ReadTokens(r io.Reader) ([]Token, error) {
 // The suite's fixtures give every agent and runner a token, so the suite
 // knows them without asking the server.
 func TokensFromFixture(fixture []byte) ([]Token, error) {
-	var w struct {
-		Agents []struct {
-			ID    string `json:"id"`
-			Token string `json:"token"`
-		} `json:"agents"`
-		Runners []struct {
-			ID    string `json:"id"`
-			Agent string `json:"agent"`
-			Token string `json:"token"`
-		} `json:"runners"`
-	}
+	var w fxWorld
 	if err := json.Unmarshal(fixture, &w); err != nil {
 		return nil, fmt.Errorf("fixture: %w", err)
 	}

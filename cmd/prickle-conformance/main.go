@@ -8,17 +8,20 @@
 //	prickle-conformance --server-cmd 'CMD ARGS' [flags]
 //	prickle-conformance --url URL --tokens FILE [flags]
 //	prickle-conformance --list [--run REGEX]
-//	prickle-conformance trace [--json]
+//	prickle-conformance trace [--json] [--pages PATH]
 //
 // With --server-cmd, a fresh server is started per script with `sh -c`;
 // its environment carries PRICKLE_FIXTURE (the world to load),
 // PRICKLE_ADDR and PRICKLE_PORT (where to listen) and PRICKLE_STATE_DIR
 // (a fresh folder for its files). With --url, an already running server
 // loaded with the standard seed world is tested; scripts that need their
-// own world are skipped. See conformance/README.md.
+// own world are skipped. Every run explores random sequences of calls
+// (--explore N, --seed N); --pages PATH certifies against given pages. See
+// conformance/README.md.
 //
-// Exit status: 0 clean, 1 failures (or an expected failure that passes,
-// or untracked sentences for trace), 2 usage or I/O error.
+// Exit status: 0 when the run certifies the server, 1 when a script failed
+// or the run is incomplete (or trace finds untracked sentences), 2 usage
+// or I/O error.
 package main
 
 import "os"

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance"
@@ -39,24 +38,55 @@ func usageErr(stderr io.Writer, format string, args ...any) int {
 	return exitUsage
 }
 
-func loadSpec(stderr io.Writer) (*spec.Spec, []*conformance.Script, bool) {
-	sp, err := spec.LoadBundled()
-	if err == nil {
-		_, err = sp.Marshal() // computes the spec's hash, shown in reports
+// loadSpec loads the spec to certify against: the bundled pages, or
+// pagesPath (a folder of pages, a page, or a canonical spec file as
+// prickle-gen spec writes it), and the suite for it.
+func loadSpec(stderr io.Writer, pagesPath, scriptsDir string) (*spec.Spec, string, []*conformance.Script, bool) {
+	var sp *spec.Spec
+	var err error
+	source := "bundled pages"
+	switch {
+	case pagesPath == "":
+		sp, err = spec.LoadBundled()
+	case strings.HasSuffix(pagesPath, ".json"):
+		source = "spec file " + pagesPath
+		var b []byte
+		if b, err = os.ReadFile(pagesPath); err == nil {
+			sp, err = spec.Unmarshal(b)
+		}
+	default:
+		source = "pages " + pagesPath
+		var srcs []spec.Source
+		if srcs, err = spec.ReadPaths([]string{pagesPath}); err == nil {
+			sp, _, err = spec.LoadLinted(srcs)
+		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "prickle-conformance: the bundled spec: %v\n", err)
-		return nil, nil, false
+		var pe *spec.PagesError
+		if errors.As(err, &pe) {
+			for _, d := range pe.Diagnostics {
+				fmt.Fprintf(stderr, "prickle-conformance: %s\n", d)
+			}
+		}
+		fmt.Fprintf(stderr, "prickle-conformance: %s: %v\n", source, err)
+		return nil, "", nil, false
 	}
-	scripts, warns, err := conformance.Suite(sp)
+	var extra []*conformance.Script
+	if scriptsDir != "" {
+		if extra, err = conformance.LoadScripts(scriptsDir); err != nil {
+			fmt.Fprintf(stderr, "prickle-conformance: --scripts: %v\n", err)
+			return nil, "", nil, false
+		}
+	}
+	scripts, warns, err := conformance.Suite(sp, extra...)
 	if err != nil {
 		fmt.Fprintf(stderr, "prickle-conformance: %v\n", err)
-		return nil, nil, false
+		return nil, "", nil, false
 	}
 	for _, w := range warns {
 		fmt.Fprintf(stderr, "prickle-conformance: warning: %s\n", w)
 	}
-	return sp, scripts, true
+	return sp, source, scripts, true
 }
 
 func runSuite(args []string, stdout, stderr io.Writer) int {
@@ -66,12 +96,18 @@ func runSuite(args []string, stdout, stderr io.Writer) int {
 	rawURL := fs.String("url", "", "test the already running server at `URL` (its MCP endpoint, or its base URL: /mcp is added), loaded with the seed world")
 	tokensFile := fs.String("tokens", "", "with --url: the server's tokens `FILE` (prickled --tokens-out format)")
 	profile := fs.String("profile", "core", "`core` checks what the pages say; reference also checks the reference server's documented choices")
-	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "run `N` scripts at once")
-	runRe := fs.String("run", "", "run only the scripts whose names match `REGEX`")
+	pages := fs.String("pages", "", "certify against these pages instead of the bundled ones: a `PATH` to a folder of pages, a page, or a spec file (prickle-gen spec -o FILE.json)")
+	scriptsDir := fs.String("scripts", "", "also run the scripts in `DIR` (your own, or sequences saved by --save)")
+	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "run `N` scripts (and exploration sequences) at once")
+	runRe := fs.String("run", "", "run only the scripts whose names match `REGEX` (exploration is the script \"explore\"); a partial run never certifies")
+	explore := fs.Int("explore", conformance.DefaultExplore, "stateful exploration: `N` random sequences of calls (0: none, and the run cannot certify)")
+	seed := fs.Int64("seed", 0, "seed of exploration (`N`; 0: a random one, which the report names)")
+	save := fs.String("save", "", "write every shrunk failing exploration sequence as a script to `DIR`")
+	keep := fs.String("keep", "", "keep the materialized scripts, fixtures and server folders in `DIR`")
 	list := fs.Bool("list", false, "list the scripts (after --run) and exit")
 	junit := fs.String("junit", "", "write a JUnit XML report to `FILE`")
 	jsonOut := fs.String("json", "", "write a JSON report to `FILE`")
-	xfailFile := fs.String("expected-failures", "", "`FILE` of script names known to fail: their failure keeps the run clean, their passing fails it")
+	xfailFile := fs.String("expected-failures", "", "`FILE` of script names known to fail: their failure keeps the run from failing, their passing fails it")
 	verbose := fs.Bool("v", false, "show the whole log of every script")
 	startTimeout := fs.Duration("start-timeout", 20*time.Second, "with --server-cmd: how long a server may take to answer GET /healthz")
 	mcpPath := fs.String("mcp-path", "/mcp", "with --server-cmd: the MCP endpoint's path")
@@ -79,9 +115,11 @@ func runSuite(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, `usage: prickle-conformance --server-cmd 'CMD ARGS' [flags]
        prickle-conformance --url URL --tokens FILE [flags]
        prickle-conformance --list [--run REGEX]
-       prickle-conformance trace [--json]
+       prickle-conformance trace [--json] [--pages PATH]
 
-Certify a Prickle server against the tool reference pages.
+Certify a Prickle server against the tool reference pages. Exit status 0
+only when the run certifies the server; 1 when a script failed or the run
+is incomplete (it says what is missing); 2 for a usage or I/O error.
 
 flags:
 `)
@@ -100,25 +138,22 @@ flags:
 			return usageErr(stderr, "--run: %v", err)
 		}
 	}
-	sp, scripts, ok := loadSpec(stderr)
+	if *explore < 0 {
+		return usageErr(stderr, "--explore: %d is negative", *explore)
+	}
+	sp, source, scripts, ok := loadSpec(stderr, *pages, *scriptsDir)
 	if !ok {
 		return exitUsage
 	}
-	opts := conformance.Options{Profile: prof, Spec: sp, Parallel: *parallel, Run: filter, Verbose: *verbose, Progress: stdout}
+	if *seed == 0 {
+		*seed = conformance.RandomSeed()
+	}
+	opts := conformance.Options{Profile: prof, Spec: sp, SpecSource: source, Parallel: *parallel, Run: filter,
+		Verbose: *verbose, Progress: stdout, Explore: *explore, Seed: *seed, SaveDir: *save, KeepDir: *keep}
 	if *list {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		for _, s := range opts.Select(scripts) {
-			world := "seed world"
-			if s.OwnFixture {
-				world = "own world"
-			}
-			kind := "hand-written"
-			if s.Derived {
-				kind = "derived"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, kind, world, s.Summary)
+		if err := conformance.WriteList(stdout, opts.Select(scripts)); err != nil {
+			return usageErr(stderr, "%v", err)
 		}
-		tw.Flush()
 		return exitOK
 	}
 	switch {
@@ -175,72 +210,31 @@ flags:
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(stdout, "prickle-conformance: profile %s, %s, spec %s\n", prof, opts.Target, shortHash(sp.Hash))
+	conformance.WriteHeader(stdout, &opts, sp.Hash)
 	rep, err := conformance.Run(ctx, scripts, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "prickle-conformance: %v\n", err)
 		return exitUsage
 	}
 	code := exitOK
-	if *jsonOut != "" {
-		if err := writeFile(*jsonOut, func(w io.Writer) error { return conformance.WriteJSON(w, rep) }); err != nil {
-			fmt.Fprintf(stderr, "prickle-conformance: --json: %v\n", err)
-			code = exitUsage
-		}
+	if err := rep.WriteFiles(*jsonOut, *junit); err != nil {
+		fmt.Fprintf(stderr, "prickle-conformance: report: %v\n", err)
+		code = exitUsage
 	}
-	if *junit != "" {
-		if err := writeFile(*junit, func(w io.Writer) error { return conformance.WriteJUnit(w, rep) }); err != nil {
-			fmt.Fprintf(stderr, "prickle-conformance: --junit: %v\n", err)
-			code = exitUsage
-		}
-	}
-	fmt.Fprintln(stdout)
-	var failed []string
-	for _, r := range rep.Results {
-		if r.Status == conformance.Fail {
-			failed = append(failed, r.Name)
-		}
-	}
-	if len(failed) > 0 {
-		fmt.Fprintf(stdout, "failed: %s\n", strings.Join(failed, " "))
-	}
-	if rep.XFailed > 0 {
-		fmt.Fprintf(stdout, "%d expected failures still fail\n", rep.XFailed)
-	}
-	fmt.Fprintf(stdout, "%d checks in %.1fs\n", rep.Checks, rep.Duration.Seconds())
-	fmt.Fprintln(stdout, rep.Summary())
+	conformance.WriteSummary(stdout, rep)
 	if code == exitOK && !rep.Clean() {
 		code = exitFail
 	}
 	return code
 }
 
-func shortHash(h string) string {
-	h = strings.TrimPrefix(h, "sha256:")
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
-func writeFile(name string, write func(io.Writer) error) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 func runTrace(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("prickle-conformance trace", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the matrix as JSON")
+	pages := fs.String("pages", "", "trace these pages instead of the bundled ones (a folder, a page or a spec file)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: prickle-conformance trace [--json]
+		fmt.Fprint(stderr, `usage: prickle-conformance trace [--json] [--pages PATH]
 
 Print the traceability matrix: every normative sentence of the pages, with
 the scripts that test it or the reason it cannot be tested from outside.
@@ -253,7 +247,7 @@ flags:
 	if code, ok := cmdline.Parse(fs, args, false); !ok {
 		return code
 	}
-	sp, scripts, ok := loadSpec(stderr)
+	sp, _, scripts, ok := loadSpec(stderr, *pages, "")
 	if !ok {
 		return exitUsage
 	}
@@ -262,30 +256,8 @@ flags:
 		fmt.Fprintf(stderr, "prickle-conformance: %v\n", err)
 		return exitUsage
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"sentences": rows, "problems": nonNil(problems)}); err != nil {
-			return exitUsage
-		}
-	} else {
-		covered, explained := 0, 0
-		for _, r := range rows {
-			fmt.Fprintf(stdout, "%s  %s\n", r.ID, r.Text)
-			if len(r.Scripts) > 0 {
-				covered++
-				fmt.Fprintf(stdout, "    tested by: %s\n", strings.Join(r.Scripts, ", "))
-			}
-			if r.Reason != "" {
-				explained++
-				fmt.Fprintf(stdout, "    not testable from outside: %s\n", r.Reason)
-			}
-			if len(r.Scripts) == 0 && r.Reason == "" {
-				fmt.Fprintf(stdout, "    UNTRACKED\n")
-			}
-		}
-		fmt.Fprintf(stdout, "\n%d sentences: %d tested, %d with a reason they cannot be (fully) tested, %d problems\n",
-			len(rows), covered, explained, len(problems))
+	if err := conformance.WriteTrace(stdout, rows, problems, *asJSON); err != nil {
+		return exitUsage
 	}
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "prickle-conformance: %s\n", p)
@@ -294,11 +266,4 @@ flags:
 		return exitFail
 	}
 	return exitOK
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

@@ -1,0 +1,125 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/spec"
+)
+
+// newToolSpec is the bundled spec plus a page for newTool: a copy of
+// discover_team_agents' page under another catalog name, as a doc writer
+// adds a page.
+const newTool = "read_room"
+
+func newToolSpec(t *testing.T) *spec.Spec {
+	t.Helper()
+	var srcs []spec.Source
+	for _, s := range spec.Bundled() {
+		srcs = append(srcs, s)
+		if strings.HasSuffix(s.File, "/discover_team_agents.md") {
+			page := bytes.ReplaceAll(s.Src, []byte("discover_team_agents"), []byte(newTool))
+			srcs = append(srcs, spec.Source{File: "spec/reference/" + newTool + ".md", Src: page})
+		}
+	}
+	sp, _, err := spec.LoadLinted(srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// TestNewToolStubIsNotCertified is issue 11's first finding: a server that
+// serves a newly documented tool and refuses every valid call to it
+// (not_implemented) passes every derived case of that tool, in both
+// profiles; the run must still not certify it, and must say why.
+func TestNewToolStubIsNotCertified(t *testing.T) {
+	sp := newToolSpec(t)
+	scripts, _, err := conformance.Suite(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reference server, serving the new tool as a stub: listed with
+	// its documented schemas; a call is validated (as discover_team_agents,
+	// whose schemas it shares) and then refused with not_implemented.
+	stub := rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+		res, _ := msg["result"].(map[string]any)
+		switch {
+		case method == "tools/list":
+			tools, _ := res["tools"].([]any)
+			for _, x := range tools {
+				if tool, _ := x.(map[string]any); tool["name"] == "discover_team_agents" {
+					c := map[string]any{}
+					for k, v := range tool {
+						c[k] = v
+					}
+					c["name"] = newTool
+					res["tools"] = append(tools, c)
+					break
+				}
+			}
+		case method == "tools/call" && params["name"] == newTool:
+			// Answered by the server as discover_team_agents: keep its
+			// refusal of invalid arguments, refuse the rest.
+			if refusalCode(res) == "invalid_arguments" {
+				return
+			}
+			for k := range res {
+				delete(res, k)
+			}
+			res["isError"] = true
+			res["_meta"] = map[string]any{"code": "not_implemented"}
+			res["content"] = []any{map[string]any{"type": "text", "text": "not_implemented: " + newTool + " is not implemented"}}
+		}
+	})
+	rename := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				var b bytes.Buffer
+				b.ReadFrom(r.Body)
+				body := b.Bytes()
+				if bytes.Contains(body, []byte(`"name":"`+newTool+`"`)) {
+					body = bytes.Replace(body, []byte(`"name":"`+newTool+`"`), []byte(`"name":"discover_team_agents"`), 1)
+				}
+				r.Body = readCloser{bytes.NewReader(body)}
+				r.ContentLength = int64(len(body))
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	m := mutant{name: "stub-new-page", http: func(w *world) func(http.Handler) http.Handler {
+		// The stub sees the call under the new name; the server answers it
+		// as discover_team_agents.
+		return func(next http.Handler) http.Handler { return stub(w)(rename(next)) }
+	}}
+	for _, prof := range []conformance.Profile{conformance.Reference, conformance.Core} {
+		rep, err := conformance.Run(context.Background(), scripts, conformance.Options{Target: mutantTarget(m), Profile: prof, Spec: sp,
+			Explore: conformance.DefaultExplore, Seed: 1, Parallel: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rep.Results {
+			if strings.HasPrefix(r.Name, "spec."+newTool+".") && r.Status != conformance.Pass {
+				t.Errorf("%s: the stub fails the derived case %s (the finding is that it passes them): %s\n%s", prof, r.Name, r.Status, r.Log)
+			}
+		}
+		joined := strings.Join(rep.Missing, "\n")
+		if rep.Verdict != conformance.Incomplete || rep.Clean() {
+			t.Errorf("%s: the stub's run is %s, want incomplete; missing:\n%s\nfailed: %s", prof, rep.Verdict, joined, failedNames(rep))
+		}
+		for _, want := range []string{"no call of " + newTool + " succeeded", newTool + "'s documented example input did not succeed", newTool + "#"} {
+			if !strings.Contains(joined, want) {
+				t.Errorf("%s: the run does not say %q; missing:\n%s", prof, want, joined)
+			}
+		}
+		t.Logf("%s: %s\n%s", prof, rep.Summary(), joined)
+	}
+}
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }

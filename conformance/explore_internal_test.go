@@ -1,0 +1,120 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prickle-dev/prickle/server"
+	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec"
+)
+
+func inProcessReference() *HandlerTarget {
+	return &HandlerTarget{Name: "reference (in-process)", New: func(ctx context.Context, fixture []byte) (http.Handler, func(), error) {
+		srv, _, err := server.New(ctx, server.Config{Fixture: bytes.NewReader(fixture), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			return nil, nil, err
+		}
+		return srv.Handler(), func() { srv.Close() }, nil
+	}}
+}
+
+// TestExplorationReachesEveryRule: at the default budget, exploration of
+// the reference server gets every refusal the model knows, every success
+// and a protocol error, for each tool: a generator that stopped reaching
+// a rule would leave it untested without anyone noticing.
+func TestExplorationReachesEveryRule(t *testing.T) {
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts, _, err := Suite(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), scripts, Options{Target: inProcessReference(), Profile: Reference, Spec: sp,
+		Run: regexpMust("^explore$"), Explore: DefaultExplore, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Result(ExploreScript); r.Status != Pass {
+		t.Fatalf("exploration of the reference server: %s\n%s", r.Status, r.Log)
+	}
+	var want []string
+	for _, tool := range []string{"claim_task", "claim_discussion", "discover_team_agents"} {
+		want = append(want, tool+" ok", tool+" protocol error")
+	}
+	for _, r := range modelRules {
+		if r == ruleExecCredTool {
+			continue // the reference server's execution credentials allow the tool
+		}
+		want = append(want, r.tool+" refused "+r.code)
+	}
+	for _, k := range want {
+		if rep.Explore.Outcomes[k] == 0 {
+			t.Errorf("exploration never got %q", k)
+		}
+	}
+	t.Logf("%d sequences, %d calls, outcomes: %v", rep.Explore.Sequences, rep.Explore.Calls, rep.Explore.Outcomes)
+}
+
+// TestGeneratedWorldsLoad: the generated worlds are valid fixtures (the
+// reference store loads them), and so is every world a shrink makes.
+func TestGeneratedWorldsLoad(t *testing.T) {
+	ctx := context.Background()
+	for i := range 40 {
+		w := genWorld(rand.New(rand.NewPCG(7, uint64(i))))
+		worlds := []*fxWorld{w}
+		for _, kind := range []string{"project", "person", "agent", "message", "turn"} {
+			if w2, ok := withoutEntity(w, kind, 0); ok {
+				worlds = append(worlds, w2)
+			}
+		}
+		for j, w := range worlds {
+			fx, _, err := materializeFixture(w.marshal(), fixtureNow())
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := store.Open(ctx, ":memory:", store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.LoadFixture(ctx, bytes.NewReader(fx)); err != nil {
+				t.Errorf("world %d (shrunk %d) does not load: %v", i, j, err)
+			}
+			st.Close()
+		}
+	}
+}
+
+// TestRemoveSteps: dropping a step drops the steps that use its
+// credential, and renumbers the others' references.
+func TestRemoveSteps(t *testing.T) {
+	cmds := []*command{
+		{tool: "claim_task", p: principal{kind: "runner", id: "r"}},
+		{tool: "claim_task", p: principal{kind: "runner", id: "r"}},
+		{tool: "discover_team_agents", p: principal{kind: "cred", step: 0}},
+		{tool: "discover_team_agents", p: principal{kind: "cred", step: 1}},
+	}
+	out := removeSteps(cmds, map[int]bool{0: true})
+	if len(out) != 2 || out[1].p.kind != "cred" || out[1].p.step != 0 || cmds[3].p.step != 1 {
+		var got []string
+		for _, c := range out {
+			got = append(got, c.tool+"/"+c.p.kind)
+		}
+		t.Errorf("got %s", strings.Join(got, " "))
+	}
+	if !slices.Equal([]string{out[0].tool}, []string{"claim_task"}) {
+		t.Errorf("first step %s", out[0].tool)
+	}
+}
+
+func regexpMust(s string) *regexp.Regexp { return regexp.MustCompile(s) }

@@ -1,0 +1,137 @@
+package conformance
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Rendering a sequence as a script.
+
+var varRe = regexp.MustCompile(`\$([A-Z]+)([0-9]+)\b`)
+
+// renderPrincipal writes who a step calls as.
+func renderPrincipal(p principal) string {
+	switch p.kind {
+	case "agent", "runner":
+		return p.kind + ":" + p.id
+	case "cred":
+		return fmt.Sprintf("$T%d", p.step)
+	case "none":
+		return "none"
+	}
+	return "not-a-token-anyone-issued"
+}
+
+// renderScript writes the run as a testscript file with its fixture: each
+// call with what the model demanded of it, and at the failing step the
+// checks that failed.
+func renderScript(header []string, w *fxWorld, x *exploreRun, profile Profile) string {
+	type rendered struct {
+		lines []string
+		saves []string
+	}
+	var out []rendered
+	idx := map[int]int{} // step -> position in out
+	for i, st := range x.steps {
+		if st.skipped || st.exp == nil {
+			continue
+		}
+		var ls []string
+		args := q(marshal(st.cmd.args))
+		as := renderPrincipal(st.cmd.p)
+		e, a := st.exp, st.ans
+		switch {
+		case e.deny && profile == Reference:
+			ls = append(ls, fmt.Sprintf("! call -as %s %s %s", as, st.cmd.tool, args))
+			if i != x.failAt {
+				ls = append(ls, "stdout 'HTTP 401'")
+			}
+		case e.deny || (a != nil && a.protoErr != nil && e.protoOK):
+			ls = append(ls, fmt.Sprintf("deny -as %s %s %s", as, st.cmd.tool, args))
+		default:
+			ls = append(ls, fmt.Sprintf("call -as %s %s %s", as, st.cmd.tool, args))
+			if i == x.failAt || a == nil {
+				break
+			}
+			switch {
+			case a.refused && len(e.must) > 0 && profile == Reference:
+				ls = append(ls, "refused "+strings.Join(e.codes(), "|"))
+			case a.refused && len(e.must) > 0:
+				ls = append(ls, "refused")
+			case a.refused:
+				ls = append(ls, fmt.Sprintf("# the pages leave this open; the server refused (%s)", a.code))
+			case len(e.must) == 0 && len(e.may) == 0:
+				ls = append(ls, "ok")
+			default:
+				ls = append(ls, "# the pages leave this open; the server granted it")
+			}
+		}
+		if i == x.failAt {
+			for _, f := range x.fails {
+				ls = append(ls, "# fails: "+oneLine(f.msg)+" ["+f.src+"]")
+				ls = append(ls, f.lines...)
+			}
+		}
+		idx[i] = len(out)
+		out = append(out, rendered{lines: ls})
+	}
+	// Saves for the variables the lines use, right after the call that
+	// gives them (before its own checks).
+	saved := map[string]bool{}
+	for _, r := range out {
+		for _, l := range r.lines {
+			for _, m := range varRe.FindAllStringSubmatch(l, -1) {
+				name := m[1] + m[2]
+				if saved[name] {
+					continue
+				}
+				saved[name] = true
+				var step int
+				fmt.Sscan(m[2], &step)
+				pos, ok := idx[step]
+				if !ok {
+					continue
+				}
+				st := x.steps[step]
+				var s string
+				switch m[1] {
+				case "T":
+					path := "execution_credential.token"
+					if st.cmd.tool == "claim_discussion" {
+						path = "discussion_credential.token"
+					}
+					s = fmt.Sprintf("save %s %s", path, name)
+				case "A":
+					s = "save attempt.attempt_id " + name
+				case "CA":
+					s = "save attempt.claimed_at " + name
+				case "NV":
+					s = fmt.Sprintf("save -text -redact %s %s", st.cmd.args["project"], name)
+				}
+				out[pos].saves = append(out[pos].saves, s)
+			}
+		}
+	}
+	var b strings.Builder
+	for _, h := range header {
+		b.WriteString("# " + h + "\n")
+	}
+	for _, r := range out {
+		b.WriteString("\n")
+		b.WriteString(r.lines[0] + "\n")
+		sort.Strings(r.saves)
+		for _, s := range r.saves {
+			b.WriteString(s + "\n")
+		}
+		for _, l := range r.lines[1:] {
+			b.WriteString(l + "\n")
+		}
+	}
+	b.WriteString("\n-- " + FixtureFile + " --\n")
+	b.Write(w.marshal())
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
