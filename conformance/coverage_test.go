@@ -12,9 +12,9 @@ import (
 )
 
 // newToolSpec is the bundled spec plus a page for newTool: a copy of
-// discover_team_agents' page under another catalog name, as a doc writer
-// adds a page.
-const newTool = "read_room"
+// discover_team_agents' page under a name no page documents yet, as a doc
+// writer adds a page.
+const newTool = "stub_probe_tool"
 
 func newToolSpec(t *testing.T) *spec.Spec {
 	t.Helper()

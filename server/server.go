@@ -174,6 +174,9 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 	s.mcp = newMCPServer()
 	s.mcp.AddReceivingMiddleware(s.sessions.middleware)
 	s.register(s.mcp, nil)
+	for _, tool := range Unimplemented() {
+		s.log.Warn("documented tool not implemented: served, and its calls refused with not_implemented", "tool", string(tool))
+	}
 	bctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	s.bg.Go(func() { every(bctx, cfg.SessionCheckInterval, func() { s.sessions.check(bctx, st) }) })
@@ -295,6 +298,11 @@ func (s *Server) register(srv *mcp.Server, identify func(context.Context) (conte
 	}
 	api.Register(srv, h, &rt.RegisterOptions{Logger: s.log, Before: before, OnCall: s.logCall})
 }
+
+// Unimplemented lists the documented tools the server does not implement
+// (yet): it serves them, listed by tools/list, and refuses their calls
+// with not_implemented (rt.CodeNotImplemented).
+func Unimplemented() []api.ToolName { return api.Unimplemented(&handler{}) }
 
 // Store returns the server's store (for admin commands and tests).
 func (s *Server) Store() *store.Store { return s.store }
