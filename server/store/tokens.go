@@ -287,8 +287,8 @@ func (s *Store) IssueAgentToken(ctx context.Context, agent string) (IssuedToken,
 // returns the runner's token once. A runner is paired to exactly one agent
 // for its whole life; to move it, revoke it and pair a new one.
 func (s *Store) PairRunner(ctx context.Context, agent, runnerID string) (IssuedToken, error) {
-	if !reID.MatchString(runnerID) {
-		return IssuedToken{}, fmt.Errorf("store: pair runner: invalid runner id %q", runnerID)
+	if err := checkID("runner id", runnerID); err != nil {
+		return IssuedToken{}, fmt.Errorf("store: pair runner: %w", err)
 	}
 	return inTxValue(ctx, s, "pair runner", func(tx *txn) (IssuedToken, error) {
 		if err := requireAgent(ctx, tx, agent); err != nil {
