@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server/store"
 )
@@ -262,5 +264,41 @@ func TestVersion(t *testing.T) {
 	var line struct{ Version string }
 	if err := json.Unmarshal([]byte(p.waitLog("listening")), &line); err != nil || line.Version != version {
 		t.Errorf("start-up line's version %q (%v), want %q", line.Version, err, version)
+	}
+}
+
+// TestReadmeStdioExample: the README's stdio command works as written,
+// from the repository's root: the fixture it names exists, and its token
+// is the fixture's runner's.
+func TestReadmeStdioExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(string(readme), "\n") {
+		if strings.Contains(l, "go run ./cmd/prickled --stdio") {
+			line = strings.TrimSpace(l)
+		}
+	}
+	env, command, ok := strings.Cut(line, " go run ./cmd/prickled ")
+	if !ok || !strings.HasPrefix(env, "PRICKLE_TOKEN=") {
+		t.Fatalf("README has no stdio example of the form PRICKLE_TOKEN=... go run ./cmd/prickled --stdio ...: %q", line)
+	}
+	cmd := exec.Command(binary, strings.Fields(command)...)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), env)
+	stderr := &testkit.Buffer{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "readme", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v; stderr:\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	out, err := api.NewClient(cs).ClaimTask(ctx, &api.ClaimTaskInput{TaskID: "example-task-id", IdempotencyKey: "readme"})
+	if err != nil || out.Attempt.TaskID != "example-task-id" {
+		t.Fatalf("claim_task over the README's stdio command: %+v, %v; stderr:\n%s", out, err, stderr.String())
 	}
 }
