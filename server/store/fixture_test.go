@@ -319,7 +319,6 @@ func TestFixtureReplyRules(t *testing.T) {
 			entry(w, "rooms", 1)["owner"] = "a"
 		}},
 		{"general room without owner", "", "", func(w map[string]any) { delete(entry(w, "rooms", 1), "owner") }},
-		{"integer written 2.0", "", "", func(w map[string]any) { entry(w, "turns", 0)["reply_limit"] = 2.0 }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -370,5 +369,31 @@ func TestFixtureErrorPlaces(t *testing.T) {
 	var first *FixtureError
 	if !errors.As(err, &first) || first.Path != "$.people[0].color" {
 		t.Errorf("errors.As finds %v, want the first problem", first)
+	}
+}
+
+// TestFixtureIntegersByValue: an integer is read by its value, as the
+// schema's "integer" means it: a reply limit written 2.0 is 2.
+func TestFixtureIntegersByValue(t *testing.T) {
+	turn := `"agents": [{"agent": "a/x"}, {"agent": "a/z"}]}`
+	for _, c := range []struct{ limit, err string }{{"2.0", ""}, {"2e0", ""}, {"2.5", "$.turns[0].reply_limit"}} {
+		s := openT(t, ":memory:", newClock())
+		fixture := strings.Replace(pairFixture, turn, `"agents": [{"agent": "a/x"}, {"agent": "a/z"}], "reply_limit": `+c.limit+`}`, 1)
+		_, err := s.LoadFixture(ctx, strings.NewReader(fixture))
+		var fe *FixtureError
+		if c.err != "" {
+			if !errors.As(err, &fe) || fe.Path != c.err {
+				t.Errorf("reply_limit %s: %v, want an error at %s", c.limit, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("reply_limit %s: %v", c.limit, err)
+		}
+		// Two replies are in: a limit of 2 leaves none for the lead's revise.
+		_, err = s.ClaimDiscussion(ctx, auth(t, s, "prk_pair-fixture-runner-rx"), "ask", "revise", ptrTo(2))
+		if RefusalCode(err) != CodeNoRepliesLeft {
+			t.Errorf("reply_limit %s: the lead's revise: %v, want %s", c.limit, err, CodeNoRepliesLeft)
+		}
 	}
 }
