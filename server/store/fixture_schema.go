@@ -74,22 +74,17 @@ var compiledFixtureSchemas = sync.OnceValues(func() (fixtureSchemas, error) {
 	return fs, nil
 })
 
-// checkValue checks one value against a definition of the fixture schema,
-// naming what it is in the error.
-func checkValue(what string, def func(fixtureSchemas) *jsonschema.Schema, v string) error {
+// checkID checks a runner, room or discussion claim id against the
+// fixture schema's id, naming what it is in the error.
+func checkID(what, id string) error {
 	fs, err := compiledFixtureSchemas()
 	if err != nil {
 		return err
 	}
-	err = schemax.ValidateValue(def(fs), v)
+	err = schemax.ValidateValue(fs.id, id)
 	var ve *schemax.ValidationError
 	if errors.As(err, &ve) && len(ve.Violations) > 0 {
-		return fmt.Errorf("invalid %s %q: %s", what, v, ve.Violations[0].Message)
+		return fmt.Errorf("invalid %s %q: %s", what, id, ve.Violations[0].Message)
 	}
 	return err
-}
-
-// checkID checks a runner, room or discussion claim id.
-func checkID(what, id string) error {
-	return checkValue(what, func(fs fixtureSchemas) *jsonschema.Schema { return fs.id }, id)
 }
