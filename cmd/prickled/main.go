@@ -152,7 +152,7 @@ func showTokens(w io.Writer, tokensOut, db string, fixture bool, issued []store.
 		}
 		fmt.Fprintf(w, "prickled: %s already holds a world; its tokens were shown when it was created.\n", db)
 		fmt.Fprintf(w, "prickled: a new token: %s; one in place of a lost or leaked one: %s\n",
-			tokenCommand("issue", db), tokenCommand("rotate", db))
+			tokenCommand("issue", db, "", ""), tokenCommand("rotate", db, "", ""))
 		return nil
 	}
 	if tokensOut != "" {

@@ -32,14 +32,22 @@ tokens file --tokens-out names (mode 0600). It is stored only as a hash.
 
 Flags:`
 
-// tokenCommand is the command line of "prickled token ACTION" for db,
-// with the parts the operator fills in.
-func tokenCommand(action, db string) string {
+// tokenCommand is the command line of "prickled token ACTION" for db, the
+// agent and the runner; an empty agent is left for the operator to fill
+// in, with the runner optional.
+func tokenCommand(action, db, agent, runner string) string {
 	c := "prickled token " + action
 	if db != "prickled.db" {
 		c += " --db " + shellQuote(db)
 	}
-	return c + " --agent OWNER/NAME [--runner ID]"
+	if agent == "" {
+		return c + " --agent OWNER/NAME [--runner ID]"
+	}
+	c += " --agent " + shellQuote(agent)
+	if runner != "" {
+		c += " --runner " + shellQuote(runner)
+	}
+	return c
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -105,7 +113,7 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case action == "issue":
 		issued, err = st.PairRunner(ctx, *agent, *runner)
 		if errors.Is(err, store.ErrRunnerExists) {
-			err = fmt.Errorf("%w; for a new token of it: prickled token rotate --agent %s --runner %s", err, *agent, *runner)
+			err = fmt.Errorf("%w; for a new token of it: %s", err, tokenCommand("rotate", *db, *agent, *runner))
 		}
 	case *runner == "":
 		var r store.Rotated

@@ -122,7 +122,7 @@ func TestTokenCommand(t *testing.T) {
 		{[]string{"issue", "--db", ":memory:", "--agent", "maya/builder"}, 1, "holds no world"},
 		{[]string{"issue", "--db", missing, "--agent", "maya/builder"}, 1, "no database"},
 		{[]string{"issue", "--db", db, "--agent", "maya/ghost"}, 1, `no such agent: "maya/ghost"`},
-		{[]string{"issue", "--db", db, "--agent", "maya/builder", "--runner", "maya-box"}, 1, "prickled token rotate --agent maya/builder --runner maya-box"},
+		{[]string{"issue", "--db", db, "--agent", "maya/builder", "--runner", "maya-box"}, 1, "prickled token rotate --db " + db + " --agent maya/builder --runner maya-box"},
 		{[]string{"issue", "--db", db, "--agent", "maya/builder", "--runner", "bad id!"}, 1, `invalid runner id "bad id!"`},
 		{[]string{"rotate", "--db", db, "--agent", "theo/reviewer", "--runner", store.SeedRunnerID}, 1, "paired to maya/builder"},
 		{[]string{"rotate", "--db", db, "--agent", "maya/builder", "--runner", "nope"}, 1, `no such runner: "nope"`},
