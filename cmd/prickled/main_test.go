@@ -897,9 +897,6 @@ func TestFixtureOnAWorld(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", extra)
-	if out := p.stdout.String(); !strings.Contains(out, "prk_fixture-agent-zoe-helper-0001") {
-		t.Errorf("the added fixture's token was not shown:\n%s", out)
-	}
 	zoe, cs := connect(t, p.url(), "prk_fixture-agent-zoe-helper-0001")
 	team, err := zoe.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: "website-v2"})
 	if err != nil {
@@ -912,19 +909,20 @@ func TestFixtureOnAWorld(t *testing.T) {
 	if again := claim(p, runnerTok); again != first {
 		t.Errorf("the world's claim replays to %s, want %s", again, first)
 	}
-	stop(p)
+	stop(p) // stdout is all in once the process is gone
+	if out := p.stdout.String(); !strings.Contains(out, "prk_fixture-agent-zoe-helper-0001") {
+		t.Errorf("the added fixture's token was not shown:\n%s", out)
+	}
 
 	// The same fixture again: its ids collide; nothing starts.
-	var stdout, stderr testkit.Buffer
-	cmd := exec.Command(binary, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); cmd.ProcessState.ExitCode() != 1 {
-		t.Fatalf("the same fixture again: %v, want exit 1; stderr:\n%s", err, stderr.String())
+	_, stderr, code := execBinary("", "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
+	if code != 1 {
+		t.Fatalf("the same fixture again: exit %d, want 1; stderr:\n%s", code, stderr)
 	}
-	lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 	want := "prickled: " + fixture + ":4:14: fixture: $.projects[0].slug: project website-v2 already exists"
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "start without the fixture") {
-		t.Errorf("the same fixture again: stderr\n%s\nwant one line starting %q and saying how to go on", stderr.String(), want)
+		t.Errorf("the same fixture again: stderr\n%s\nwant one line starting %q and saying how to go on", stderr, want)
 	}
 
 	// Without --fixture: the world as it is, no new tokens, and the way to one.

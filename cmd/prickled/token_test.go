@@ -198,10 +198,10 @@ func TestTokenRotateWhileServing(t *testing.T) {
 	old := tokenOf(t, readTokens(t, tokFile), store.KindAgent, store.SeedBuilderAgent)
 	rawInitialize(t, p.url(), old)
 
-	out, err := execBinary("token", "rotate", "--db", db, "--agent", store.SeedBuilderAgent)
+	out, errs, code := execBinary("", "token", "rotate", "--db", db, "--agent", store.SeedBuilderAgent)
 	fresh := tokenRe.FindString(out)
-	if err != nil || fresh == "" {
-		t.Fatalf("token rotate: %v\n%s", err, out)
+	if code != 0 || fresh == "" {
+		t.Fatalf("token rotate: exit %d\n%s%s", code, out, errs)
 	}
 	status := func(tok string) int {
 		req, _ := http.NewRequest(http.MethodPost, p.url(), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
@@ -232,30 +232,29 @@ func TestTokenRotateWhileServing(t *testing.T) {
 	}
 }
 
-// execBinary runs the prickled binary and returns its stdout.
-func execBinary(args ...string) (string, error) {
-	var stdout, stderr testkit.Buffer
+// execBinary runs the prickled binary in dir ("" for this folder) to its
+// end and returns its output and exit code.
+func execBinary(dir string, args ...string) (stdout, stderr string, code int) {
+	var out, errb testkit.Buffer
 	cmd := exec.Command(binary, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), errors.Join(err, errors.New(stderr.String()))
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &errb
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		return "", err.Error(), -1
 	}
-	return stdout.String(), nil
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }
 
 // TestVersion: --version prints "prickled VERSION" and exits 0 without
 // opening a database; the start-up line names the same version.
 func TestVersion(t *testing.T) {
 	dir := t.TempDir()
-	var stdout, stderr testkit.Buffer
-	cmd := exec.Command(binary, "--version")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &stdout, &stderr
-	if err := cmd.Run(); err != nil || stderr.String() != "" {
-		t.Fatalf("--version: %v, stderr %q", err, stderr.String())
+	stdout, stderr, code := execBinary(dir, "--version")
+	if code != 0 || stderr != "" {
+		t.Fatalf("--version: exit %d, stderr %q", code, stderr)
 	}
-	version, ok := strings.CutPrefix(strings.TrimSuffix(stdout.String(), "\n"), "prickled ")
+	version, ok := strings.CutPrefix(strings.TrimSuffix(stdout, "\n"), "prickled ")
 	if !ok || version == "" || strings.ContainsAny(version, " \n") {
-		t.Fatalf("--version printed %q, want \"prickled VERSION\"", stdout.String())
+		t.Fatalf("--version printed %q, want \"prickled VERSION\"", stdout)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("--version created %v", entries)
