@@ -67,8 +67,9 @@ const (
 type Config struct {
 	// DB is the database: a file path, or ":memory:" (the default).
 	DB string
-	// Fixture, if set, loads this world (see server/store/FIXTURE.md)
-	// into an empty database instead of the seed world.
+	// Fixture, if set, is a world (see server/store/FIXTURE.md) added to
+	// the database instead of seeding an empty one; an id it shares with
+	// the world already there is an error (store.ErrExists).
 	Fixture io.Reader
 	// LaunchTimeout is how long an execution credential lives
 	// (store.DefaultLaunchTimeout when zero).
@@ -126,10 +127,11 @@ type Server struct {
 	bg   sync.WaitGroup // the background work
 }
 
-// New opens the database, seeds it (or loads cfg.Fixture) when it is
-// empty, and builds the MCP server. issued holds the agent and runner tokens
-// created now, in plaintext: they are shown once and cannot be recovered.
-// It is empty when the database already held a world.
+// New opens the database, adds cfg.Fixture's world to it or seeds it when
+// it is empty, and builds the MCP server. issued holds the agent and runner
+// tokens created now, in plaintext: they are shown once and cannot be
+// recovered. It is empty when a database that already held a world got no
+// fixture.
 func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken, err error) {
 	if cfg.DB == "" {
 		cfg.DB = ":memory:"
@@ -153,17 +155,19 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 			st.Close()
 		}
 	}()
-	// A database that already holds a world keeps it: the seed and the
-	// fixture only fill an empty one (so a restart with the same flags
-	// works, and issues no new tokens).
+	// The seed fills an empty database only, so a restart keeps the world
+	// and issues no new tokens. A fixture is added to whatever world is
+	// there, never skipped: an id it shares with that world is an error.
 	has, err := st.HasWorld(ctx)
 	switch {
 	case err != nil:
 		return nil, nil, err
-	case has:
 	case cfg.Fixture != nil:
 		issued, err = st.LoadFixture(ctx, cfg.Fixture)
-	default:
+		if has && errors.Is(err, store.ErrExists) {
+			err = fmt.Errorf("%w; the database already held a world, which a fixture adds to: to serve that world, start without the fixture; to serve the fixture's world alone, start on a new database", err)
+		}
+	case !has:
 		issued, err = st.SeedDefault(ctx)
 	}
 	if err != nil {

@@ -3,11 +3,15 @@
 //
 //	prickled [--addr 127.0.0.1:8080] [--db prickled.db] [--fixture FILE]
 //	         [--tokens-out FILE] [--launch-timeout 15m] [--stdio] [limits]
+//	prickled token issue|rotate --agent OWNER/NAME [--runner ID] [--db FILE] [--tokens-out FILE]
+//	prickled --version
 //
-// On an empty database it seeds the documented world (or loads --fixture)
-// and shows the new tokens once (printed, or written to --tokens-out).
-// SIGINT or SIGTERM finish in-flight calls, then exit 0. The limits
-// (timeouts, sessions, connections, retention) are in server/README.md.
+// On an empty database it seeds the documented world; --fixture adds the
+// world of a fixture instead. The tokens created are shown once (printed,
+// or written to --tokens-out). "prickled token" issues or rotates a token
+// of a database that already holds a world. SIGINT or SIGTERM finish
+// in-flight calls, then exit 0. The limits (timeouts, sessions,
+// connections, retention) and every decision are in server/README.md.
 package main
 
 import (
@@ -30,22 +34,32 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run runs prickled until ctx is done; it returns the exit status.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// run runs one prickled command line until it is done, or SIGINT or
+// SIGTERM ends it; it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(args) > 0 && args[0] == "token" {
+		return runToken(ctx, args[1:], stdout, stderr)
+	}
+	return serve(ctx, args, stdin, stdout, stderr)
+}
+
+// serve runs the server until ctx is done; it returns the exit status.
+func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("prickled", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
 	db := fs.String("db", "prickled.db", "SQLite database `FILE`, or :memory:")
-	fixture := fs.String("fixture", "", "load the world described in `FILE` (server/store/FIXTURE.md) into an empty database instead of the seed")
+	fixture := fs.String("fixture", "", "add the world described in `FILE` (server/store/FIXTURE.md) to the database, instead of seeding an empty one")
 	tokensOut := fs.String("tokens-out", "", "write the new tokens as JSON to `FILE` (mode 0600) instead of printing them")
 	launch := fs.Duration("launch-timeout", store.DefaultLaunchTimeout, "lifetime of an execution credential")
 	stdio := fs.Bool("stdio", false, "serve MCP on standard input and output; the caller's token is $PRICKLE_TOKEN")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text")
+	version := fs.Bool("version", false, "print prickled's version and exit")
 	var cfg server.Config
 	fs.Func("allow-origin", "also allow browser requests from `ORIGIN` (scheme://host[:port]; repeatable)", func(v string) error {
 		cfg.AllowedOrigins = append(cfg.AllowedOrigins, v)
@@ -53,11 +67,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	})
 	cfg.LimitFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: prickled [flags]\n\nThe reference Prickle server. Flags:")
+		fmt.Fprintln(stderr, "usage: prickled [flags]\n       prickled token issue|rotate -h\n\nThe reference Prickle server. Flags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := cmdline.Parse(fs, args, false); !ok {
 		return code
+	}
+	if *version {
+		fmt.Fprintln(stdout, "prickled", cmdline.Version())
+		return 0
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "prickled: %v\n", err)
@@ -89,7 +107,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	srv, issued, err := server.New(ctx, cfg)
 	if err != nil {
-		return fail(err)
+		return failStart(stderr, *fixture, err)
 	}
 	defer srv.Close()
 	// Tokens go to the terminal (or only to --tokens-out), never to the
@@ -98,7 +116,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if *stdio {
 		tokOut = stderr
 	}
-	if err := showTokens(tokOut, *tokensOut, *db, issued); err != nil {
+	if err := showTokens(tokOut, *tokensOut, *db, *fixture != "", issued); err != nil {
 		return fail(err)
 	}
 
@@ -113,7 +131,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	}
 
-	logger.Info("listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+server.PathMCP, "db", *db)
+	logger.Info("listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+server.PathMCP, "db", *db,
+		"version", cmdline.Version())
 	if err := srv.Serve(ctx, ln); err != nil {
 		return fail(err)
 	}
@@ -122,22 +141,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // showTokens shows the tokens created now, once: written to tokensOut
 // (mode 0600) when it is set, and then only their number and the file are
-// printed; otherwise printed to w.
-func showTokens(w io.Writer, tokensOut, db string, issued []store.IssuedToken) error {
+// printed; otherwise printed to w. A start that created none says how to
+// get one.
+func showTokens(w io.Writer, tokensOut, db string, fixture bool, issued []store.IssuedToken) error {
 	if len(issued) == 0 {
 		// Never overwrite an earlier tokens file with nothing.
-		fmt.Fprintf(w, "prickled: %s already holds a world; its tokens were shown when it was created\n", db)
+		if fixture {
+			fmt.Fprintln(w, "prickled: the fixture holds no agents or runners: no new tokens")
+			return nil
+		}
+		fmt.Fprintf(w, "prickled: %s already holds a world; its tokens were shown when it was created.\n", db)
+		fmt.Fprintf(w, "prickled: a new token: %s; one in place of a lost or leaked one: %s\n",
+			tokenCommand("issue", db, "", ""), tokenCommand("rotate", db, "", ""))
 		return nil
 	}
 	if tokensOut != "" {
-		b, err := json.MarshalIndent(issued, "", "  ")
-		if err != nil {
+		if err := writeTokens(tokensOut, issued); err != nil {
 			return err
-		}
-		// A temporary file (mode 0600) renamed into place: the tokens are
-		// never readable by others, nor half-written.
-		if err := fsx.WriteFileAtomic(tokensOut, append(b, '\n'), 0o600); err != nil {
-			return fmt.Errorf("write tokens: %w", err)
 		}
 		fmt.Fprintf(w, "prickled: %d new tokens written to %s (mode 0600; shown nowhere else)\n", len(issued), tokensOut)
 		return nil
@@ -147,4 +167,37 @@ func showTokens(w io.Writer, tokensOut, db string, issued []store.IssuedToken) e
 		fmt.Fprintf(w, "  %-6s %-20s %s\n", t.Kind, t.Agent, t.Token)
 	}
 	return nil
+}
+
+// writeTokens writes a tokens file (server/README.md, "The tokens file"):
+// through a temporary file (mode 0600) renamed into place, so the tokens
+// are never readable by others, nor half-written.
+func writeTokens(name string, tokens []store.IssuedToken) error {
+	b, err := json.MarshalIndent(tokens, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := fsx.WriteFileAtomic(name, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write tokens: %w", err)
+	}
+	return nil
+}
+
+// failStart reports a failed start. A fixture's problems are one line
+// each, led by the place in the fixture file (FILE:LINE:COLUMN) when it is
+// known, so that an editor can jump to it.
+func failStart(stderr io.Writer, file string, err error) int {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var fe *store.FixtureError
+		if file != "" && errors.As(e, &fe) && fe.Line > 0 {
+			fmt.Fprintf(stderr, "prickled: %s:%d:%d: %v\n", file, fe.Line, fe.Column, e)
+			continue
+		}
+		fmt.Fprintf(stderr, "prickled: %v\n", e)
+	}
+	return 1
 }

@@ -763,7 +763,7 @@ func TestRunExitCodes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var stdout, stderr testkit.Buffer
-		code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
+		code := serve(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
 		if code != tc.code {
 			t.Errorf("%v: exit %d, want %d; stderr:\n%s", tc.args, code, tc.code, stderr.String())
 			continue
@@ -789,7 +789,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 	var stdout, stderr testkit.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--db", ":memory:", "--log-json"}, strings.NewReader(""), &stdout, &stderr)
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--db", ":memory:", "--log-json"}, strings.NewReader(""), &stdout, &stderr)
 	}()
 	deadline := time.After(hangGuard)
 	var addr string
@@ -849,10 +849,13 @@ func checkDB(t *testing.T, path string, tasks int) {
 	}
 }
 
-// TestRestartWithSameFixture: --fixture fills an empty database only; a
-// restart with the same flags keeps the world (and its earlier claims),
-// prints no tokens and serves the fixture's tokens as before.
-func TestRestartWithSameFixture(t *testing.T) {
+// TestFixtureOnAWorld: --fixture on a database that already holds a
+// world is never skipped. A fixture whose ids are new is added (its
+// tokens are printed and work, next to the world's); the same fixture
+// again collides, exit 1 with one line naming the place in the file and
+// the ways forward; without --fixture the restart keeps the world, its
+// claims and tokens, and says how to get a new token.
+func TestFixtureOnAWorld(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "p.db")
 	fixture, err := filepath.Abs(filepath.Join("..", "..", "server", "testdata", "world.json"))
@@ -861,28 +864,81 @@ func TestRestartWithSameFixture(t *testing.T) {
 	}
 	const runnerTok = "prk_fixture-runner-maya-laptop-0001"
 	ctx := context.Background()
-	var firstAttempt string
-	for round := range 2 {
-		p := start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
-		client, cs := connect(t, p.url(), runnerTok)
+	claim := func(p *proc, tok string) string {
+		t.Helper()
+		client, cs := connect(t, p.url(), tok)
+		defer cs.Close()
 		out, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: "task-unbound", IdempotencyKey: "restart"})
 		if err != nil {
-			t.Fatalf("round %d: claim: %v", round, err)
+			t.Fatalf("claim: %v", err)
 		}
-		cs.Close()
-		if round == 0 {
-			firstAttempt = out.Attempt.AttemptID
-		} else if out.Attempt.AttemptID != firstAttempt {
-			t.Errorf("after restart the claim replays to attempt %s, want %s", out.Attempt.AttemptID, firstAttempt)
-		}
+		return out.Attempt.AttemptID
+	}
+	stop := func(p *proc) {
+		t.Helper()
 		p.signal(syscall.SIGTERM)
 		if code := p.wait(); code != 0 {
-			t.Fatalf("round %d: exit code %d; stderr:\n%s", round, code, p.stderr.String())
+			t.Fatalf("exit code %d; stderr:\n%s", code, p.stderr.String())
 		}
-		printed := strings.Contains(p.stdout.String(), "new tokens")
-		if round == 1 && (printed || !strings.Contains(p.stdout.String(), "already holds a world")) {
-			t.Errorf("restart printed:\n%s", p.stdout.String())
+	}
+	p := start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
+	first := claim(p, runnerTok)
+	stop(p)
+
+	// A fixture with new ids is added to the world.
+	extra := filepath.Join(dir, "extra.json")
+	if err := os.WriteFile(extra, []byte(`{"version": 1,
+  "projects": [{"slug": "extra"}],
+  "people": [{"handle": "zoe", "display_name": "Zoe"}],
+  "memberships": [{"project": "extra", "person": "zoe"}, {"project": "website-v2", "person": "zoe"}],
+  "agents": [{"id": "zoe/helper", "model": "m", "client": "c", "availability": "online", "trust_level": "unverified",
+              "token": "prk_fixture-agent-zoe-helper-0001"}]
+}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p = start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", extra)
+	zoe, cs := connect(t, p.url(), "prk_fixture-agent-zoe-helper-0001")
+	team, err := zoe.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: "website-v2"})
+	if err != nil {
+		t.Fatalf("the added agent: %v", err)
+	}
+	cs.Close()
+	if len(team.People) != 3 {
+		t.Errorf("website-v2 after the fixture was added: %d people, want maya, theo and zoe", len(team.People))
+	}
+	if again := claim(p, runnerTok); again != first {
+		t.Errorf("the world's claim replays to %s, want %s", again, first)
+	}
+	stop(p) // stdout is all in once the process is gone
+	if out := p.stdout.String(); !strings.Contains(out, "prk_fixture-agent-zoe-helper-0001") {
+		t.Errorf("the added fixture's token was not shown:\n%s", out)
+	}
+
+	// The same fixture again: its ids collide; nothing starts.
+	_, stderr, code := execBinary("", "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
+	if code != 1 {
+		t.Fatalf("the same fixture again: exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	want := "prickled: " + fixture + ":4:14: fixture: $.projects[0].slug: project website-v2 already exists"
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "start without the fixture") {
+		t.Errorf("the same fixture again: stderr\n%s\nwant one line starting %q and saying how to go on", stderr, want)
+	}
+
+	// Without --fixture: the world as it is, no new tokens, and the way to one.
+	p = start(t, "--addr", "127.0.0.1:0", "--db", db)
+	if again := claim(p, runnerTok); again != first {
+		t.Errorf("after restart the claim replays to %s, want %s", again, first)
+	}
+	stop(p)
+	out := p.stdout.String()
+	for _, want := range []string{"already holds a world", "prickled token issue --db " + db, "prickled token rotate --db " + db} {
+		if !strings.Contains(out, want) {
+			t.Errorf("restart printed %q, without %q", out, want)
 		}
+	}
+	if strings.Contains(out, store.TokenPrefix) {
+		t.Errorf("restart printed a token:\n%s", out)
 	}
 }
 

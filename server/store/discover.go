@@ -5,20 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 )
-
-// Patterns from the tool pages' schemas (Go regexp has no lookahead, so the
-// handle/slug pattern is written without it; lengths are checked apart).
-var (
-	reSlug  = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
-	reID    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	reAgent = regexp.MustCompile(`^([a-z0-9]+(?:-[a-z0-9]+)*)/([a-z0-9]+(?:-[a-z0-9]+)*)$`)
-)
-
-func validSlug(s string) bool { return len(s) <= 39 && reSlug.MatchString(s) }
 
 // Person is a person in a project, as discover_team_agents returns it.
 type Person struct {

@@ -74,8 +74,9 @@
 //     crypto/subtle.ConstantTimeCompare. Credential and IssuedToken redact
 //     the token when logged through log/slog.
 //   - Agent and runner tokens are issued by SeedDefault, LoadFixture (a
-//     fixture may give them in plaintext), IssueAgentToken and PairRunner;
-//     they do not expire. A runner is paired to exactly one agent when it is
+//     fixture may give them in plaintext), IssueAgentToken and PairRunner,
+//     and replaced by RotateAgentToken and RotateRunnerToken; they do not
+//     expire. A runner is paired to exactly one agent when it is
 //     created (PairRunner or a fixture) and never re-paired. RevokeToken
 //     revokes one token; RevokeRunner retires a runner together with every
 //     credential it minted.
@@ -181,6 +182,7 @@
 //
 // Worlds.
 //   - SeedDefault seeds the documented world (see its doc) into an empty
-//     database only; LoadFixture loads a JSON world (FIXTURE.md) all or
-//     nothing, naming the JSON path of a bad entry in a *FixtureError.
+//     database only; LoadFixture adds a JSON world (FIXTURE.md, checked
+//     against fixture.schema.json) all or nothing, naming the JSON path of
+//     a bad entry in a *FixtureError.
 package store

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -94,7 +95,7 @@ func TestFixtureErrorsNamePath(t *testing.T) {
 	}{
 		{"syntax", "$", `{"version": 1,`},
 		{"version", "$.version", mutate(t, func(w map[string]any) { w["version"] = 2 })},
-		{"unknown section", "$.widgets", mutate(t, func(w map[string]any) { w["widgets"] = []any{} })},
+		{"unknown section", "$", mutate(t, func(w map[string]any) { w["widgets"] = []any{} })},
 		{"section not array", "$.people", mutate(t, func(w map[string]any) { w["people"] = "x" })},
 		{"bad slug", "$.projects[0].slug", mutate(t, func(w map[string]any) { entry(w, "projects", 0)["slug"] = "Bad Slug" })},
 		{"color range", "$.people[1].color", mutate(t, func(w map[string]any) { entry(w, "people", 1)["color"] = 9 })},
@@ -112,7 +113,7 @@ func TestFixtureErrorsNamePath(t *testing.T) {
 		{"short token", "$.agents[0].token", mutate(t, func(w map[string]any) { entry(w, "agents", 0)["token"] = "short" })},
 		{"duplicate token", "$.agents[1].token", mutate(t, func(w map[string]any) { entry(w, "agents", 1)["token"] = "prk_base-fixture-token-ax" })},
 		{"runner agent", "$.runners[0].agent", mutate(t, func(w map[string]any) { entry(w, "runners", 0)["agent"] = "a/nope" })},
-		{"private room owner", "$.rooms[0].owner", mutate(t, func(w map[string]any) { delete(entry(w, "rooms", 0), "owner") })},
+		{"private room owner", "$.rooms[0]", mutate(t, func(w map[string]any) { delete(entry(w, "rooms", 0), "owner") })},
 		{"message room", "$.messages[1].room", mutate(t, func(w map[string]any) { entry(w, "messages", 1)["room"] = "nope" })},
 		{"message kind", "$.messages[0].kind", mutate(t, func(w map[string]any) { entry(w, "messages", 0)["kind"] = "shout" })},
 		{"message author", "$.messages[0].author", mutate(t, func(w map[string]any) { entry(w, "messages", 0)["author"] = "a/ghost" })},
@@ -126,7 +127,7 @@ func TestFixtureErrorsNamePath(t *testing.T) {
 		{"attempt runner", "$.attempts[0].runner", mutate(t, func(w map[string]any) {
 			entry(w, "tasks", 0)["agent"] = "b/y"
 		})},
-		{"claim reviewing", "$.discussion_claims[0].reviewing", mutate(t, func(w map[string]any) { entry(w, "discussion_claims", 0)["role"] = "review" })},
+		{"claim reviewing", "$.discussion_claims[0]", mutate(t, func(w map[string]any) { entry(w, "discussion_claims", 0)["role"] = "review" })},
 		{"claim not woken", "$.discussion_claims[0].message", mutate(t, func(w map[string]any) { entry(w, "discussion_claims", 0)["message"] = "req" })},
 	}
 	// The base itself loads.
@@ -184,5 +185,215 @@ func TestFixtureDocExampleLoads(t *testing.T) {
 	}
 	if _, err := s.ClaimDiscussion(ctx, runner, "example-message-id", "k", ptrTo(2)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// pairFixture is a world with one two-agent turn: the lead (a/x) drafted,
+// the reviewer (a/z) reviewed, and each holds the claim it posted under.
+// Nothing says "reply posted" but the replies themselves.
+const pairFixture = `{
+  "version": 1,
+  "projects": [{"slug": "p"}],
+  "people": [{"handle": "a", "display_name": "A"}],
+  "memberships": [{"project": "p", "person": "a"}],
+  "agents": [{"id": "a/x", "model": "m", "client": "c", "availability": "online", "trust_level": "unverified"},
+             {"id": "a/z", "model": "m", "client": "c", "availability": "online", "trust_level": "unverified"}],
+  "runners": [{"id": "rx", "agent": "a/x", "token": "prk_pair-fixture-runner-rx"},
+              {"id": "rz", "agent": "a/z", "token": "prk_pair-fixture-runner-rz"}],
+  "rooms": [{"id": "room", "project": "p", "kind": "private", "owner": "a"},
+            {"id": "general", "project": "p", "kind": "general", "owner": null}],
+  "messages": [{"id": "ask", "room": "room", "kind": "room_message", "author": "a", "body": "?"},
+               {"id": "draft", "room": "general", "kind": "room_message", "author": "a/x", "body": "d",
+                "reply_turn": "ask", "reply_role": "draft"},
+               {"id": "review", "room": "general", "kind": "room_message", "author": "a/z", "body": "r",
+                "reply_turn": "ask", "reply_role": "review"}],
+  "turns": [{"message": "ask", "agents": [{"agent": "a/x"}, {"agent": "a/z"}]}],
+  "discussion_claims": [{"message": "ask", "runner": "rx", "idempotency_key": "kx", "role": "draft"},
+                        {"message": "ask", "runner": "rz", "idempotency_key": "kz", "role": "review", "reviewing": "draft"}]
+}`
+
+func mutateFrom(t *testing.T, base string, f func(w map[string]any)) string {
+	t.Helper()
+	var w map[string]any
+	if err := json.Unmarshal([]byte(base), &w); err != nil {
+		t.Fatal(err)
+	}
+	f(w)
+	b, err := json.MarshalIndent(w, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestFixtureRepliesAreTheRecord: the replies (messages with reply_turn)
+// are the one record of what was posted. A reviewer whose review is in is
+// done with the turn, and each claim's reply is its agent's reply under
+// its role, with no flag saying so; the lead, whose draft is not its last
+// reply, still has its revise to come.
+func TestFixtureRepliesAreTheRecord(t *testing.T) {
+	s := openT(t, ":memory:", newClock())
+	if _, err := s.LoadFixture(ctx, strings.NewReader(pairFixture)); err != nil {
+		t.Fatal(err)
+	}
+	rx, rz := auth(t, s, "prk_pair-fixture-runner-rx"), auth(t, s, "prk_pair-fixture-runner-rz")
+	two := ptrTo(2)
+	// The reviewer's part is done: a new key is refused.
+	if _, err := s.ClaimDiscussion(ctx, rz, "ask", "new", two); RefusalCode(err) != CodeReplyPosted {
+		t.Errorf("reviewer, new key: %v, want %s", err, CodeReplyPosted)
+	}
+	// Each claim posted its reply: replaying either key is refused.
+	for _, c := range []struct {
+		p   *Principal
+		key string
+	}{{rx, "kx"}, {rz, "kz"}} {
+		if _, err := s.ClaimDiscussion(ctx, c.p, "ask", c.key, two); RefusalCode(err) != CodeReplyPosted {
+			t.Errorf("replay of %s: %v, want %s", c.key, err, CodeReplyPosted)
+		}
+	}
+	// The lead revises the one review.
+	res, err := s.ClaimDiscussion(ctx, rx, "ask", "revise", two)
+	if err != nil || res.Role != RoleRevise || res.Reviewing == nil || res.Reviewing.MessageID != "draft" || res.RepliesLeft != MaxReplies-2 {
+		t.Errorf("lead after the review: %+v, %v", res, err)
+	}
+}
+
+// TestFixtureReplyRules: what the replies say is checked against the
+// deprecated flags that repeat it, and against the harness: who replies
+// what, once.
+func TestFixtureReplyRules(t *testing.T) {
+	claim := func(w map[string]any, i int) map[string]any { return entry(w, "discussion_claims", i) }
+	turnAgent := func(w map[string]any, j int) map[string]any {
+		return entry(w, "turns", 0)["agents"].([]any)[j].(map[string]any)
+	}
+	cases := []struct {
+		name, path, want string
+		f                func(w map[string]any)
+	}{
+		// The deprecated flags load when they agree...
+		{"flags agree", "", "", func(w map[string]any) {
+			turnAgent(w, 0)["reply_posted"] = false
+			turnAgent(w, 1)["reply_posted"] = true
+			claim(w, 0)["reply_message"], claim(w, 0)["reply_posted"] = "draft", true
+			claim(w, 1)["reply_message"] = "review"
+		}},
+		// ... and are errors when they do not.
+		{"lead not done", "$.turns[0].agents[0].reply_posted", "a/x has no final reply", func(w map[string]any) {
+			turnAgent(w, 0)["reply_posted"] = true
+		}},
+		{"reviewer done", "$.turns[0].agents[1].reply_posted", "a/z has its final reply", func(w map[string]any) {
+			turnAgent(w, 1)["reply_posted"] = false
+		}},
+		{"claim reply message", "$.discussion_claims[1].reply_message", "that is message review", func(w map[string]any) {
+			claim(w, 1)["reply_message"] = "draft"
+		}},
+		{"claim not replied", "$.discussion_claims[0].reply_posted", "says false", func(w map[string]any) {
+			claim(w, 0)["reply_posted"] = false
+		}},
+		{"superseded claim replied", "$.discussion_claims[0].reply_posted", "a superseded claim posted nothing", func(w map[string]any) {
+			claim(w, 0)["superseded"], claim(w, 0)["reply_posted"] = true, true
+		}},
+		// The harness: the lead drafts, revises one review or combines several; reviewers review.
+		{"lead reviews", "$.messages[1].reply_role", "the lead drafts and revises", func(w map[string]any) {
+			entry(w, "messages", 1)["reply_role"] = "review"
+		}},
+		{"lead combines one review", "$.messages[1].reply_role", "the lead drafts and revises", func(w map[string]any) {
+			entry(w, "messages", 1)["reply_role"] = "combine"
+		}},
+		{"reviewer drafts", "$.discussion_claims[1].role", "a reviewer reviews", func(w map[string]any) {
+			claim(w, 1)["role"], claim(w, 1)["reviewing"] = "draft", nil
+		}},
+		{"second review", "$.messages[3]", "a/z already posted its review reply", func(w map[string]any) {
+			w["messages"] = append(w["messages"].([]any), map[string]any{"id": "review-2", "room": "general",
+				"kind": "room_message", "author": "a/z", "body": "again", "reply_turn": "ask", "reply_role": "review"})
+		}},
+		{"two live claims of a role", "$.discussion_claims[2]", "a/z already holds a review claim", func(w map[string]any) {
+			w["discussion_claims"] = append(w["discussion_claims"].([]any), map[string]any{"message": "ask", "runner": "rz",
+				"idempotency_key": "kz2", "role": "review", "reviewing": "draft"})
+		}},
+		{"a superseded claim beside it", "", "", func(w map[string]any) {
+			w["discussion_claims"] = append(w["discussion_claims"].([]any), map[string]any{"message": "ask", "runner": "rz",
+				"idempotency_key": "kz0", "role": "review", "reviewing": "draft", "superseded": true})
+		}},
+		{"general room owner", "$.rooms[1].owner", "want null", func(w map[string]any) {
+			entry(w, "rooms", 1)["owner"] = "a"
+		}},
+		{"general room without owner", "", "", func(w map[string]any) { delete(entry(w, "rooms", 1), "owner") }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openT(t, ":memory:", newClock())
+			_, err := s.LoadFixture(ctx, strings.NewReader(mutateFrom(t, pairFixture, c.f)))
+			if c.path == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var fe *FixtureError
+			if !errors.As(err, &fe) || fe.Path != c.path || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want a *FixtureError at %s saying %q", err, c.path, c.want)
+			}
+		})
+	}
+}
+
+// TestFixtureErrorPlaces: schema problems are reported together, in the
+// order of the text, each at its line and column, at most ten of them.
+func TestFixtureErrorPlaces(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{\"version\": 1,\n \"people\": [\n")
+	for i := range 12 {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, "  {\"handle\": \"p%d\", \"display_name\": \"P\", \"color\": %d}", i, 10+i)
+	}
+	b.WriteString("\n]}\n")
+	s := openT(t, ":memory:", newClock())
+	_, err := s.LoadFixture(ctx, strings.NewReader(b.String()))
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("err = %v, want the problems joined", err)
+	}
+	errs := joined.Unwrap()
+	if len(errs) != maxFixtureErrors+1 || !strings.Contains(errs[maxFixtureErrors].Error(), "2 more problems") {
+		t.Fatalf("%d errors, want %d and a count of the rest:\n%v", len(errs), maxFixtureErrors+1, err)
+	}
+	for i, e := range errs[:maxFixtureErrors] {
+		var fe *FixtureError
+		if !errors.As(e, &fe) || fe.Path != fmt.Sprintf("$.people[%d].color", i) || fe.Line != 3+i || fe.Column != 50 {
+			t.Errorf("error %d: %v at %d:%d", i, e, fe.Line, fe.Column)
+		}
+	}
+	var first *FixtureError
+	if !errors.As(err, &first) || first.Path != "$.people[0].color" {
+		t.Errorf("errors.As finds %v, want the first problem", first)
+	}
+}
+
+// TestFixtureIntegersByValue: an integer is read by its value, as the
+// schema's "integer" means it: a reply limit written 2.0 is 2.
+func TestFixtureIntegersByValue(t *testing.T) {
+	turn := `"agents": [{"agent": "a/x"}, {"agent": "a/z"}]}`
+	for _, c := range []struct{ limit, err string }{{"2.0", ""}, {"2e0", ""}, {"2.5", "$.turns[0].reply_limit"}} {
+		s := openT(t, ":memory:", newClock())
+		fixture := strings.Replace(pairFixture, turn, `"agents": [{"agent": "a/x"}, {"agent": "a/z"}], "reply_limit": `+c.limit+`}`, 1)
+		_, err := s.LoadFixture(ctx, strings.NewReader(fixture))
+		var fe *FixtureError
+		if c.err != "" {
+			if !errors.As(err, &fe) || fe.Path != c.err {
+				t.Errorf("reply_limit %s: %v, want an error at %s", c.limit, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("reply_limit %s: %v", c.limit, err)
+		}
+		// Two replies are in: a limit of 2 leaves none for the lead's revise.
+		_, err = s.ClaimDiscussion(ctx, auth(t, s, "prk_pair-fixture-runner-rx"), "ask", "revise", ptrTo(2))
+		if RefusalCode(err) != CodeNoRepliesLeft {
+			t.Errorf("reply_limit %s: the lead's revise: %v, want %s", c.limit, err, CodeNoRepliesLeft)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	json "github.com/go-json-experiment/json"
 )
 
 // Names in the default world (SeedDefault), so that every example input of
@@ -92,16 +94,13 @@ func (s *Store) seedWorld() fixtureWorld {
 // general room. A second project billing-api (person rin, agent
 // rin/analyst) exists so that "cannot see" can be tried.
 func (s *Store) SeedDefault(ctx context.Context) ([]IssuedToken, error) {
-	defer s.worldChanged()
-	var issued []IssuedToken
-	err := s.inTx(ctx, func(tx *txn) error {
-		seeded, err := exists(ctx, tx, `SELECT 1 FROM projects LIMIT 1`)
-		if err != nil || seeded {
-			return err
-		}
-		issued, err = s.loadWorld(ctx, tx, s.seedWorld())
-		return err
-	})
+	// The seed goes the way of every fixture: checked by the fixture
+	// schema, then loaded.
+	data, err := json.Marshal(s.seedWorld())
+	if err != nil {
+		return nil, fmt.Errorf("store: seed: %w", err)
+	}
+	issued, err := s.loadFixture(ctx, data, true)
 	if err != nil {
 		return nil, fmt.Errorf("store: seed: %w", err)
 	}

@@ -336,7 +336,7 @@ func TestClaimTaskExampleAndReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Replayed || first.Attempt.TaskID != SeedTaskID || !first.Attempt.ClaimedAt.Equal(t0) || !reID.MatchString(first.Attempt.AttemptID) {
+	if first.Replayed || first.Attempt.TaskID != SeedTaskID || !first.Attempt.ClaimedAt.Equal(t0) || checkID("attempt id", first.Attempt.AttemptID) != nil {
 		t.Fatalf("first = %+v", first)
 	}
 	cred := first.ExecutionCredential

@@ -271,47 +271,6 @@ func (s *Store) lookupToken(ctx context.Context, want []byte) (*Principal, error
 	return p, nil
 }
 
-// IssueAgentToken issues a new token for an existing agent ("owner/name")
-// and returns its plaintext once. Earlier tokens stay valid until revoked.
-func (s *Store) IssueAgentToken(ctx context.Context, agent string) (IssuedToken, error) {
-	return inTxValue(ctx, s, "issue agent token", func(tx *txn) (IssuedToken, error) {
-		if err := requireAgent(ctx, tx, agent); err != nil {
-			return IssuedToken{}, err
-		}
-		tok, err := mintToken(ctx, tx, tokenRow{kind: KindAgent, agent: agent}, s.Now())
-		return IssuedToken{Kind: KindAgent, Agent: agent, Token: tok}, err
-	})
-}
-
-// PairRunner creates runner runnerID paired to agent ("owner/name") and
-// returns the runner's token once. A runner is paired to exactly one agent
-// for its whole life; to move it, revoke it and pair a new one.
-func (s *Store) PairRunner(ctx context.Context, agent, runnerID string) (IssuedToken, error) {
-	if !reID.MatchString(runnerID) {
-		return IssuedToken{}, fmt.Errorf("store: pair runner: invalid runner id %q", runnerID)
-	}
-	return inTxValue(ctx, s, "pair runner", func(tx *txn) (IssuedToken, error) {
-		if err := requireAgent(ctx, tx, agent); err != nil {
-			return IssuedToken{}, err
-		}
-		now := s.Now()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO runners(id, agent, created_at) VALUES (?,?,?)`, runnerID, agent, toDB(now)); err != nil {
-			return IssuedToken{}, err
-		}
-		tok, err := mintToken(ctx, tx, tokenRow{kind: KindRunner, agent: agent, runner: &runnerID}, now)
-		return IssuedToken{Kind: KindRunner, Agent: agent, Runner: runnerID, Token: tok}, err
-	})
-}
-
-// requireAgent fails unless agent ("owner/name") exists.
-func requireAgent(ctx context.Context, tx *txn, agent string) error {
-	ok, err := exists(ctx, tx, `SELECT 1 FROM agents WHERE id = ?`, agent)
-	if err == nil && !ok {
-		err = fmt.Errorf("no agent %q", agent)
-	}
-	return err
-}
-
 // RevokeToken revokes the given token. Revoking a runner token unpairs
 // nothing else; use RevokeRunner to retire a runner and all its tokens.
 func (s *Store) RevokeToken(ctx context.Context, token string) error {
