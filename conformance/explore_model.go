@@ -304,26 +304,16 @@ func (m *model) quote(id string) any {
 	return map[string]any{"message_id": msg.ID, "author": msg.Author, "body": msg.Body, "provenance": prov, "provenance_status": status}
 }
 
-// leadDraft is the id of the lead's latest draft in the turn of message,
-// "" if none is posted.
+// leadDraft is the id of the lead's draft in the turn of message (an agent
+// posts each role once, FIXTURE.md), "" if none is posted.
 func (m *model) leadDraft(t *fxTurn) string {
 	lead := t.Agents[0].Agent
-	best := ""
-	var bestAt time.Time
 	for _, msg := range m.w.Messages {
-		if msg.ReplyTurn == nil || *msg.ReplyTurn != t.Message || msg.Author != lead || msg.ReplyRole == nil || *msg.ReplyRole != "draft" {
-			continue
-		}
-		// The latest by time (FIXTURE.md), the later in the world on a tie.
-		var at time.Time
-		if msg.CreatedAt != "" {
-			at = mustTime(msg.CreatedAt, m.now)
-		}
-		if best == "" || !at.Before(bestAt) {
-			best, bestAt = msg.ID, at
+		if msg.ReplyTurn != nil && *msg.ReplyTurn == t.Message && msg.Author == lead && msg.ReplyRole != nil && *msg.ReplyRole == "draft" {
+			return msg.ID
 		}
 	}
-	return best
+	return ""
 }
 
 func (m *model) repliesPosted(t *fxTurn) int {

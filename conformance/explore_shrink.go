@@ -204,9 +204,6 @@ func (w *fxWorld) fixup() {
 			}
 			return nil
 		}
-		woke := func(t *fxTurn, a string) bool {
-			return t != nil && slices.ContainsFunc(t.Agents, func(x fxTurnAgent) bool { return x.Agent == a })
-		}
 		w.Memberships = pickIdx(w.Memberships, keep(len(w.Memberships), func(i int) bool {
 			return project(w.Memberships[i].Project) && person(w.Memberships[i].Person)
 		}))
@@ -230,7 +227,7 @@ func (w *fxWorld) fixup() {
 			if room(m.Room) == nil || !(person(m.Author) || agent(m.Author)) {
 				return false
 			}
-			return m.ReplyTurn == nil || woke(turn(*m.ReplyTurn), m.Author)
+			return m.ReplyTurn == nil || m.ReplyRole != nil && roleFits(turn(*m.ReplyTurn), m.Author, *m.ReplyRole)
 		}))
 		w.Tasks = pickIdx(w.Tasks, keep(len(w.Tasks), func(i int) bool { return project(w.Tasks[i].Project) && agent(w.Tasks[i].Agent) }))
 		for i := range w.Tasks {
@@ -251,7 +248,7 @@ func (w *fxWorld) fixup() {
 		w.DiscussionClaims = pickIdx(w.DiscussionClaims, keep(len(w.DiscussionClaims), func(i int) bool {
 			c := w.DiscussionClaims[i]
 			a := runnerAgent(c.Runner)
-			if a == "" || !woke(turn(c.Message), a) {
+			if a == "" || !roleFits(turn(c.Message), a, c.Role) {
 				return false
 			}
 			if c.Reviewing != nil && message(*c.Reviewing) == nil {
@@ -260,6 +257,7 @@ func (w *fxWorld) fixup() {
 			return c.ReplyMessage == nil || message(*c.ReplyMessage) != nil
 		}))
 	}
+	w.deriveReplyPosted()
 }
 
 func pickIdx[T any](xs []T, idx []int) []T {

@@ -147,6 +147,62 @@ func (w *fxWorld) marshal() []byte {
 
 func ptr[T any](v T) *T { return &v }
 
+// roleFits reports whether agent may post or claim role in turn t
+// (FIXTURE.md): the lead drafts, then revises (one other agent woken) or
+// combines (two or more); every other agent reviews; a lone agent only
+// drafts.
+func roleFits(t *fxTurn, agent, role string) bool {
+	if t == nil {
+		return false
+	}
+	idx := slices.IndexFunc(t.Agents, func(a fxTurnAgent) bool { return a.Agent == agent })
+	switch {
+	case idx < 0:
+		return false
+	case idx > 0:
+		return role == "review"
+	case role == "draft":
+		return true
+	case role == "revise":
+		return len(t.Agents) == 2
+	case role == "combine":
+		return len(t.Agents) >= 3
+	}
+	return false
+}
+
+// finalRole is the role of the last reply of the idx-th agent of turn t.
+func finalRole(t *fxTurn, idx int) string {
+	switch {
+	case idx > 0:
+		return "review"
+	case len(t.Agents) == 1:
+		return "draft"
+	case len(t.Agents) == 2:
+		return "revise"
+	}
+	return "combine"
+}
+
+// deriveReplyPosted sets the reply_posted flags from the replies, which
+// FIXTURE.md makes the one record: an agent's part is posted once its
+// final reply in the turn is, and a claim's reply once it names one.
+func (w *fxWorld) deriveReplyPosted() {
+	for i := range w.Turns {
+		t := &w.Turns[i]
+		for j := range t.Agents {
+			final := finalRole(t, j)
+			t.Agents[j].ReplyPosted = slices.ContainsFunc(w.Messages, func(m fxMessage) bool {
+				return m.ReplyTurn != nil && *m.ReplyTurn == t.Message && m.Author == t.Agents[j].Agent &&
+					m.ReplyRole != nil && *m.ReplyRole == final
+			})
+		}
+	}
+	for i := range w.DiscussionClaims {
+		w.DiscussionClaims[i].ReplyPosted = w.DiscussionClaims[i].ReplyMessage != nil
+	}
+}
+
 // Turn stages a generated turn can be at.
 const (
 	stageFresh      = iota // nothing posted
@@ -324,6 +380,7 @@ func genWorld(r *rand.Rand) *fxWorld {
 			genAttempts(r, w, t, runnersOf[ag])
 		}
 	}
+	w.deriveReplyPosted()
 	return w
 }
 
@@ -368,12 +425,7 @@ func genTurn(r *rand.Rand, w *fxWorld, msg string, woken []string, generalRoom s
 		return addMsg(m)
 	}
 	if stage >= stageDrafted {
-		draft = post(lead, "draft", "")
-		if r.IntN(4) == 0 {
-			// An earlier draft, listed after the latest one: reviewers
-			// review the latest by time, not by order in the world.
-			post(lead, "draft", "now-700m")
-		}
+		draft = post(lead, "draft", "") // each agent posts each role once (FIXTURE.md)
 		claim(lead, "draft", nil, ptr(draft))
 		if len(reviewers) == 0 {
 			t.Agents[0].ReplyPosted = true

@@ -19,6 +19,7 @@ import (
 // ones: it lasts as long as its session) and holds at most cfg.MaxConns
 // connections: more wait in the listen queue until one closes.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.logUnimplemented()
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,

@@ -178,9 +178,6 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 	s.mcp = newMCPServer()
 	s.mcp.AddReceivingMiddleware(s.sessions.middleware)
 	s.register(s.mcp, nil)
-	for _, tool := range Unimplemented() {
-		s.log.Warn("documented tool not implemented: served, and its calls refused with not_implemented", "tool", string(tool))
-	}
 	bctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	s.bg.Go(func() { every(bctx, cfg.SessionCheckInterval, func() { s.sessions.check(bctx, st) }) })
@@ -301,6 +298,14 @@ func (s *Server) register(srv *mcp.Server, identify func(context.Context) (conte
 		return s.authorize(ctx, tool, req)
 	}
 	api.Register(srv, h, &rt.RegisterOptions{Logger: s.log, Before: before, OnCall: s.logCall})
+}
+
+// logUnimplemented says, when the server starts serving, which documented
+// tools it does not implement.
+func (s *Server) logUnimplemented() {
+	for _, tool := range Unimplemented() {
+		s.log.Warn("documented tool not implemented: served, and its calls refused with not_implemented", "tool", string(tool))
+	}
 }
 
 // Unimplemented lists the documented tools the server does not implement

@@ -29,6 +29,7 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.Reader, out
 	if _, err := s.store.Authenticate(ctx, token); err != nil {
 		return err
 	}
+	s.logUnimplemented()
 	srv := newMCPServer()
 	s.register(srv, func(ctx context.Context) (context.Context, error) {
 		p, err := s.store.Authenticate(ctx, token)
