@@ -21,9 +21,6 @@ import (
 //go:embed scripts/*.txtar
 var scriptFS embed.FS
 
-//go:embed worlds/seed.json
-var seedFixture []byte
-
 //go:embed untestable.md
 var untestableMD []byte
 
@@ -35,10 +32,11 @@ var examplesMD []byte
 // seed world (SeedFixture).
 const FixtureFile = "fixture.json"
 
-// SeedFixture returns the standard seed world as a fixture: the world a
-// server seeds on an empty database (project website-v2, task
-// example-task-id, message example-message-id ...), with known tokens.
-func SeedFixture() []byte { return bytes.Clone(seedFixture) }
+// SeedFixture returns the seed world (spec.SeedWorld) as a fixture: the
+// world the pages' examples refer to (project website-v2, task
+// example-task-id, message example-message-id ...). A run gives its agents
+// and runners fresh tokens.
+func SeedFixture() []byte { return spec.SeedWorld() }
 
 // Script is one conformance script.
 type Script struct {

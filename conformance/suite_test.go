@@ -2,7 +2,6 @@ package conformance_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/prickle-dev/prickle/conformance"
-	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -237,59 +235,6 @@ func TestHandWrittenScripts(t *testing.T) {
 			if err := json.Unmarshal(f.Data, &w); err != nil {
 				t.Errorf("%s: fixture: %v", s.Name, err)
 			}
-		}
-	}
-}
-
-// TestSeedFixtureIsTheSeedWorld: the suite's seed fixture describes the
-// world the reference server seeds on an empty database.
-func TestSeedFixtureIsTheSeedWorld(t *testing.T) {
-	ctx := context.Background()
-	seeded, err := store.Open(ctx, ":memory:", store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seeded.Close()
-	if _, err := seeded.SeedDefault(ctx); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := store.Open(ctx, ":memory:", store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loaded.Close()
-	if _, err := loaded.LoadFixture(ctx, bytes.NewReader(conformance.SeedFixture())); err != nil {
-		t.Fatal(err)
-	}
-	view := func(st *store.Store, agent, project string) string {
-		p := &store.Principal{Kind: store.KindAgent, Agent: agent, Owner: strings.Split(agent, "/")[0]}
-		res, err := st.DiscoverTeamAgents(ctx, p, project)
-		if err != nil {
-			return "refused: " + store.RefusalCode(err)
-		}
-		for i := range res.Agents {
-			res.Agents[i].LastSeenAt = nil // the seed stamps the time it ran
-		}
-		b, _ := json.Marshal(res)
-		return string(b)
-	}
-	for _, c := range [][2]string{{"maya/builder", "website-v2"}, {"theo/reviewer", "website-v2"},
-		{"rin/analyst", "billing-api"}, {"maya/builder", "billing-api"}} {
-		if a, b := view(seeded, c[0], c[1]), view(loaded, c[0], c[1]); a != b {
-			t.Errorf("%s in %s:\nseeded: %s\nfixture: %s", c[0], c[1], a, b)
-		}
-	}
-	runner := &store.Principal{Kind: store.KindRunner, Agent: store.SeedBuilderAgent, Owner: "maya", RunnerID: store.SeedRunnerID}
-	two := 2
-	for name, st := range map[string]*store.Store{"seeded": seeded, "fixture": loaded} {
-		if _, err := st.ClaimTask(ctx, runner, store.SeedTaskID, "k", &[]string{store.SeedTaskRequestID}[0]); err != nil {
-			t.Errorf("%s: claim the example task: %v", name, err)
-		}
-		if _, err := st.ClaimTask(ctx, runner, store.SeedTaskID, "k2", &[]string{store.SeedMentionID}[0]); store.RefusalCode(err) != store.CodeMentionNotCause {
-			t.Errorf("%s: the example mention: %v", name, err)
-		}
-		if r, err := st.ClaimDiscussion(ctx, runner, store.SeedMessageID, "k", &two); err != nil || r.Role != store.RoleDraft {
-			t.Errorf("%s: claim the example message: %v %v", name, r.Role, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/server/store"
@@ -49,8 +50,8 @@ func TestDiscoverTeamAgents(t *testing.T) {
 			t.Errorf("theo/reviewer %s on the wire = %q, want null", k, got)
 		}
 	}
-	if out.Agents[0].LastSeenAt == nil || !out.Agents[0].LastSeenAt.Equal(t0) {
-		t.Errorf("maya/builder last_seen_at = %v, want %v", out.Agents[0].LastSeenAt, t0)
+	if seen := time.Date(2026, 1, 15, 9, 30, 0, 0, time.UTC); out.Agents[0].LastSeenAt == nil || !out.Agents[0].LastSeenAt.Equal(seen) {
+		t.Errorf("maya/builder last_seen_at = %v, want the seed world's %v", out.Agents[0].LastSeenAt, seen)
 	}
 	if out.Agents[0].Owner != "maya" || out.Agents[0].Name != "builder" || len(out.Agents[0].Capabilities) != 3 {
 		t.Errorf("maya/builder = %+v", out.Agents[0])

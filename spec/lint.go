@@ -47,6 +47,7 @@ var Rules = []struct {
 	{"required-unknown", Error, "required names a property the schema does not define"},
 	{"example-invalid", Error, "the example input does not validate against the input schema (format asserted)"},
 	{"example-unchecked", Error, "the example input could not be checked: a pattern match on it did not finish in time"},
+	{"example-seed", Warning, "the example input names an id the seed world lacks (spec/seed/world.json: extend it, so that the example can succeed)"},
 	{"shared-drift", Warning, "pages disagree on text they share: title, preamble, notes, docs host"},
 	{"catalog-undocumented", Info, "a catalog name (from allowed_tools) with no page"},
 }
@@ -109,7 +110,12 @@ func lintTool(t *Tool) Diagnostics {
 		}
 	}
 	if ex := t.ExampleInput; ex != nil && ex.Valid() && input != nil {
-		if err := schemax.Validate(input, ex.JSON); err != nil {
+		err := schemax.Validate(input, ex.JSON)
+		if err == nil {
+			// A valid example must also be able to succeed: the ids it
+			// names exist in the seed world.
+			ds = append(ds, exampleSeed(t, ex)...)
+		} else {
 			var ve *schemax.ValidationError
 			if errors.As(err, &ve) {
 				for _, v := range ve.Violations {

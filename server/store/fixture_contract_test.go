@@ -99,7 +99,7 @@ func TestFixtureSchemaOneSource(t *testing.T) {
 // fixtures "prickle-load fixture" writes, load into an empty store.
 func TestRepositoryFixturesLoad(t *testing.T) {
 	fixtures := map[string][]byte{}
-	for _, f := range []string{"testdata/world.json", "../testdata/world.json", "../../conformance/worlds/seed.json",
+	for _, f := range []string{"testdata/world.json", "../testdata/world.json", "../../spec/seed/world.json",
 		"../../e2e/testdata/world.json"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
