@@ -19,16 +19,22 @@ func writeProgress(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "SKIP  %s: %s\n", r.Name, r.Reason)
 	case XFail:
 		fmt.Fprintf(w, "XFAIL %s (%.2fs, expected failure)\n", r.Name, r.Duration.Seconds())
+		writeLog(w, r)
 	case Pass:
 		fmt.Fprintf(w, "PASS  %s (%.2fs, %d checks)\n", r.Name, r.Duration.Seconds(), r.Checks)
+		writeLog(w, r) // kept only with Options.Verbose
 	default:
 		fmt.Fprintf(w, "FAIL  %s (%.2fs)\n", r.Name, r.Duration.Seconds())
 		if r.Reason != "" {
 			fmt.Fprintf(w, "      %s\n", r.Reason)
 		}
-		if r.Log != "" {
-			fmt.Fprintln(w, indent(strings.TrimRight(r.Log, "\n")))
-		}
+		writeLog(w, r)
+	}
+}
+
+func writeLog(w io.Writer, r *Result) {
+	if r.Log != "" {
+		fmt.Fprintln(w, indent(strings.TrimRight(r.Log, "\n")))
 	}
 }
 

@@ -196,6 +196,12 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	if o.Seed == 0 {
 		o.Seed = RandomSeed()
 	}
+	// A server that answers nothing fails once, not once per script.
+	if r, ok := o.Target.(interface{ Reachable(context.Context) error }); ok {
+		if err := r.Reachable(ctx); err != nil {
+			return nil, err
+		}
+	}
 	ix := newSpecIndex(o.Spec)
 	for _, t := range o.Spec.Tools {
 		if _, err := ix.outputSchema(t.Name); err != nil {

@@ -68,6 +68,37 @@ func (u *URLTarget) Start(context.Context, *Script, string, string) (*Instance, 
 
 func (u *URLTarget) String() string { return "url " + u.Endpoint }
 
+// UnreachableError reports a server that answered nothing at all: no
+// script could have run against it.
+type UnreachableError struct {
+	Endpoint string
+	Err      error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("%s is unreachable: %v", e.Endpoint, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Reachable asks the server once, before any script: any HTTP answer (a
+// 401 or a 405 will do) means it is there; a connection that fails is an
+// *UnreachableError.
+func (u *URLTarget) Reachable(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.Endpoint, nil)
+	if err != nil {
+		return &UnreachableError{Endpoint: u.Endpoint, Err: err}
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return &UnreachableError{Endpoint: u.Endpoint, Err: err}
+	}
+	res.Body.Close()
+	return nil
+}
+
 // HandlerTarget starts an in-process server per script with New, on an
 // httptest server. The tokens are read from the fixture.
 type HandlerTarget struct {

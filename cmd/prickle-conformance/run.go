@@ -212,7 +212,12 @@ flags:
 	defer stop()
 	conformance.WriteHeader(stdout, &opts, sp.Hash)
 	rep, err := conformance.Run(ctx, scripts, opts)
-	if err != nil {
+	var unreachable *conformance.UnreachableError
+	switch {
+	case errors.As(err, &unreachable):
+		fmt.Fprintf(stderr, "prickle-conformance: %v\n", err)
+		return exitFail
+	case err != nil:
 		fmt.Fprintf(stderr, "prickle-conformance: %v\n", err)
 		return exitUsage
 	}

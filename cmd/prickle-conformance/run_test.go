@@ -509,3 +509,40 @@ func TestPages(t *testing.T) {
 }
 
 func shortHash(h string) string { return strings.TrimPrefix(h, "sha256:")[:12] }
+
+// A server that answers nothing is one clear error (exit 1), not a failure
+// per script.
+func TestUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	toks := filepath.Join(t.TempDir(), "tokens.json")
+	if err := os.WriteFile(toks, []byte(`[{"kind":"agent","agent":"maya/builder","token":"prk_a"},{"kind":"runner","agent":"maya/builder","runner":"maya-laptop","token":"prk_b"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "--url", "http://"+addr, "--tokens", toks)
+	if code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "http://"+addr+"/mcp is unreachable") || strings.Contains(out, "FAIL") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// -v shows the whole log of a passing script too.
+func TestVerbose(t *testing.T) {
+	bin := prickled(t)
+	for _, verbose := range []bool{false, true} {
+		args := []string{"--server-cmd", serverCmd(bin), "--run", `^claim_task_replay$`}
+		if verbose {
+			args = append(args, "-v")
+		}
+		_, out, _ := runCLI(t, args...)
+		if !strings.Contains(out, "PASS  claim_task_replay") {
+			t.Fatalf("no pass line:\n%s", out)
+		}
+		if got := strings.Contains(out, "> call -as runner:"); got != verbose {
+			t.Errorf("-v=%v: the script's log shown: %v\n%s", verbose, got, out)
+		}
+	}
+}
