@@ -18,8 +18,9 @@ check: ## the CI gates: gofmt, vet, generated files in sync, pages lint clean
 	$(GO) run ./cmd/prickle-gen check
 	$(GO) run ./cmd/prickle-gen lint
 
-test: ## the README's test command, with the race detector
-	$(GO) test -race ./...
+test: ## the README's test command, then the race detector (as CI runs them)
+	$(GO) test ./...
+	$(GO) test -race $$($(GO) list ./... | grep -v -e '/conformance$$' -e '/e2e$$')
 
 bench: ## every benchmark, once
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
