@@ -84,8 +84,10 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 		t.Fatalf("replay after expiry: %+v, %v", third, err)
 	}
 	tp := auth(t, s, third.DiscussionCredential.Token)
-	_, err = s.PostDiscussionReply(ctx, tp, "", "")
-	wantCode(t, err, CodeInvalidArgument)
+	for _, bad := range [][2]string{{"", ""}, {strings.Repeat("é", 8001), ""}, {"hi", "made_up"}} {
+		_, err = s.PostDiscussionReply(ctx, tp, bad[0], bad[1])
+		wantCode(t, err, CodeInvalidArgument)
+	}
 	_, err = s.PostDiscussionReply(ctx, runner, "hi", "")
 	wantCode(t, err, CodeNotDiscussionCredential)
 	msg, err := s.PostDiscussionReply(ctx, tp, "Free tier: 3 projects.", "")

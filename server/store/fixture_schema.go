@@ -33,6 +33,9 @@ func FixtureSchema() []byte { return append([]byte(nil), fixtureSchemaJSON...) }
 type fixtureSchemas struct {
 	world *jsonschema.Schema
 	id    *jsonschema.Schema // $defs/id: runner, room and discussion claim ids
+	// A message's body and provenance, for replies posted through the
+	// store (PostDiscussionReply).
+	body, provenance *jsonschema.Schema
 }
 
 // compiledFixtureSchemas compiles the fixture schema once, with the
@@ -68,8 +71,13 @@ var compiledFixtureSchemas = sync.OnceValues(func() (fixtureSchemas, error) {
 	if fs.world, err = c.Compile(FixtureSchemaURL); err != nil {
 		return fs, fmt.Errorf("fixture schema: %w", err)
 	}
-	if fs.id, err = c.Compile(FixtureSchemaURL + "#/$defs/id"); err != nil {
-		return fs, fmt.Errorf("fixture schema: %w", err)
+	for _, d := range []struct {
+		dst **jsonschema.Schema
+		ref string
+	}{{&fs.id, "#/$defs/id"}, {&fs.body, "#/$defs/message/properties/body"}, {&fs.provenance, "#/$defs/message/properties/provenance"}} {
+		if *d.dst, err = c.Compile(FixtureSchemaURL + d.ref); err != nil {
+			return fs, fmt.Errorf("fixture schema: %w", err)
+		}
 	}
 	return fs, nil
 })
@@ -81,10 +89,16 @@ func checkID(what, id string) error {
 	if err != nil {
 		return err
 	}
-	err = schemax.ValidateValue(fs.id, id)
+	return checkValue(fs.id, what, id)
+}
+
+// checkValue checks a single value against one definition of the fixture
+// schema, naming what it is in the error.
+func checkValue(def *jsonschema.Schema, what, v string) error {
+	err := schemax.ValidateValue(def, v)
 	var ve *schemax.ValidationError
 	if errors.As(err, &ve) && len(ve.Violations) > 0 {
-		return fmt.Errorf("invalid %s %q: %s", what, id, ve.Violations[0].Message)
+		return fmt.Errorf("invalid %s %q: %s", what, v, ve.Violations[0].Message)
 	}
 	return err
 }

@@ -7,11 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
-	"unicode/utf8"
 )
-
-// Provenances a message may carry.
-var Provenances = []string{"agent_generated", "from_approved_context", "owner_approved", "owner_instruction"}
 
 // Message is a posted message.
 type Message struct {
@@ -25,7 +21,7 @@ type Message struct {
 	Author string `json:"author"`
 	// Body is the text.
 	Body string `json:"body"`
-	// Provenance is one of Provenances.
+	// Provenance is one of the values the pages document for it.
 	Provenance string `json:"provenance"`
 	// ProvenanceStatus is claimed or attested.
 	ProvenanceStatus string `json:"provenance_status"`
@@ -57,17 +53,23 @@ func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, pro
 	if p.ExpiresAt != nil && !now.Before(*p.ExpiresAt) {
 		return Message{}, refuse(CodeCredentialExpired, "the discussion credential has expired")
 	}
-	if body == "" || utf8.RuneCountInString(body) > 8000 {
-		return Message{}, refuse(CodeInvalidArgument, "body must be 1 to 8000 characters")
-	}
 	if provenance == "" {
 		provenance = "agent_generated"
 	}
-	if !slices.Contains(Provenances, provenance) {
-		return Message{}, refuse(CodeInvalidArgument, "unknown provenance %q", provenance)
+	// A message's body and provenance are what the pages document for a
+	// quoted message, through the fixture schema: one source.
+	fs, err := compiledFixtureSchemas()
+	if err != nil {
+		return Message{}, fmt.Errorf("store: %w", err)
+	}
+	if err := checkValue(fs.body, "body", body); err != nil {
+		return Message{}, refuse(CodeInvalidArgument, "%v", err)
+	}
+	if err := checkValue(fs.provenance, "provenance", provenance); err != nil {
+		return Message{}, refuse(CodeInvalidArgument, "%v", err)
 	}
 	var msg Message
-	err := s.inTx(ctx, func(tx *txn) error {
+	err = s.inTx(ctx, func(tx *txn) error {
 		var messageID, role string
 		var lead, superseded, replied bool
 		err := tx.QueryRowContext(ctx, `SELECT message, role, lead, superseded_at IS NOT NULL, replied_at IS NOT NULL
