@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -317,16 +317,11 @@ func expectFailure(res *Result) {
 	}
 }
 
-// suiteVersion is the prickle module's version in this binary, or, for a
-// binary built from a checkout ("(devel)"), the VCS revision it was built
-// from; without VCS information, the binary's own hash identifies it.
+// suiteVersion names the suite's build (cmdline.Version); a build without
+// a module version or VCS revision ("devel") is named by its binary's hash.
 var suiteVersion = sync.OnceValue(func() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown" + binaryHash()
-	}
-	v := moduleVersion(bi)
-	if strings.Contains(v, "no VCS information") {
+	v := cmdline.Version()
+	if v == "devel" {
 		v += binaryHash()
 	}
 	return v
@@ -348,41 +343,6 @@ func binaryHash() string {
 		return ""
 	}
 	return ", binary sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-func moduleVersion(bi *debug.BuildInfo) string {
-	const mod = "github.com/prickle-dev/prickle"
-	v := ""
-	if bi.Main.Path == mod {
-		v = bi.Main.Version
-	}
-	for _, d := range bi.Deps {
-		if d.Path == mod {
-			v = d.Version
-		}
-	}
-	if v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, modified string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev == "" {
-		if v == "" {
-			return "unknown"
-		}
-		return v + " (no VCS information: built outside a checkout, or with -buildvcs=false)"
-	}
-	if modified == "true" {
-		rev += "+modified"
-	}
-	return "(devel) vcs " + rev
 }
 
 // specHash is the canonical spec's hash (spec.Build and spec.Unmarshal

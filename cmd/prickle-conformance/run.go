@@ -30,6 +30,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "trace" {
 		return runTrace(args[1:], stdout, stderr)
 	}
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(stdout, "prickle-conformance", cmdline.Version())
+		return exitOK
+	}
 	return runSuite(args, stdout, stderr)
 }
 

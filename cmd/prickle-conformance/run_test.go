@@ -345,6 +345,9 @@ func TestUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errOut, c.want)
 		}
 	}
+	if code, out, _ := runCLI(t, "--version"); code != 0 || !strings.HasPrefix(out, "prickle-conformance ") {
+		t.Errorf("--version: exit %d, %q", code, out)
+	}
 	code, out, _ := runCLI(t, "--list", "--run", `^spec\.claim_task\.`)
 	if code != 0 || !strings.Contains(out, "spec.claim_task.task_id.pattern") || strings.Contains(out, "discover") {
 		t.Errorf("--list: exit %d\n%s", code, out)

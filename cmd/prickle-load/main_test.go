@@ -25,6 +25,7 @@ func TestUsage(t *testing.T) {
 		{nil, 2, "usage: prickle-load COMMAND"},
 		{[]string{"nope"}, 2, `unknown command "nope"`},
 		{[]string{"help"}, 0, "compare"},
+		{[]string{"--version"}, 0, "prickle-load "},
 		{[]string{"fixture", "-tasks", "-1"}, 2, "tasks must be between 0"},
 		{[]string{"compare"}, 2, "-server-cmd is required"},
 		{[]string{"bare", "-outputs", "a", "-like", "http://x"}, 2, "exclude each other"},

@@ -38,12 +38,14 @@ func TestVersionOf(t *testing.T) {
 		bi   debug.BuildInfo
 		want string
 	}{
-		{debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
-		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{debug.BuildInfo{Main: debug.Module{Path: "github.com/prickle-dev/prickle", Version: "v1.2.3"}}, "v1.2.3"},
+		{debug.BuildInfo{Main: debug.Module{Path: "example.com/user", Version: "v9.0.0"},
+			Deps: []*debug.Module{{Path: "github.com/prickle-dev/prickle", Version: "v1.4.0"}}}, "v1.4.0"},
+		{debug.BuildInfo{Main: debug.Module{Path: "github.com/prickle-dev/prickle", Version: "(devel)"}, Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, "0123456789ab+dirty"},
-		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{debug.BuildInfo{Main: debug.Module{Path: "github.com/prickle-dev/prickle", Version: "(devel)"}, Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}}, "abc"},
-		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+		{debug.BuildInfo{Main: debug.Module{Path: "github.com/prickle-dev/prickle", Version: "(devel)"}}, "devel"},
 	} {
 		if got := versionOf(&c.bi); got != c.want {
 			t.Errorf("versionOf(%+v) = %q, want %q", c.bi, got, c.want)

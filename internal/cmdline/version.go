@@ -2,10 +2,11 @@ package cmdline
 
 import "runtime/debug"
 
-// Version says which build of the toolchain is running: the module
-// version when it was installed as a module (go install ...@v1.2.3), else
-// the VCS revision it was built from ("+dirty" when the work tree had
-// changes), else "devel".
+// Version says which build of the toolchain is running: the version of
+// the prickle module when it was installed as a module (go install
+// ...@v1.2.3), or is a dependency of the program at that version; else the
+// VCS revision it was built from ("+dirty" when the work tree had
+// changes); else "devel".
 func Version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -14,8 +15,20 @@ func Version() string {
 	return versionOf(bi)
 }
 
+// module is this toolchain's module path.
+const module = "github.com/prickle-dev/prickle"
+
 func versionOf(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
+	v := bi.Main.Version
+	if bi.Main.Path != module {
+		v = ""
+		for _, d := range bi.Deps {
+			if d.Path == module {
+				v = d.Version
+			}
+		}
+	}
+	if v != "" && v != "(devel)" {
 		return v
 	}
 	var rev string

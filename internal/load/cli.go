@@ -58,6 +58,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK
+	case "-version", "--version", "version":
+		fmt.Fprintln(stdout, "prickle-load", cmdline.Version())
+		return ExitOK
 	}
 	fmt.Fprintf(stderr, "prickle-load: unknown command %q\n\n%s", args[0], usage)
 	return ExitUsage
