@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -82,6 +83,7 @@ var derivedKeywords = map[string]bool{
 	"type": true, "properties": true, "required": true, "additionalProperties": true,
 	"minLength": true, "maxLength": true, "pattern": true, "enum": true, "const": true,
 	"format": true, "minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
+	"minProperties": true, "maxProperties": true, "minItems": true, "maxItems": true, "uniqueItems": true, "items": true,
 }
 
 // covered reports whether the derivation covers keyword k.
@@ -315,6 +317,7 @@ func (d *deriver) object(n *jsonschema.Schema, path []string) {
 			d.emit(path, "additionalProperties", fmt.Sprintf("%s has an unexpected property %s", schemaPtrOrRoot(ptr), extra), baseArgs, root, ptr, []string{extra})
 		}
 	}
+	d.propertyCounts(n, path)
 	for _, name := range names {
 		ps := props[name]
 		fpath := append(append([]string{}, path...), name)
@@ -355,11 +358,6 @@ func (d *deriver) warn(path []string, field, kw, why string) {
 // field derives the cases of one property's own constraints.
 func (d *deriver) field(n *jsonschema.Schema, path []string) {
 	parent, name := path[:len(path)-1], path[len(path)-1]
-	for _, k := range n.Keywords() {
-		if !covered(k.Name) && k.Name != "properties" {
-			d.warns = append(d.warns, fmt.Sprintf("%s: input schema at %s: keyword %q is not covered by derived cases", d.tool.Name, pointerOf(path), k.Name))
-		}
-	}
 	// Start from the example's own value where it has one.
 	valid, ok := validValue(n)
 	if _, obj, found := d.base(parent); found {
@@ -367,28 +365,58 @@ func (d *deriver) field(n *jsonschema.Schema, path []string) {
 			valid, ok = v, true
 		}
 	}
-	if !ok {
-		d.warn(parent, name, "(any)", "could not make a valid value")
-		return
-	}
 	ptr := pointerOf(path)
-	set := func(kw, variant, why string, bad any) {
+	for _, b := range d.breakers(n, path, valid, ok) {
 		root, obj, ok := d.base(parent)
 		if !ok {
-			d.warn(parent, name, kw, "no valid base value")
-			return
+			d.warnAt(path, b.kw, "no valid base value")
+			continue
 		}
 		baseArgs := marshal(root)
-		obj[name] = bad
-		label := kw
-		if variant != "" {
-			label = kw + "-" + variant
-		}
-		shown := marshal(bad)
+		obj[name] = b.bad
+		shown := marshal(b.bad)
 		if len(shown) > 40 {
 			shown = shown[:37] + "..."
 		}
-		d.emit(path, label, fmt.Sprintf("%s %s (%s)", ptr, why, shown), baseArgs, root, ptr, []string{regexp.QuoteMeta(ptr)})
+		d.emit(path, b.label(), fmt.Sprintf("%s %s (%s)", ptr, b.why, shown), baseArgs, root, ptr, []string{regexp.QuoteMeta(ptr)})
+	}
+}
+
+// A breaker is a value that breaks one keyword of a schema, and only it.
+type breaker struct {
+	kw, variant, why string
+	bad              any
+}
+
+func (b breaker) label() string {
+	if b.variant != "" {
+		return b.kw + "-" + b.variant
+	}
+	return b.kw
+}
+
+// warnAt records that keyword kw of the schema at path has no case.
+func (d *deriver) warnAt(path []string, kw, why string) {
+	d.warns = append(d.warns, fmt.Sprintf("%s: %s %s: %s; no derived case", d.tool.Name, pointerOf(path), kw, why))
+}
+
+// breakers returns the values that each break one keyword of n, the schema
+// of a value at path; valid is a valid value when ok. An array's items are
+// broken one at a time, as its first item.
+func (d *deriver) breakers(n *jsonschema.Schema, path []string, valid any, ok bool) []breaker {
+	for _, k := range n.Keywords() {
+		// An object's keywords are object's to report, once.
+		if !covered(k.Name) && !slicesContains(n.Types(), "object") {
+			d.warns = append(d.warns, fmt.Sprintf("%s: input schema at %s: keyword %q is not covered by derived cases", d.tool.Name, pointerOf(path), k.Name))
+		}
+	}
+	if !ok {
+		d.warnAt(path, "(any)", "could not make a valid value")
+		return nil
+	}
+	var out []breaker
+	set := func(kw, variant, why string, bad any) {
+		out = append(out, breaker{kw: kw, variant: variant, why: why, bad: bad})
 	}
 	types := n.Types()
 	if len(types) > 0 {
@@ -420,7 +448,7 @@ func (d *deriver) field(n *jsonschema.Schema, path []string) {
 			if bad, ok := patternBreaker(n, str); ok {
 				set("pattern", "", "does not match the pattern", bad)
 			} else {
-				d.warn(parent, name, "pattern", "no value within the length bounds breaks it")
+				d.warnAt(path, "pattern", "no value within the length bounds breaks it")
 			}
 		}
 		if f, ok := n.String("format"); ok {
@@ -428,6 +456,9 @@ func (d *deriver) field(n *jsonschema.Schema, path []string) {
 				set("format", "", "is not a valid "+f, bad)
 			}
 		}
+	}
+	if arr, isArr := valid.([]any); isArr {
+		out = append(out, d.arrayBreakers(n, path, arr)...)
 	}
 	if v, _ := decoded(n, "enum"); v != nil {
 		if enum, ok := v.([]any); ok {
@@ -454,6 +485,209 @@ func (d *deriver) field(n *jsonschema.Schema, path []string) {
 	if hi, ok := numberOf(n, "exclusiveMaximum"); ok {
 		set("exclusiveMaximum", "", fmt.Sprintf("is not below %s", num(hi)), number(hi, isInt))
 	}
+	return out
+}
+
+// propertyCounts derives the cases of an object's minProperties and
+// maxProperties: one property too few, one too many.
+func (d *deriver) propertyCounts(n *jsonschema.Schema, path []string) {
+	ptr := pointerOf(path)
+	case_ := func(kw, why string, change func(obj map[string]any) bool) {
+		root, obj, ok := d.base(path)
+		if !ok {
+			d.warns = append(d.warns, fmt.Sprintf("%s: %s %s: no valid base value; no derived case", d.tool.Name, schemaPtr(path), kw))
+			return
+		}
+		baseArgs := marshal(root)
+		if !change(obj) {
+			d.warns = append(d.warns, fmt.Sprintf("%s: %s %s: no value breaks it; no derived case", d.tool.Name, schemaPtr(path), kw))
+			return
+		}
+		var expect []string
+		if ptr != "" {
+			expect = []string{regexp.QuoteMeta(ptr)}
+		}
+		d.emit(path, kw, fmt.Sprintf("%s %s", schemaPtrOrRoot(ptr), why), baseArgs, root, ptr, expect)
+	}
+	if hi, ok := numberOf(n, "maxProperties"); ok {
+		case_("maxProperties", fmt.Sprintf("has more than %d properties", int(hi)), func(obj map[string]any) bool {
+			return addProperties(n, obj, int(hi)+1)
+		})
+	}
+	if lo, ok := numberOf(n, "minProperties"); ok && lo >= 1 {
+		case_("minProperties", fmt.Sprintf("has fewer than %d properties", int(lo)), func(obj map[string]any) bool {
+			names := make([]string, 0, len(obj))
+			for k := range obj {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for len(obj) > int(lo)-1 {
+				delete(obj, names[len(obj)-1])
+			}
+			return true
+		})
+	}
+}
+
+// addProperties grows obj to want properties, each valid where it lands:
+// named properties first, then additional ones. It reports whether it could.
+func addProperties(n *jsonschema.Schema, obj map[string]any, want int) bool {
+	props, names := props(n)
+	for _, name := range names {
+		if len(obj) >= want {
+			return true
+		}
+		if _, has := obj[name]; !has {
+			if v, ok := validValue(props[name]); ok {
+				obj[name] = v
+			}
+		}
+	}
+	var extra any = "x"
+	if ap := n.Sub("additionalProperties"); ap != nil {
+		if b, isBool := ap.Bool(); isBool && !b {
+			return len(obj) >= want
+		}
+		if v, ok := validValue(ap); ok {
+			extra = v
+		} else if v, err := ap.Instance(); err == nil {
+			extra = v
+		} else {
+			return len(obj) >= want
+		}
+	}
+	for i := 1; len(obj) < want; i++ {
+		name := fmt.Sprintf("extra_%d", i)
+		if _, named := props[name]; named {
+			continue
+		}
+		if _, has := obj[name]; !has {
+			obj[name] = extra
+		}
+	}
+	return true
+}
+
+// distinctItems grows arr to want items, each valid against the item
+// schema is and none equal to another, for string, integer and enumerated
+// items. It reports whether it could.
+func distinctItems(is *jsonschema.Schema, arr []any, want int) ([]any, bool) {
+	if is == nil || want > 10000 {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	for _, v := range arr {
+		seen[marshal(v)] = true
+	}
+	add := func(v any) {
+		if k := marshal(v); !seen[k] && len(arr) < want {
+			seen[k] = true
+			arr = append(arr, v)
+		}
+	}
+	if v, _ := decoded(is, "enum"); v != nil {
+		enum, _ := v.([]any)
+		for _, e := range enum {
+			add(e)
+		}
+		return arr, len(arr) == want
+	}
+	types := is.Types()
+	switch {
+	case slicesContains(types, "string"):
+		base, _ := validValue(is)
+		b, _ := base.(string)
+		for i := 0; len(arr) < want && i < 4*want+100; i++ {
+			for _, s := range []string{b + strconv.Itoa(i), strconv.Itoa(i), b + string(rune('a'+i%26)) + strconv.Itoa(i/26)} {
+				if matchesPattern(is, s) && lengthOK(is, s) {
+					add(s)
+				}
+			}
+		}
+	case slicesContains(types, "integer"):
+		lo, hasLo := numberOf(is, "minimum")
+		hi, hasHi := numberOf(is, "maximum")
+		if !hasLo {
+			lo = 0
+		}
+		for i := 0; len(arr) < want && (!hasHi || lo+float64(i) <= hi); i++ {
+			add(number(lo+float64(i), true))
+		}
+	}
+	return arr, len(arr) == want
+}
+
+// arrayBreakers returns the breakers of an array's own keywords (minItems,
+// maxItems, uniqueItems) and of its items, given its valid value arr.
+func (d *deriver) arrayBreakers(n *jsonschema.Schema, path []string, arr []any) []breaker {
+	var out []breaker
+	set := func(kw, why string, bad []any) {
+		out = append(out, breaker{kw: kw, why: why, bad: bad})
+	}
+	is := n.Sub("items")
+	item, itemOK := any(nil), len(arr) > 0
+	if itemOK {
+		item = arr[0]
+	} else if is != nil {
+		if v, ok := validValue(is); ok {
+			item, itemOK = v, true
+		} else if v, err := is.Instance(); err == nil {
+			item, itemOK = v, true
+		}
+	}
+	if hi, ok := numberOf(n, "maxItems"); ok {
+		switch {
+		case !itemOK:
+			d.warnAt(path, "maxItems", "could not make a valid item")
+		default:
+			bad := slices.Clone(arr)
+			unique, _ := decoded(n, "uniqueItems")
+			if unique == true {
+				more, ok := distinctItems(is, bad, int(hi)+1)
+				if !ok {
+					d.warnAt(path, "maxItems", "could not make that many distinct items")
+					break
+				}
+				bad = more
+			}
+			for len(bad) <= int(hi) {
+				bad = append(bad, item)
+			}
+			set("maxItems", fmt.Sprintf("has more than %d items", int(hi)), bad)
+		}
+	}
+	if lo, ok := numberOf(n, "minItems"); ok && lo >= 1 {
+		set("minItems", fmt.Sprintf("has fewer than %d items", int(lo)), slices.Clone(arr[:min(len(arr), int(lo)-1)]))
+	}
+	if u, ok := decoded(n, "uniqueItems"); ok && u == true {
+		if !itemOK {
+			d.warnAt(path, "uniqueItems", "could not make a valid item")
+		} else {
+			bad := append(slices.Clone(arr), item)
+			if len(bad) < 2 {
+				bad = append(bad, item)
+			}
+			set("uniqueItems", "has a repeated item", bad)
+		}
+	}
+	if is == nil || !is.IsObject() {
+		return out
+	}
+	if slicesContains(is.Types(), "object") {
+		d.warns = append(d.warns, fmt.Sprintf("%s: input schema at %s: the properties of object items are not covered by derived cases", d.tool.Name, pointerOf(append(slices.Clone(path), "items"))))
+		return out
+	}
+	// Each breaker of the item schema, as the first item of an otherwise
+	// valid array.
+	for _, b := range d.breakers(is, append(slices.Clone(path), "0"), item, itemOK) {
+		bad := slices.Clone(arr)
+		if len(bad) == 0 {
+			bad = append(bad, item)
+		}
+		bad[0] = b.bad
+		out = append(out, breaker{kw: "items." + b.kw, variant: b.variant, why: "has an item that " + b.why, bad: bad})
+	}
+	return out
 }
 
 func num(f float64) string { return fmt.Sprint(f) }
@@ -720,7 +954,21 @@ func validValue(n *jsonschema.Schema) (any, bool) {
 	case "null":
 		return nil, true
 	case "array":
-		return []any{}, true
+		arr := []any{}
+		if lo, ok := numberOf(n, "minItems"); ok && lo >= 1 {
+			is := n.Sub("items")
+			if is == nil {
+				return nil, false
+			}
+			v, ok := validValue(is)
+			if !ok || n.Has("uniqueItems") && lo > 1 {
+				return nil, false
+			}
+			for len(arr) < int(lo) {
+				arr = append(arr, v)
+			}
+		}
+		return arr, true
 	case "object":
 		props, _ := props(n)
 		obj := map[string]any{}

@@ -144,7 +144,9 @@ Post a message to a room.
   "body": "Hello",
   "kind": "note",
   "priority": 2,
-  "pinned": false
+  "pinned": false,
+  "labels": ["ui"],
+  "meta": {"source": "cli"}
 }
 ~~~
 
@@ -159,7 +161,10 @@ Post a message to a room.
     "body": {"type": "string", "minLength": 1, "maxLength": 8000},
     "kind": {"type": "string", "enum": ["note", "verdict"]},
     "priority": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 5},
-    "pinned": {"type": "boolean"}
+    "pinned": {"type": "boolean"},
+    "labels": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3, "uniqueItems": true},
+    "tags": {"type": "array", "items": {"type": "string", "minLength": 2}, "minItems": 2, "maxItems": 2},
+    "meta": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 10}, "minProperties": 1, "maxProperties": 2}
   },
   "required": ["room", "body"],
   "additionalProperties": false
@@ -194,7 +199,10 @@ Post a message to a room.
 	}
 	for _, w := range []string{"spec.post_message.example", "spec.post_message.additionalProperties",
 		"spec.post_message.kind.enum", "spec.post_message.priority.exclusiveMinimum",
-		"spec.post_message.priority.exclusiveMaximum", "spec.post_message.pinned.type", "spec.post_message.room.pattern"} {
+		"spec.post_message.priority.exclusiveMaximum", "spec.post_message.pinned.type", "spec.post_message.room.pattern",
+		"spec.post_message.labels.minItems", "spec.post_message.labels.uniqueItems", "spec.post_message.tags.minItems",
+		"spec.post_message.tags.maxItems", "spec.post_message.meta.minProperties", "spec.post_message.meta.maxProperties",
+		"spec.post_message.labels.maxItems", "spec.post_message.labels.items.type", "spec.post_message.tags.items.minLength"} {
 		if !slices.Contains(names, w) {
 			t.Errorf("no case %s; got %v", w, names)
 		}
