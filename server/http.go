@@ -44,7 +44,7 @@ func (s *Server) Handler() http.Handler {
 		AllowMissingExpiration: true, // the store checks expiry on its own clock
 	})
 	mux := http.NewServeMux()
-	mux.Handle(PathMCP, s.checkOrigin(bearer(s.frontDoor(streamable))))
+	mux.Handle(PathMCP, s.checkOrigin(bearer(s.limitCallers(s.frontDoor(streamable)))))
 	mux.HandleFunc("GET "+PathHealth, s.health)
 	mux.Handle(PathMetadata, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               s.cfg.BaseURL + PathMCP,
@@ -171,6 +171,55 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 		r.ContentLength = int64(len(body))
 		h.ServeHTTP(w, r)
 	})
+}
+
+// limitCallers answers 429 to a POST of a caller that already has
+// cfg.MaxRequestsPerPrincipal POSTs in flight, before its body is read (so
+// its connection closes). A caller is the token info's UserID, as for the
+// sessions: one agent, runner or credential.
+func (s *Server) limitCallers(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ti := auth.TokenInfoFromContext(r.Context())
+		if r.Method != http.MethodPost || ti == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if !s.callers.acquire(ti.UserID, s.cfg.MaxRequestsPerPrincipal) {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, fmt.Sprintf("too many requests in flight for this caller (%d)", s.cfg.MaxRequestsPerPrincipal), http.StatusTooManyRequests)
+			return
+		}
+		defer s.callers.release(ti.UserID)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// callers counts the POSTs in flight per caller.
+type callers struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// acquire counts one more POST of caller, unless it has max already.
+func (c *callers) acquire(caller string, max int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[caller] >= max {
+		return false
+	}
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[caller]++
+	return true
+}
+
+func (c *callers) release(caller string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[caller]--; c.n[caller] <= 0 {
+		delete(c.n, caller)
+	}
 }
 
 // codeTooManySessions is the JSON-RPC error of an initialize refused

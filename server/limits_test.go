@@ -379,3 +379,37 @@ func TestLimitFlags(t *testing.T) {
 		t.Errorf("%d limit flags for %d limits of Config", flags, n)
 	}
 }
+
+// TestRequestsPerCaller: one caller sending bodies slowly holds at most
+// MaxRequestsPerPrincipal of them; its next POST is answered 429 at once,
+// while another caller is served. Without the bound one token could hold
+// every connection.
+func TestRequestsPerCaller(t *testing.T) {
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxRequestsPerPrincipal = 2 }})
+	addr, _ := serve(t, e)
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	status := func(token string) int {
+		c := &http.Client{Timeout: 5 * time.Second}
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+server.PathMCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status(agent); got == http.StatusTooManyRequests {
+		t.Fatalf("a caller with nothing in flight: %d", got)
+	}
+	held := []net.Conn{slowPost(t, addr, server.PathMCP, agent), slowPost(t, addr, server.PathMCP, agent)}
+	eventually(t, "the third POST refused", func() bool { return status(agent) == http.StatusTooManyRequests })
+	if got := status(runner); got == http.StatusTooManyRequests {
+		t.Errorf("another caller: %d", got)
+	}
+	held[0].Close()
+	eventually(t, "served again", func() bool { return status(agent) != http.StatusTooManyRequests })
+}

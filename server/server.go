@@ -52,6 +52,10 @@ const (
 	// DefaultMaxConns bounds the open HTTP connections; more wait to be
 	// accepted.
 	DefaultMaxConns = 1024
+	// DefaultMaxRequestsPerPrincipal bounds the POSTs of one caller being
+	// read or run at once, well under DefaultMaxConns: one token sending
+	// bodies slowly cannot hold every connection.
+	DefaultMaxRequestsPerPrincipal = 64
 	// DefaultShutdownGrace bounds how long a shutdown waits for calls in
 	// flight.
 	DefaultShutdownGrace = 10 * time.Second
@@ -98,6 +102,7 @@ type Config struct {
 	WriteTimeout            time.Duration
 	IdleTimeout             time.Duration
 	MaxConns                int
+	MaxRequestsPerPrincipal int
 	ShutdownGrace           time.Duration
 	CredentialRetention     time.Duration
 	PurgeInterval           time.Duration
@@ -120,6 +125,7 @@ type Server struct {
 	cfg   Config
 
 	inflight inflight  // HTTP calls in flight, for Drain
+	callers  callers   // HTTP POSTs in flight per caller
 	bodies   bodies    // HTTP request bodies being read, cut off by Drain
 	sessions *sessions // the MCP sessions over HTTP, and their bounds
 
@@ -230,6 +236,8 @@ var limits = []limit{
 		func(c *Config) any { return &c.IdleTimeout }, DefaultIdleTimeout},
 	{"max-conns", "open HTTP connections; more wait to be accepted",
 		func(c *Config) any { return &c.MaxConns }, DefaultMaxConns},
+	{"max-requests-per-caller", "POSTs one caller may have in flight (body being read or call running); beyond it 429",
+		func(c *Config) any { return &c.MaxRequestsPerPrincipal }, DefaultMaxRequestsPerPrincipal},
 	{"shutdown-grace", "how long a shutdown waits for calls in flight",
 		func(c *Config) any { return &c.ShutdownGrace }, DefaultShutdownGrace},
 	{"credential-retention", "keep expired and revoked credentials this long, then delete them",
