@@ -64,11 +64,27 @@ func BenchmarkClaimTaskReplay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		if _, err := s.ClaimTask(ctx, p, SeedTaskID, "bench-key", nil); err != nil {
-			b.Fatal(err)
+	b.Run("same-goroutine", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.ClaimTask(ctx, p, SeedTaskID, "bench-key", nil); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	// As the server calls it: each call on a goroutine of its own (the
+	// go-sdk handles each request on a new one).
+	b.Run("goroutine-per-call", func(b *testing.B) {
+		errc := make(chan error)
+		for b.Loop() {
+			go func() {
+				_, err := s.ClaimTask(ctx, p, SeedTaskID, "bench-key", nil)
+				errc <- err
+			}()
+			if err := <-errc; err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 func BenchmarkClaimDiscussionReplay(b *testing.B) {

@@ -55,11 +55,16 @@
 //     within a second. Credentials are never cached.
 //   - Writing transactions begin IMMEDIATE, so claims serialise on the
 //     write lock instead of failing on a lock upgrade. Each claim is one
-//     transaction. Every write goes through one connection of its own
-//     (readers have a pool): writers queue in Go and start as soon as the
-//     previous one commits, instead of polling SQLite's busy handler,
-//     whose sleeps grow to 100 ms. Uniqueness is still the database's
-//     (UNIQUE constraints), not the queue's.
+//     transaction, answered once its COMMIT has returned. Every write
+//     runs on one goroutine, the writer (writer.go), on one connection of
+//     its own (readers have a pool): writers queue in Go and start as
+//     soon as the previous one commits, instead of polling SQLite's busy
+//     handler, whose sleeps grow to 100 ms. The writer holds its
+//     connection with BEGIN, COMMIT and ROLLBACK prepared; a transaction
+//     runs to completion whatever becomes of its caller's context; a
+//     panic in one is rolled back and re-raised in its caller.
+//     Uniqueness is still the database's (UNIQUE constraints), not the
+//     queue's.
 //   - Versioned migrations: embedded migrations/NNNN_name.sql, applied in
 //     order, each in its own transaction, recorded in schema_migrations;
 //     reopening applies nothing; a database newer than the build is refused.

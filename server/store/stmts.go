@@ -107,9 +107,10 @@ var stmtSQL = [numStmts]string{
 		allowed_tools, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 }
 
-// statements holds the hot statements, prepared on the *sql.DB. database/sql
-// prepares each one lazily on every pooled connection that runs it and keeps
-// it there, so a statement is compiled once per connection, not per call.
+// statements holds the hot statements, prepared on the readers' *sql.DB
+// (database/sql prepares each one lazily on every pooled connection that
+// runs it and keeps it there) and on the writer's connection: a statement
+// is compiled once per connection, not per call.
 type statements struct {
 	byID [numStmts]*sql.Stmt
 }
@@ -118,7 +119,7 @@ type statements struct {
 // migrations, so the statements see the current schema. With strict false
 // (tests of older schema versions) a statement that fails to compile is
 // skipped.
-func prepareStatements(ctx context.Context, db *sql.DB, strict bool) (*statements, error) {
+func prepareStatements(ctx context.Context, db preparer, strict bool) (*statements, error) {
 	st := &statements{}
 	for id, q := range stmtSQL {
 		if q == "" {
@@ -138,6 +139,12 @@ func prepareStatements(ctx context.Context, db *sql.DB, strict bool) (*statement
 	return st, nil
 }
 
+// preparer prepares statements: a *sql.DB (the readers' pool) or the
+// writer's *sql.Conn.
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
 // get returns the statement for use outside a transaction.
 func (st *statements) get(id stmtID) *sql.Stmt { return st.byID[id] }
 
@@ -153,18 +160,71 @@ func (st *statements) close() error {
 	return errors.Join(errs...)
 }
 
-// txn is a transaction of the store: a *sql.Tx (for cold, inline SQL) that
-// can also run the store's prepared statements.
+// txn is a transaction of the store. It runs cold, inline SQL and the
+// store's prepared statements.
+//
+// A transaction runs to completion once begun: the context a caller
+// passes to its methods is not given to the database (transactions take
+// microseconds to milliseconds, and a claim whose client went away is one
+// it can replay). Not watching a context also saves the driver a
+// goroutine per statement.
 type txn struct {
-	*sql.Tx
+	q  querier // the transaction's connection
+	tx *sql.Tx // non-nil: the statements are bound to this transaction
 	st *statements
 }
 
-// stmt returns hot statement id bound to the transaction. database/sql
-// reuses the statement already prepared on the transaction's connection;
-// the returned *sql.Stmt is closed with the transaction.
-func (tx *txn) stmt(ctx context.Context, id stmtID) *sql.Stmt {
-	return tx.StmtContext(ctx, tx.st.get(id))
+// querier is what runs SQL in a txn: a *sql.Tx, or the writer's
+// *sql.Conn inside its BEGIN.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// ExecContext runs query in the transaction.
+func (tx *txn) ExecContext(_ context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.q.ExecContext(context.Background(), query, args...)
+}
+
+// QueryContext runs query in the transaction.
+func (tx *txn) QueryContext(_ context.Context, query string, args ...any) (*sql.Rows, error) {
+	return tx.q.QueryContext(context.Background(), query, args...)
+}
+
+// QueryRowContext runs query in the transaction.
+func (tx *txn) QueryRowContext(_ context.Context, query string, args ...any) *sql.Row {
+	return tx.q.QueryRowContext(context.Background(), query, args...)
+}
+
+// stmt returns hot statement id in the transaction. Bound to a
+// *sql.Tx, database/sql reuses the statement already prepared on the
+// transaction's connection, and closes the binding with the transaction.
+func (tx *txn) stmt(_ context.Context, id stmtID) txStmt {
+	s := tx.st.get(id)
+	if tx.tx != nil {
+		s = tx.tx.Stmt(s)
+	}
+	return txStmt{s}
+}
+
+// txStmt is a prepared statement in a txn; like txn, it does not pass a
+// caller's context to the database.
+type txStmt struct{ s *sql.Stmt }
+
+// ExecContext runs the statement.
+func (s txStmt) ExecContext(_ context.Context, args ...any) (sql.Result, error) {
+	return s.s.ExecContext(context.Background(), args...)
+}
+
+// QueryContext runs the statement.
+func (s txStmt) QueryContext(_ context.Context, args ...any) (*sql.Rows, error) {
+	return s.s.QueryContext(context.Background(), args...)
+}
+
+// QueryRowContext runs the statement.
+func (s txStmt) QueryRowContext(_ context.Context, args ...any) *sql.Row {
+	return s.s.QueryRowContext(context.Background(), args...)
 }
 
 // hasRow reports whether row holds a row (for "SELECT 1 ... " existence

@@ -316,13 +316,19 @@ func requireAgent(ctx context.Context, tx *txn, agent string) error {
 // nothing else; use RevokeRunner to retire a runner and all its tokens.
 func (s *Store) RevokeToken(ctx context.Context, token string) error {
 	defer s.auth.invalidate()
-	res, err := s.wdb.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL`,
-		toDB(s.Now()), hashToken(token))
+	err := s.inTx(ctx, func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL`,
+			toDB(s.Now()), hashToken(token))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrUnknownToken
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("store: revoke token: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("store: revoke token: %w", ErrUnknownToken)
 	}
 	return nil
 }
@@ -377,12 +383,18 @@ const purgeBatch = 1000
 func (s *Store) PurgeCredentials(ctx context.Context, cutoff time.Time) (int64, error) {
 	var total int64
 	for {
-		res, err := s.wdb.ExecContext(context.WithoutCancel(ctx), `DELETE FROM tokens WHERE hash IN
-			(SELECT hash FROM tokens WHERE expires_at < ? LIMIT ?)`, toDB(cutoff), purgeBatch)
+		var n int64
+		err := s.inTx(ctx, func(tx *txn) error {
+			res, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE hash IN
+				(SELECT hash FROM tokens WHERE expires_at < ? LIMIT ?)`, toDB(cutoff), purgeBatch)
+			if err == nil {
+				n, _ = res.RowsAffected()
+			}
+			return err
+		})
 		if err != nil {
 			return total, fmt.Errorf("store: purge credentials: %w", err)
 		}
-		n, _ := res.RowsAffected()
 		total += n
 		if n < purgeBatch || ctx.Err() != nil {
 			return total, nil
