@@ -42,7 +42,7 @@ func FuzzToolsCall(f *testing.F) {
 	}
 	path := filepath.Join(f.TempDir(), "fuzz.db")
 	srv, issued, err := server.New(context.Background(), server.Config{DB: path,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), PurgeInterval: time.Hour, MaxBodyBytes: 64 << 10})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxBodyBytes: 64 << 10})
 	if err != nil {
 		f.Fatal(err)
 	}

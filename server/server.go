@@ -55,11 +55,6 @@ const (
 	// DefaultShutdownGrace bounds how long a shutdown waits for calls in
 	// flight.
 	DefaultShutdownGrace = 10 * time.Second
-	// DefaultCredentialRetention is how long an expired (or revoked)
-	// credential is kept before it is deleted.
-	DefaultCredentialRetention = time.Hour
-	// DefaultPurgeInterval is how often expired credentials are purged.
-	DefaultPurgeInterval = 10 * time.Minute
 )
 
 // Config configures a Server. The zero value is an in-memory server with
@@ -98,8 +93,6 @@ type Config struct {
 	IdleTimeout             time.Duration
 	MaxConns                int
 	ShutdownGrace           time.Duration
-	CredentialRetention     time.Duration
-	PurgeInterval           time.Duration
 	// BaseURL is the server's public base URL (e.g. http://127.0.0.1:8080),
 	// used to make the protected-resource metadata absolute; when empty
 	// they are paths.
@@ -122,7 +115,7 @@ type Server struct {
 	bodies   bodies    // HTTP request bodies being read, cut off by Drain
 	sessions *sessions // the MCP sessions over HTTP, and their bounds
 
-	stop func()         // ends the background work (session checks, purge)
+	stop func()         // ends the background work (session checks)
 	bg   sync.WaitGroup // the background work
 }
 
@@ -177,23 +170,7 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 	bctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	s.bg.Go(func() { every(bctx, cfg.SessionCheckInterval, func() { s.sessions.check(bctx, st) }) })
-	s.bg.Go(func() {
-		s.purge(bctx)
-		every(bctx, cfg.PurgeInterval, func() { s.purge(bctx) })
-	})
 	return s, issued, nil
-}
-
-// purge deletes the credentials that expired more than
-// cfg.CredentialRetention ago.
-func (s *Server) purge(ctx context.Context) {
-	n, err := s.store.PurgeCredentials(ctx, s.store.Now().Add(-s.cfg.CredentialRetention))
-	switch {
-	case err != nil && ctx.Err() == nil:
-		s.log.Warn("purge of expired credentials failed", "error", err)
-	case n > 0:
-		s.log.Info("purged expired credentials", "count", n, "retention", s.cfg.CredentialRetention)
-	}
 }
 
 // limit is one bound of Config: its field, its default and its
@@ -228,10 +205,6 @@ var limits = []limit{
 		func(c *Config) any { return &c.MaxConns }, DefaultMaxConns},
 	{"shutdown-grace", "how long a shutdown waits for calls in flight",
 		func(c *Config) any { return &c.ShutdownGrace }, DefaultShutdownGrace},
-	{"credential-retention", "keep expired and revoked credentials this long, then delete them",
-		func(c *Config) any { return &c.CredentialRetention }, DefaultCredentialRetention},
-	{"purge-interval", "how often expired credentials are deleted",
-		func(c *Config) any { return &c.PurgeInterval }, DefaultPurgeInterval},
 }
 
 // withDefaults sets every limit that is zero or less to its default.
@@ -302,8 +275,8 @@ func (s *Server) Store() *store.Store { return s.store }
 // MCP returns the underlying MCP server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// Close stops the background work (session checks, the purge of expired
-// credentials) and closes the database.
+// Close stops the background work (session checks) and closes the
+// database.
 func (s *Server) Close() error {
 	s.stop()
 	s.bg.Wait()

@@ -30,8 +30,8 @@ const (
 	stInsertAttempt
 	stLiveOtherAttempt
 	stSupersedeOtherAttempts
-	stRevokeOtherAttemptTokens
 	stFindAttempt
+	stSetAttemptCredential
 
 	// ClaimDiscussion (loadTurn, repliesLeft and the claim itself).
 	stMessageRoom
@@ -43,22 +43,31 @@ const (
 	stLiveDiscussionClaim
 	stInsertDiscussionClaim
 	stSupersedeDiscussionClaims
-	stRevokeSupersededDiscussionTokens
+	stSetDiscussionCredential
 	stQuote
-
-	// mintToken / insertToken (a claim's credential replaces the claim's
-	// earlier one by trigger, migration 0004).
-	stInsertToken
 
 	numStmts
 )
 
 // stmtSQL is the text of every hot statement.
 var stmtSQL = [numStmts]string{
-	stAuthenticate: `SELECT t.hash, t.kind, t.agent, a.owner, t.runner, t.attempt, t.discussion,
-			t.project, t.room, t.message, t.task, t.allowed_tools, t.expires_at, t.revoked_at, r.revoked_at
+	// An agent or runner token, or the credential an attempt or a
+	// discussion claim holds (migration 0006); the columns are lookupToken's.
+	stAuthenticate: `SELECT t.hash, t.kind, t.agent, a.owner, t.runner, NULL, NULL,
+			NULL, NULL, NULL, NULL, NULL, t.expires_at, t.revoked_at, r.revoked_at
 		FROM tokens t JOIN agents a ON a.id = t.agent LEFT JOIN runners r ON r.id = t.runner
-		WHERE t.hash = ?`,
+		WHERE t.hash = ?1 AND t.kind IN ('agent', 'runner')
+		UNION ALL
+		SELECT c.credential, 'execution_credential', r.agent, a.owner, c.runner, c.id, NULL,
+			k.project, NULL, NULL, c.task, c.allowed_tools, c.live_until, NULL, r.revoked_at
+		FROM attempts c JOIN runners r ON r.id = c.runner JOIN agents a ON a.id = r.agent JOIN tasks k ON k.id = c.task
+		WHERE c.credential = ?1
+		UNION ALL
+		SELECT c.credential, 'discussion_credential', c.agent, a.owner, c.runner, NULL, c.id,
+			rm.project, rm.id, c.message, NULL, c.allowed_tools, c.live_until, NULL, r.revoked_at
+		FROM discussion_claims c JOIN runners r ON r.id = c.runner JOIN agents a ON a.id = c.agent
+			JOIN messages m ON m.id = c.message JOIN rooms rm ON rm.id = m.room
+		WHERE c.credential = ?1`,
 
 	stProjectPeople: `SELECT p.handle, p.display_name, p.avatar_url, p.color, p.away
 		FROM people p JOIN memberships m ON m.person = p.handle WHERE m.project = ? ORDER BY p.handle`,
@@ -72,14 +81,16 @@ var stmtSQL = [numStmts]string{
 		WHERE t.id = ?`,
 	stWakeKind: `SELECT m.kind FROM messages m JOIN rooms r ON r.id = m.room
 		WHERE m.id = ? AND r.project = ?`,
-	stInsertAttempt: `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until)
-		VALUES (?,?,?,?,?,?,?)`,
-	stLiveOtherAttempt:       `SELECT 1 FROM attempts WHERE task = ? AND id <> ? AND superseded_at IS NULL AND live_until > ?`,
-	stSupersedeOtherAttempts: `UPDATE attempts SET superseded_at = ? WHERE task = ? AND id <> ? AND superseded_at IS NULL`,
-	stRevokeOtherAttemptTokens: `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND hash IN
-		(SELECT credential FROM attempts WHERE task = ? AND id <> ? AND credential IS NOT NULL)`,
+	// An attempt is inserted with its first credential; a replay replaces
+	// the credential, and the attempt stays live as long as the new one.
+	stInsertAttempt: `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until,
+		credential, allowed_tools) VALUES (?,?,?,?,?,?,?,?,?)`,
+	stLiveOtherAttempt: `SELECT 1 FROM attempts WHERE task = ? AND id <> ? AND superseded_at IS NULL AND live_until > ?`,
+	stSupersedeOtherAttempts: `UPDATE attempts SET superseded_at = ?, credential = NULL
+		WHERE task = ? AND id <> ? AND superseded_at IS NULL`,
 	stFindAttempt: `SELECT id, task, claimed_at, superseded_at FROM attempts
 		WHERE runner = ? AND task = ? AND idempotency_key = ?`,
+	stSetAttemptCredential: `UPDATE attempts SET credential = ?, allowed_tools = ?, live_until = ? WHERE id = ?`,
 
 	stMessageRoom: `SELECT r.id, r.project, r.kind, r.owner FROM messages m
 		JOIN rooms r ON r.id = m.room
@@ -94,17 +105,13 @@ var stmtSQL = [numStmts]string{
 		ORDER BY created_at DESC, rowid DESC LIMIT 1`,
 	stLiveDiscussionClaim: `SELECT 1 FROM discussion_claims WHERE message = ? AND agent = ?
 		AND superseded_at IS NULL AND replied_at IS NULL AND live_until > ?`,
+	// Like attempts: inserted with the first credential, replaced on replay.
 	stInsertDiscussionClaim: `INSERT INTO discussion_claims(id, message, runner, agent, idempotency_key, role, lead,
-		reviewing_message, claimed_at, live_until) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-	stSupersedeDiscussionClaims: `UPDATE discussion_claims SET superseded_at = ? WHERE message = ? AND agent = ?
-		AND id <> ? AND superseded_at IS NULL AND replied_at IS NULL`,
-	stRevokeSupersededDiscussionTokens: `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND hash IN
-		(SELECT credential FROM discussion_claims WHERE message = ? AND agent = ? AND superseded_at IS NOT NULL
-			AND credential IS NOT NULL)`,
-	stQuote: `SELECT id, author_agent, body, provenance, provenance_status FROM messages WHERE id = ?`,
-
-	stInsertToken: `INSERT INTO tokens(hash, kind, agent, runner, attempt, discussion, project, room, message, task,
-		allowed_tools, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		reviewing_message, claimed_at, live_until, credential, allowed_tools) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+	stSupersedeDiscussionClaims: `UPDATE discussion_claims SET superseded_at = ?, credential = NULL
+		WHERE message = ? AND agent = ? AND id <> ? AND superseded_at IS NULL AND replied_at IS NULL`,
+	stSetDiscussionCredential: `UPDATE discussion_claims SET credential = ?, allowed_tools = ?, live_until = ? WHERE id = ?`,
+	stQuote:                   `SELECT id, author_agent, body, provenance, provenance_status FROM messages WHERE id = ?`,
 }
 
 // statements holds the hot statements, prepared on the readers' *sql.DB

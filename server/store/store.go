@@ -59,6 +59,10 @@ type Store struct {
 	opts  Options
 	auth  genCache[[32]byte, Principal]    // agent and runner principals by token hash (cache.go)
 	dir   genCache[string, DiscoverResult] // team directories by project slug (cache.go)
+
+	// The JSON of opts.ExecutionTools and opts.DiscussionTools, as the
+	// claims' rows keep a credential's allowed tools.
+	executionTools, discussionTools string
 }
 
 //go:embed migrations/*.sql
@@ -126,7 +130,8 @@ func open(ctx context.Context, dsn string, opts Options, ms []migration, strict 
 	if err != nil {
 		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
 	}
-	s := &Store{db: db, wdb: db, opts: opts}
+	s := &Store{db: db, wdb: db, opts: opts,
+		executionTools: toolsJSON(opts.ExecutionTools), discussionTools: toolsJSON(opts.DiscussionTools)}
 	if memory {
 		// Every connection to ":memory:" is its own database: keep exactly
 		// one, for reads and writes.
