@@ -266,7 +266,11 @@ func (s *Server) register(srv *mcp.Server, identify func(context.Context) (conte
 		}
 		return s.authorize(ctx, tool, req)
 	}
-	api.Register(srv, h, &rt.RegisterOptions{Logger: s.log, Before: before, OnCall: s.logCall})
+	// discover_team_agents answers every caller who may see a project the
+	// same bytes until its directory changes; the claims' outputs hold a
+	// fresh credential each time.
+	api.Register(srv, h, &rt.RegisterOptions{Logger: s.log, Before: before, OnCall: s.logCall,
+		RepeatedOutputs: []string{string(api.ToolDiscoverTeamAgents)}})
 }
 
 // Store returns the server's store (for admin commands and tests).
