@@ -320,18 +320,20 @@ func (s *Server) authorize(ctx context.Context, tool string, _ *mcp.CallToolRequ
 
 // logCall writes the one line per call: tool, caller, outcome, latency.
 func (s *Server) logCall(ctx context.Context, info rt.CallInfo) {
-	attrs := []any{"tool", info.Tool, "outcome", string(info.Outcome), "latency", info.Duration}
+	var buf [6]slog.Attr // typed attributes, on the stack
+	attrs := append(buf[:0], slog.String("tool", info.Tool), slog.String("outcome", string(info.Outcome)),
+		slog.Duration("latency", info.Duration))
 	if info.Code != "" {
-		attrs = append(attrs, "code", info.Code)
+		attrs = append(attrs, slog.String("code", info.Code))
 	}
 	if p := principal(ctx); p != nil {
-		attrs = append(attrs, "caller", p.Agent, "caller_kind", string(p.Kind))
+		attrs = append(attrs, slog.String("caller", p.Agent), slog.String("caller_kind", string(p.Kind)))
 	}
 	level := slog.LevelInfo
 	if info.Outcome == rt.OutcomeInternalError {
 		level = slog.LevelError
 	}
-	s.log.Log(ctx, level, "call", attrs...)
+	s.log.LogAttrs(ctx, level, "call", attrs...)
 }
 
 // toolError turns a store refusal into the tool error the client sees;
