@@ -53,13 +53,13 @@
 //   - Writing transactions begin IMMEDIATE, so claims serialise on the
 //     write lock instead of failing on a lock upgrade. Each claim is one
 //     transaction, answered once its COMMIT has returned. Every write
-//     runs on one goroutine, the writer (writer.go), on one connection of
-//     its own (readers have a pool): writers queue in Go and start as
+//     goes through the writer (writer.go), on one connection of its own
+//     (readers have a pool): writers queue on a mutex in Go and start as
 //     soon as the previous one commits, instead of polling SQLite's busy
 //     handler, whose sleeps grow to 100 ms. The writer holds its
 //     connection with BEGIN, COMMIT and ROLLBACK prepared; a transaction
 //     runs to completion whatever becomes of its caller's context; a
-//     panic in one is rolled back and re-raised in its caller.
+//     panic in one rolls it back.
 //     Uniqueness is still the database's (UNIQUE constraints), not the
 //     queue's.
 //   - Versioned migrations: embedded migrations/NNNN_name.sql, applied in

@@ -167,7 +167,6 @@ func open(ctx context.Context, dsn string, opts Options, ms []migration, strict 
 		s.Close()
 		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
 	}
-	s.w.start()
 	return s, nil
 }
 
