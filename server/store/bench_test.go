@@ -8,6 +8,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -85,6 +86,35 @@ func BenchmarkClaimTaskReplay(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkClaimTaskFresh claims a task never claimed, with a new key,
+// on every call: a new attempt and its credential.
+func BenchmarkClaimTaskFresh(b *testing.B) {
+	s, issued := benchStore(b)
+	p, err := s.Authenticate(ctx, benchToken(b, issued, KindRunner))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const tasks = 200000
+	if err := s.inTx(ctx, func(tx *txn) error {
+		_, err := tx.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM n WHERE i < ?)
+			INSERT INTO tasks(id, project, agent, created_at) SELECT 'bench-task-' || i, ?, ?, 0 FROM n`,
+			tasks-1, SeedProject, SeedBuilderAgent)
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		if i == tasks {
+			b.Fatal("out of tasks")
+		}
+		if _, err := s.ClaimTask(ctx, p, fmt.Sprintf("bench-task-%d", i), "bench-key", nil); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
 }
 
 func BenchmarkClaimDiscussionReplay(b *testing.B) {
