@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/prickle-dev/prickle/api"
@@ -84,7 +83,6 @@ func FuzzToolsCall(f *testing.F) {
 		}
 		return v
 	}
-	time.Sleep(100 * time.Millisecond) // the start-up purge is over
 
 	f.Fuzz(func(t *testing.T, body []byte) {
 		before := dataVersion()

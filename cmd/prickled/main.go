@@ -7,7 +7,7 @@
 // On an empty database it seeds the documented world (or loads --fixture)
 // and shows the new tokens once (printed, or written to --tokens-out).
 // SIGINT or SIGTERM finish in-flight calls, then exit 0. The limits
-// (timeouts, sessions, connections, retention) are in server/README.md.
+// (timeouts, sessions, connections) are in server/README.md.
 package main
 
 import (
