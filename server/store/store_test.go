@@ -176,14 +176,7 @@ func TestTokenPlaintextNeverStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ct, cd := claimBoth(t, s, runner)
 	plain := []string{ct.ExecutionCredential.Token, cd.DiscussionCredential.Token}
 	for _, it := range issued {
 		plain = append(plain, it.Token)
@@ -579,14 +572,7 @@ func TestRevokeRunnerEndsItsCredentials(t *testing.T) {
 	s, _, issued := seeded(t)
 	runnerTok := tokenOf(t, issued, KindRunner, SeedBuilderAgent)
 	runner := auth(t, s, runnerTok)
-	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ct, cd := claimBoth(t, s, runner)
 	if err := s.RevokeRunner(ctx, SeedRunnerID); err != nil {
 		t.Fatal(err)
 	}
@@ -661,14 +647,7 @@ func TestOneLiveCredentialPerClaim(t *testing.T) {
 func TestRevokeCredential(t *testing.T) {
 	s, _, issued := seeded(t)
 	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ct, cd := claimBoth(t, s, runner)
 	for _, tok := range []string{ct.ExecutionCredential.Token, cd.DiscussionCredential.Token} {
 		if err := s.RevokeToken(ctx, tok); err != nil {
 			t.Fatal(err)
@@ -705,4 +684,19 @@ func TestDatabaseFilesPrivate(t *testing.T) {
 			t.Errorf("%s: mode %v, want -rw-------", filepath.Base(f), m)
 		}
 	}
+}
+
+// claimBoth makes runner's claims on the seed world's task (key "k") and
+// message (key "d").
+func claimBoth(t *testing.T, s *Store, runner *Principal) (ClaimTaskResult, ClaimDiscussionResult) {
+	t.Helper()
+	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ct, cd
 }
