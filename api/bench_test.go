@@ -183,6 +183,16 @@ func BenchmarkHandle(b *testing.B) {
 		}
 		benchHandle(b, rt.Handle(discoverTeamAgentsTool, rt.ConvertOutput(h, DiscoverTeamAgentsOutput.wire), nil), benchDiscoverInput)
 	})
+	// As prickled registers it: the same output bytes for every caller
+	// are validated once (rt.RegisterOptions.RepeatedOutputs).
+	b.Run("discover_team_agents/repeated", func(b *testing.B) {
+		out := benchDiscoverOutput()
+		h := func(context.Context, *DiscoverTeamAgentsInput) (*DiscoverTeamAgentsOutput, error) {
+			return out, nil
+		}
+		opts := &rt.RegisterOptions{RepeatedOutputs: []string{string(ToolDiscoverTeamAgents)}}
+		benchHandle(b, rt.Handle(discoverTeamAgentsTool, rt.ConvertOutput(h, DiscoverTeamAgentsOutput.wire), opts), benchDiscoverInput)
+	})
 }
 
 // BenchmarkMarshal marshals an output as Handle does: its wire form; and,

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/prickle-dev/prickle/api"
@@ -42,7 +41,7 @@ func FuzzToolsCall(f *testing.F) {
 	}
 	path := filepath.Join(f.TempDir(), "fuzz.db")
 	srv, issued, err := server.New(context.Background(), server.Config{DB: path,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), PurgeInterval: time.Hour, MaxBodyBytes: 64 << 10})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxBodyBytes: 64 << 10})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -84,7 +83,6 @@ func FuzzToolsCall(f *testing.F) {
 		}
 		return v
 	}
-	time.Sleep(100 * time.Millisecond) // the start-up purge is over
 
 	f.Fuzz(func(t *testing.T, body []byte) {
 		before := dataVersion()

@@ -240,6 +240,9 @@ const protocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
 
 // isJSON reports whether a Content-Type names application/json.
 func isJSON(contentType string) bool {
+	if contentType == "application/json" { // what clients send; parsing it allocates
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mt == "application/json"
 }

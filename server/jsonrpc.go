@@ -96,6 +96,21 @@ const maxExactID = 1<<53 - 1
 // the input validation refuses them naming their JSON pointer.
 func readMessages(b []byte) ([]envelope, *rpcError) {
 	v := jsontext.Value(b)
+	if v.Kind() == '{' {
+		// One message, read in one pass: the decoder checks the whole
+		// document (syntax, names twice, text after it) as it goes.
+		m := make([]envelope, 1)
+		if err := jsonv2.Unmarshal(b, &m[0], jsontext.AllowInvalidUTF8(true)); err != nil {
+			if !v.IsValid(jsontext.AllowInvalidUTF8(true)) {
+				return nil, parseError("parse error: %s", syntaxReason(b))
+			}
+			return nil, badMember(v, err)
+		}
+		if rerr := checkEnvelope(&m[0]); rerr != nil {
+			return nil, rerr
+		}
+		return m, nil
+	}
 	if !v.IsValid(jsontext.AllowInvalidUTF8(true)) {
 		return nil, parseError("parse error: %s", syntaxReason(b))
 	}
@@ -118,20 +133,36 @@ func readMessages(b []byte) ([]envelope, *rpcError) {
 		}
 		m := &msgs[i]
 		if err := jsonv2.Unmarshal(raw, m, jsontext.AllowInvalidUTF8(true)); err != nil {
-			var id struct {
-				ID jsontext.Value `json:"id"`
-			}
-			_ = jsonv2.Unmarshal(raw, &id, jsontext.AllowInvalidUTF8(true))
-			return nil, invalidRequest(exactID(id.ID), "invalid request: %s", memberReason(err))
+			return nil, badMember(raw, err)
 		}
-		if m.Version != "2.0" {
-			return nil, invalidRequest(exactID(m.ID), `invalid request: "jsonrpc" must be "2.0"`)
-		}
-		if err := checkID(m.ID); err != nil {
-			return nil, invalidRequest(exactID(m.ID), "invalid request: %v", err)
+		if rerr := checkEnvelope(m); rerr != nil {
+			return nil, rerr
 		}
 	}
 	return msgs, nil
+}
+
+// badMember is the invalid request of a message (valid JSON) whose
+// envelope members have the wrong types, with its id when it can be
+// echoed.
+func badMember(raw jsontext.Value, err error) *rpcError {
+	var id struct {
+		ID jsontext.Value `json:"id"`
+	}
+	_ = jsonv2.Unmarshal(raw, &id, jsontext.AllowInvalidUTF8(true))
+	return invalidRequest(exactID(id.ID), "invalid request: %s", memberReason(err))
+}
+
+// checkEnvelope checks what the envelope's types do not: the version and
+// the id.
+func checkEnvelope(m *envelope) *rpcError {
+	if m.Version != "2.0" {
+		return invalidRequest(exactID(m.ID), `invalid request: "jsonrpc" must be "2.0"`)
+	}
+	if err := checkID(m.ID); err != nil {
+		return invalidRequest(exactID(m.ID), "invalid request: %v", err)
+	}
+	return nil
 }
 
 // checkID accepts an absent id (a notification or a response), a string,

@@ -1,7 +1,7 @@
 package server_test
 
 // The bounds on what a caller can make the server hold: sessions,
-// connections, slow requests, credentials kept after they expire.
+// connections, slow requests, requests in flight per caller.
 
 import (
 	"context"
@@ -325,26 +325,22 @@ func TestShutdownDoesNotWaitForSlowBodies(t *testing.T) {
 
 }
 
-// TestCredentialsPurged: credentials that expired more than
-// CredentialRetention ago are deleted by the server on its own.
-func TestCredentialsPurged(t *testing.T) {
-	e := newEnv(t, envOpts{fileDB: true, config: func(c *server.Config) {
-		c.CredentialRetention, c.PurgeInterval = time.Minute, 20*time.Millisecond
-	}})
+// TestReplaysHoldNothing: a caller replaying a claim makes the server
+// hold nothing more: the claim keeps its one credential, and no token
+// row is written.
+func TestReplaysHoldNothing(t *testing.T) {
+	e := newEnv(t, envOpts{fileDB: true})
 	c := e.connect(e.token(store.KindRunner, store.SeedBuilderAgent))
+	base := e.count("tokens")
 	for range 50 {
 		c.claimTask(store.SeedTaskID, "k")
 	}
-	base := len(e.tokens)
-	if n := e.count("tokens"); n != base+50 {
-		t.Fatalf("%d tokens, want %d", n, base+50)
+	if n := e.count("tokens"); n != base {
+		t.Fatalf("%d token rows after 50 replays, want %d", n, base)
 	}
-	e.clock.Advance(store.DefaultLaunchTimeout + time.Minute + time.Second)
-	eventually(t, "purged", func() bool { return e.count("tokens") == base })
-	if !strings.Contains(e.logs.String(), "purged expired credentials") {
-		t.Error("the purge is not logged")
+	if n := e.count("attempts"); n != 1 {
+		t.Fatalf("%d attempts, want 1", n)
 	}
-	c.claimTask(store.SeedTaskID, "k") // the attempt still replays
 }
 
 // TestLimitFlags: every limit of Config has a flag whose default is the
@@ -357,7 +353,7 @@ func TestLimitFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.MaxSessions != 5 || cfg.ReadTimeout != 3*time.Second || cfg.SessionIdleTimeout != server.DefaultSessionIdleTimeout ||
-		cfg.MaxBodyBytes != server.DefaultMaxBodyBytes || cfg.CredentialRetention != server.DefaultCredentialRetention {
+		cfg.MaxBodyBytes != server.DefaultMaxBodyBytes || cfg.ShutdownGrace != server.DefaultShutdownGrace {
 		t.Errorf("config after flags: %+v", cfg)
 	}
 	// Every duration and count of Config but LaunchTimeout is a limit with

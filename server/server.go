@@ -59,11 +59,6 @@ const (
 	// DefaultShutdownGrace bounds how long a shutdown waits for calls in
 	// flight.
 	DefaultShutdownGrace = 10 * time.Second
-	// DefaultCredentialRetention is how long an expired (or revoked)
-	// credential is kept before it is deleted.
-	DefaultCredentialRetention = time.Hour
-	// DefaultPurgeInterval is how often expired credentials are purged.
-	DefaultPurgeInterval = 10 * time.Minute
 )
 
 // Config configures a Server. The zero value is an in-memory server with
@@ -104,8 +99,6 @@ type Config struct {
 	MaxConns                int
 	MaxRequestsPerPrincipal int
 	ShutdownGrace           time.Duration
-	CredentialRetention     time.Duration
-	PurgeInterval           time.Duration
 	// BaseURL is the server's public base URL (e.g. http://127.0.0.1:8080),
 	// used to make the protected-resource metadata absolute; when empty
 	// they are paths.
@@ -129,7 +122,7 @@ type Server struct {
 	bodies   bodies    // HTTP request bodies being read, cut off by Drain
 	sessions *sessions // the MCP sessions over HTTP, and their bounds
 
-	stop func()         // ends the background work (session checks, purge)
+	stop func()         // ends the background work (session checks)
 	bg   sync.WaitGroup // the background work
 }
 
@@ -187,23 +180,7 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 	bctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	s.bg.Go(func() { every(bctx, cfg.SessionCheckInterval, func() { s.sessions.check(bctx, st) }) })
-	s.bg.Go(func() {
-		s.purge(bctx)
-		every(bctx, cfg.PurgeInterval, func() { s.purge(bctx) })
-	})
 	return s, issued, nil
-}
-
-// purge deletes the credentials that expired more than
-// cfg.CredentialRetention ago.
-func (s *Server) purge(ctx context.Context) {
-	n, err := s.store.PurgeCredentials(ctx, s.store.Now().Add(-s.cfg.CredentialRetention))
-	switch {
-	case err != nil && ctx.Err() == nil:
-		s.log.Warn("purge of expired credentials failed", "error", err)
-	case n > 0:
-		s.log.Info("purged expired credentials", "count", n, "retention", s.cfg.CredentialRetention)
-	}
 }
 
 // limit is one bound of Config: its field, its default and its
@@ -240,10 +217,6 @@ var limits = []limit{
 		func(c *Config) any { return &c.MaxRequestsPerPrincipal }, DefaultMaxRequestsPerPrincipal},
 	{"shutdown-grace", "how long a shutdown waits for calls in flight",
 		func(c *Config) any { return &c.ShutdownGrace }, DefaultShutdownGrace},
-	{"credential-retention", "keep expired and revoked credentials this long, then delete them",
-		func(c *Config) any { return &c.CredentialRetention }, DefaultCredentialRetention},
-	{"purge-interval", "how often expired credentials are deleted",
-		func(c *Config) any { return &c.PurgeInterval }, DefaultPurgeInterval},
 }
 
 // withDefaults sets every limit that is zero or less to its default.
@@ -305,7 +278,11 @@ func (s *Server) register(srv *mcp.Server, identify func(context.Context) (conte
 		}
 		return s.authorize(ctx, tool, req)
 	}
-	api.Register(srv, h, &rt.RegisterOptions{Logger: s.log, Before: before, OnCall: s.logCall})
+	// discover_team_agents answers every caller who may see a project the
+	// same bytes until its directory changes; the claims' outputs hold a
+	// fresh credential each time.
+	api.Register(srv, h, &rt.RegisterOptions{Logger: s.log, Before: before, OnCall: s.logCall,
+		RepeatedOutputs: []string{string(api.ToolDiscoverTeamAgents)}})
 }
 
 // logUnimplemented says, when the server starts serving, which documented
@@ -327,8 +304,8 @@ func (s *Server) Store() *store.Store { return s.store }
 // MCP returns the underlying MCP server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// Close stops the background work (session checks, the purge of expired
-// credentials) and closes the database.
+// Close stops the background work (session checks) and closes the
+// database.
 func (s *Server) Close() error {
 	s.stop()
 	s.bg.Wait()
@@ -368,18 +345,20 @@ func (s *Server) authorize(ctx context.Context, tool string, _ *mcp.CallToolRequ
 
 // logCall writes the one line per call: tool, caller, outcome, latency.
 func (s *Server) logCall(ctx context.Context, info rt.CallInfo) {
-	attrs := []any{"tool", info.Tool, "outcome", string(info.Outcome), "latency", info.Duration}
+	var buf [6]slog.Attr // typed attributes, on the stack
+	attrs := append(buf[:0], slog.String("tool", info.Tool), slog.String("outcome", string(info.Outcome)),
+		slog.Duration("latency", info.Duration))
 	if info.Code != "" {
-		attrs = append(attrs, "code", info.Code)
+		attrs = append(attrs, slog.String("code", info.Code))
 	}
 	if p := principal(ctx); p != nil {
-		attrs = append(attrs, "caller", p.Agent, "caller_kind", string(p.Kind))
+		attrs = append(attrs, slog.String("caller", p.Agent), slog.String("caller_kind", string(p.Kind)))
 	}
 	level := slog.LevelInfo
 	if info.Outcome == rt.OutcomeInternalError {
 		level = slog.LevelError
 	}
-	s.log.Log(ctx, level, "call", attrs...)
+	s.log.LogAttrs(ctx, level, "call", attrs...)
 }
 
 // toolError turns a store refusal into the tool error the client sees;

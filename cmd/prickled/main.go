@@ -11,7 +11,7 @@
 // or written to --tokens-out). "prickled token" issues or rotates a token
 // of a database that already holds a world. SIGINT or SIGTERM finish
 // in-flight calls, then exit 0. The limits (timeouts, sessions,
-// connections, retention) and every decision are in server/README.md.
+// connections) and every decision are in server/README.md.
 package main
 
 import (

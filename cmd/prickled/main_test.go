@@ -190,6 +190,27 @@ func dialMCP(endpoint, token string) (*mcp.ClientSession, error) {
 		}, nil)
 }
 
+// initializeStatus sends an MCP initialize with token, on a connection of
+// its own that it closes, and returns the HTTP status: 200 when the token
+// authenticates, 401 when it does not.
+func initializeStatus(t *testing.T, endpoint, token string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := (&http.Client{Timeout: hangGuard, Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // issued reads a --tokens-out file.
 func readTokens(t *testing.T, path string) []store.IssuedToken {
 	t.Helper()
@@ -558,9 +579,11 @@ func crashFixture(t *testing.T, path string, n int) {
 	}
 }
 
-// TestCrashRecovery: a stream of claims on a file database; SIGKILL in the
-// middle; a restart on the same database prints no new tokens, and every
-// claim that was answered is still there and replays to the same attempt.
+// TestCrashRecovery: a stream of claims, each replayed once, on a file
+// database; SIGKILL in the middle; a restart on the same database prints
+// no new tokens, every claim that was answered is still there and replays
+// to the same attempt, and the credential of every answered replay (the
+// last call for its task) still authenticates.
 func TestCrashRecovery(t *testing.T) {
 	const tasks, workers, killAfter = 120, 4, 20
 	dir := t.TempDir()
@@ -572,8 +595,9 @@ func TestCrashRecovery(t *testing.T) {
 	runnerTok := tokenOf(t, readTokens(t, tokFile), store.KindRunner, "maya/builder")
 
 	type answer struct {
-		key     string
-		attempt api.ClaimTaskOutputAttempt
+		key        string
+		attempt    api.ClaimTaskOutputAttempt
+		credential string // of the answered replay, the task's last call
 	}
 	var (
 		mu       sync.Mutex
@@ -599,7 +623,14 @@ func TestCrashRecovery(t *testing.T) {
 					return // the server is gone (or the call was cut off)
 				}
 				mu.Lock()
-				answered[task] = answer{key, out.Attempt}
+				answered[task] = answer{key: key, attempt: out.Attempt}
+				mu.Unlock()
+				again, err := client.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: task, IdempotencyKey: key})
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				answered[task] = answer{key: key, attempt: out.Attempt, credential: again.ExecutionCredential.Token}
 				if len(answered) >= killAfter {
 					killOnce.Do(func() { close(kill) })
 				}
@@ -631,8 +662,21 @@ func TestCrashRecovery(t *testing.T) {
 	if _, err := os.Stat(tok2); !os.IsNotExist(err) {
 		t.Errorf("restart wrote a tokens file: %v", err)
 	}
-	client, _ := connect(t, q.url(), runnerTok)
 	ctx := context.Background()
+	creds := 0
+	for task, a := range answered {
+		if a.credential == "" {
+			continue // its replay was cut off: it may or may not have replaced the first credential
+		}
+		creds++
+		if code := initializeStatus(t, q.url(), a.credential); code != http.StatusOK {
+			t.Errorf("%s: the credential answered before the crash: initialize answered %d", task, code)
+		}
+	}
+	if creds == 0 {
+		t.Error("no replay was answered before the kill: no credential to check")
+	}
+	client, _ := connect(t, q.url(), runnerTok)
 	for task, a := range answered {
 		out, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: task, IdempotencyKey: a.key})
 		if err != nil {

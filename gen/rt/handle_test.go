@@ -94,3 +94,25 @@ func TestValidationTimeoutIsInternalError(t *testing.T) {
 		t.Errorf("outcome %q, want %q", info.Outcome, OutcomeInternalError)
 	}
 }
+
+// A tool in RepeatedOutputs still never sends an output that fails its
+// schema, however often the handler returns it.
+func TestHandleRepeatedOutputsStillValidated(t *testing.T) {
+	type out struct {
+		Name int `json:"name"`
+	}
+	tool := &Tool{
+		Name:   "echo",
+		Input:  NewValidator("echo/input", []byte(`{"type":"object"}`)),
+		Output: NewValidator("echo/output", []byte(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)),
+	}
+	h := Handle(tool, func(context.Context, *struct{}) (*out, error) { return &out{Name: 7}, nil },
+		&RegisterOptions{Logger: slog.New(slog.DiscardHandler), RepeatedOutputs: []string{"echo"}})
+	for range 3 {
+		res, err := h(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Arguments: json.RawMessage(`{}`)}})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError || res != nil {
+			t.Fatalf("invalid output: %+v, %v; want an internal error", res, err)
+		}
+	}
+}

@@ -34,6 +34,7 @@ type Validator struct {
 	name    string
 	schema  []byte
 	compile func() (*jsonschema.Schema, error)
+	valid   validMemo // documents found valid, for ValidateRemembered
 }
 
 // NewValidator returns a validator for the schema document raw, named name
@@ -77,6 +78,56 @@ func (v *Validator) Validate(raw []byte) error {
 		return fmt.Errorf("rt: schema %s: %w", v.name, err)
 	}
 	return schemax.Validate(s, raw)
+}
+
+// ValidateRemembered is Validate for documents that repeat byte for byte
+// (a tool output that is the same for every caller until the data behind
+// it changes): a document found valid is remembered, and the same bytes
+// are not validated again. Validation depends on the bytes alone, so a
+// remembered answer is never stale; only valid documents are remembered,
+// at most memoEntries of at most memoMaxBytes each (when full, the memory
+// starts again empty). Never use it for documents that hold secrets:
+// remembered documents stay in memory.
+func (v *Validator) ValidateRemembered(raw []byte) error {
+	if v.valid.has(raw) {
+		return nil
+	}
+	err := v.Validate(raw)
+	if err == nil {
+		v.valid.add(raw)
+	}
+	return err
+}
+
+// The bounds of a validator's memory of valid documents.
+const (
+	memoEntries  = 64
+	memoMaxBytes = 64 << 10
+)
+
+// validMemo is a set of documents found valid.
+type validMemo struct {
+	mu  sync.Mutex
+	set map[string]struct{}
+}
+
+func (m *validMemo) has(raw []byte) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.set[string(raw)]
+	return ok
+}
+
+func (m *validMemo) add(raw []byte) {
+	if len(raw) > memoMaxBytes {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.set == nil || len(m.set) >= memoEntries {
+		m.set = make(map[string]struct{}, memoEntries)
+	}
+	m.set[string(raw)] = struct{}{}
 }
 
 // ValidateValue marshals x with encoding/json and validates the result.

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
 )
 
 func TestToolErrorRoundTrip(t *testing.T) {
@@ -171,5 +174,52 @@ func TestDecodeResultExactIntegers(t *testing.T) {
 		if got.N != c.want {
 			t.Errorf("text %s: n = %d, want %d", c.text, got.N, c.want)
 		}
+	}
+}
+
+// ValidateRemembered validates a document once: the same bytes, found
+// valid, are not validated again (no work, no allocation); invalid
+// documents and validations that did not complete are never remembered,
+// and the memory is bounded.
+func TestValidateRemembered(t *testing.T) {
+	v := NewValidator("remember", []byte(`{"type":"object","properties":{"s":{"type":"string","pattern":"^(?=x)"}},"required":["s"]}`))
+	doc := []byte(`{"s":"xyz"}`)
+	if err := v.ValidateRemembered(doc); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(20, func() {
+		if err := v.ValidateRemembered(doc); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("a remembered document costs %v allocations, want 0 (not validated again)", n)
+	}
+	bad := []byte(`{"s":"abc"}`)
+	for range 2 {
+		var ve *ValidationError
+		if err := v.ValidateRemembered(bad); !errors.As(err, &ve) {
+			t.Fatalf("invalid document: %v, want a validation error every time", err)
+		}
+	}
+	restore := ecmaregex.StarveClock(-1)
+	unfinished := v.ValidateRemembered([]byte(`{"s":"x-unfinished"}`))
+	restore()
+	if unfinished == nil {
+		t.Fatal("a validation with a starved clock succeeded")
+	}
+	if v.valid.has([]byte(`{"s":"x-unfinished"}`)) || v.valid.has(bad) {
+		t.Error("a document that was not found valid is remembered")
+	}
+	for i := range memoEntries + 5 {
+		if err := v.ValidateRemembered(fmt.Appendf(nil, `{"s":"x%d"}`, i)); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(v.valid.set); n > memoEntries {
+			t.Fatalf("%d documents remembered, bound %d", n, memoEntries)
+		}
+	}
+	big := fmt.Appendf(nil, `{"s":"x%s"}`, strings.Repeat("y", memoMaxBytes))
+	if err := v.ValidateRemembered(big); err != nil || v.valid.has(big) {
+		t.Errorf("a document over %d bytes: %v, remembered %v", memoMaxBytes, err, v.valid.has(big))
 	}
 }

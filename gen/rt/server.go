@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,6 +79,17 @@ type RegisterOptions struct {
 	Before func(ctx context.Context, tool string, req *mcp.CallToolRequest) (context.Context, error)
 	// OnCall runs after every call with how it ended.
 	OnCall func(ctx context.Context, info CallInfo)
+	// RepeatedOutputs names the tools whose outputs repeat byte for byte
+	// (the same for every caller until the data behind them changes):
+	// their outputs are checked with Validator.ValidateRemembered, so the
+	// same bytes are validated once. Never a tool whose output holds a
+	// credential.
+	RepeatedOutputs []string
+}
+
+// repeated reports whether tool is one of RepeatedOutputs.
+func (o *RegisterOptions) repeated(tool string) bool {
+	return o != nil && slices.Contains(o.RepeatedOutputs, tool)
 }
 
 func (o *RegisterOptions) logger() *slog.Logger {
@@ -133,12 +145,18 @@ func AddTool[In, Out any](s *mcp.Server, t *Tool, h func(context.Context, *In) (
 //     becomes an isError result; any other error or a panic is logged and
 //     answered as a JSON-RPC internal error (-32603);
 //  4. the output is marshalled (MarshalJSON) and the bytes validated
-//     against the output schema before they leave: a violation is a server
-//     bug, logged and answered as an internal error, never sent;
+//     against the output schema before they leave (bytes of a tool in
+//     opts.RepeatedOutputs that were found valid before are not validated
+//     again): a violation is a server bug, logged and answered as an
+//     internal error, never sent;
 //  5. a valid output goes out as structuredContent (the JSON bytes) and as
 //     a text content with the same JSON.
 func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), opts *RegisterOptions) mcp.ToolHandler {
 	log := opts.logger()
+	validateOutput := t.Output.Validate
+	if opts.repeated(t.Name) {
+		validateOutput = t.Output.ValidateRemembered
+	}
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		start := time.Now()
 		info := CallInfo{Tool: t.Name}
@@ -218,7 +236,7 @@ func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), op
 		if err != nil {
 			return fail("prickle: tool output does not marshal (server bug)", "error", err)
 		}
-		if err := t.Output.Validate(b); err != nil {
+		if err := validateOutput(b); err != nil {
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
 				return fail("prickle: output validation did not complete", "error", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,12 +94,21 @@ func (s Scenario) value(r *Report) float64 {
 	return r.Ops[0].CallsPerSec
 }
 
+// ratio is server over baseline for one run; ok is false when either side
+// measured nothing (no successful call), which has no ratio (and none JSON
+// could hold).
+func (s Scenario) ratio(server, baseline *Report) (r float64, ok bool) {
+	r = s.value(server) / s.value(baseline)
+	return r, r > 0 && !math.IsInf(r, 0)
+}
+
 // ScenarioResult is one scenario's runs on both servers.
 type ScenarioResult struct {
 	Scenario
 	Server   []*Report `json:"server"`
 	Baseline []*Report `json:"baseline"`
-	// Ratio is server over baseline, per run: for p50 above 1 means the
+	// Ratio is server over baseline, per run (a run in which either side
+	// had no successful call has none): for p50 above 1 means the
 	// server is slower, for calls/s below 1 does.
 	Ratio []float64 `json:"ratio"`
 }
@@ -274,13 +284,17 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 	}
 	defer base.Stop()
 
-	fresh := 0 // the next fresh task of the server under test
-	runOn := func(inst *conformance.Instance, rc Config, isServer bool) (*Report, error) {
+	// fresh is the next fresh task of the server under test. Both servers
+	// of a round claim from the same first task (the baseline's claims
+	// land on its own state), so the one that goes second is not left
+	// with what the first one used.
+	fresh := 0
+	runOn := func(inst *conformance.Instance, rc Config, isServer bool, first int) (*Report, error) {
 		rc.Endpoint, rc.PID = inst.Endpoint, inst.PID
 		rc.RunnerToken, rc.AgentToken = runner, agent
 		rc.Protocol = cfg.Protocol
 		rc.World = DefaultWorld()
-		rc.World.FreshFirst, rc.World.FreshCount = fresh, tasks-fresh
+		rc.World.FreshFirst, rc.World.FreshCount = first, tasks-first
 		rep, err := Run(ctx, rc)
 		if isServer && rep != nil {
 			fresh += int(rep.freshUsed)
@@ -299,12 +313,13 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 				order = []bool{false, true}
 			}
 			var rs, rb *Report
+			first := fresh
 			for _, isServer := range order {
 				inst := base
 				if isServer {
 					inst = srv
 				}
-				rep, err := runOn(inst, rc, isServer)
+				rep, err := runOn(inst, rc, isServer, first)
 				if err != nil {
 					return nil, fmt.Errorf("%s, run %d: %w", s.Name(), run+1, err)
 				}
@@ -316,21 +331,25 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 			}
 			res.Server = append(res.Server, rs)
 			res.Baseline = append(res.Baseline, rb)
-			ratio := s.value(rs) / s.value(rb)
-			res.Ratio = append(res.Ratio, ratio)
-			fmt.Fprintf(cfg.Progress, "%-45s run %d: server %.0f, baseline %.0f, ratio %.2f (load %.2f)%s\n",
-				s.Name(), run+1, s.value(rs), s.value(rb), ratio, rs.LoadEnd[0], failedNote(rs, rb))
+			ratioText := "n/a"
+			if ratio, ok := s.ratio(rs, rb); ok {
+				res.Ratio = append(res.Ratio, ratio)
+				ratioText = fmt.Sprintf("%.2f", ratio)
+			}
+			fmt.Fprintf(cfg.Progress, "%-45s run %d: server %.0f, baseline %.0f, ratio %s (load %.2f)%s\n",
+				s.Name(), run+1, s.value(rs), s.value(rb), ratioText, rs.LoadEnd[0], failedNote(rs, rb))
 		}
 		cmp.Scenarios = append(cmp.Scenarios, res)
 	}
 	if cfg.Sustain > 0 {
+		first := fresh
 		for _, isServer := range []bool{true, false} {
 			inst := base
 			if isServer {
 				inst = srv
 			}
 			rc := Config{Mix: sustainMix, Clients: cfg.Clients, Duration: cfg.Sustain, WarmupCalls: cfg.WarmupCalls, SampleEvery: 2 * time.Second}
-			rep, err := runOn(inst, rc, isServer)
+			rep, err := runOn(inst, rc, isServer, first)
 			if err != nil {
 				return nil, fmt.Errorf("sustained load: %w", err)
 			}

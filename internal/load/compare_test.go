@@ -53,3 +53,26 @@ func TestComparisonText(t *testing.T) {
 		t.Errorf("%d failures listed, want 1", n)
 	}
 }
+
+// A run in which a side had no successful call has no ratio: neither an
+// infinite nor a zero one (JSON could not hold the one, and the other
+// would read as a measurement).
+func TestRatioOfFailedRun(t *testing.T) {
+	rep := func(p50 float64) *Report { return &Report{Ops: []OpReport{{Op: OpDiscover, P50: p50}}} }
+	s := Scenario{Op: OpDiscover, Clients: 1, Metric: "p50"}
+	for _, c := range []struct {
+		server, baseline float64
+		want             float64
+		ok               bool
+	}{
+		{800, 400, 2, true},
+		{800, 0, 0, false},
+		{0, 400, 0, false},
+		{0, 0, 0, false},
+	} {
+		r, ok := s.ratio(rep(c.server), rep(c.baseline))
+		if ok != c.ok || ok && r != c.want {
+			t.Errorf("ratio(%v, %v) = %v, %v; want %v, %v", c.server, c.baseline, r, ok, c.want, c.ok)
+		}
+	}
+}

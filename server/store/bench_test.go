@@ -8,6 +8,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -64,10 +65,55 @@ func BenchmarkClaimTaskReplay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Run("same-goroutine", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.ClaimTask(ctx, p, SeedTaskID, "bench-key", nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// As the server calls it: each call on a goroutine of its own (the
+	// go-sdk handles each request on a new one).
+	b.Run("goroutine-per-call", func(b *testing.B) {
+		errc := make(chan error)
+		for b.Loop() {
+			go func() {
+				_, err := s.ClaimTask(ctx, p, SeedTaskID, "bench-key", nil)
+				errc <- err
+			}()
+			if err := <-errc; err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkClaimTaskFresh claims a task never claimed, with a new key,
+// on every call: a new attempt and its credential.
+func BenchmarkClaimTaskFresh(b *testing.B) {
+	s, issued := benchStore(b)
+	p, err := s.Authenticate(ctx, benchToken(b, issued, KindRunner))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const tasks = 200000
+	if err := s.inTx(ctx, func(tx *txn) error {
+		_, err := tx.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM n WHERE i < ?)
+			INSERT INTO tasks(id, project, agent, created_at) SELECT 'bench-task-' || i, ?, ?, 0 FROM n`,
+			tasks-1, SeedProject, SeedBuilderAgent)
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
 	for b.Loop() {
-		if _, err := s.ClaimTask(ctx, p, SeedTaskID, "bench-key", nil); err != nil {
+		if i == tasks {
+			b.Fatal("out of tasks")
+		}
+		if _, err := s.ClaimTask(ctx, p, fmt.Sprintf("bench-task-%d", i), "bench-key", nil); err != nil {
 			b.Fatal(err)
 		}
+		i++
 	}
 }
 

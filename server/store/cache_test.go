@@ -41,8 +41,8 @@ func TestCacheTTLBoundsStaleness(t *testing.T) {
 	}
 }
 
-// Credentials are never cached: a claim's replay revokes the earlier one,
-// and so does SQL behind the Store's back, at once.
+// Credentials are never cached: a claim's replay replaces the earlier
+// one, and SQL behind the Store's back drops one, at once.
 func TestAuthCacheSkipsCredentials(t *testing.T) {
 	s, _, issued := seeded(t)
 	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
@@ -52,11 +52,11 @@ func TestAuthCacheSkipsCredentials(t *testing.T) {
 	}
 	tok := res.ExecutionCredential.Token
 	auth(t, s, tok)
-	if _, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = 1 WHERE hash = ?`, hashToken(tok)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `UPDATE attempts SET credential = NULL WHERE credential = ?`, hashToken(tok)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Authenticate(ctx, tok); !errors.Is(err, ErrRevokedToken) {
-		t.Fatalf("credential revoked by SQL: %v, want ErrRevokedToken", err)
+	if _, err := s.Authenticate(ctx, tok); !errors.Is(err, ErrUnknownToken) {
+		t.Fatalf("credential dropped by SQL: %v, want ErrUnknownToken", err)
 	}
 }
 

@@ -304,7 +304,7 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 	if err != nil {
 		return ClaimDiscussionResult{}, err
 	}
-	tok, hash, err := newToken()
+	cred, err := s.newCredential(s.opts.DiscussionTools, s.discussionTools, now.Add(s.opts.DiscussionTTL))
 	if err != nil {
 		return ClaimDiscussionResult{}, err
 	}
@@ -333,7 +333,7 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 			return ClaimDiscussionResult{}, err
 		}
 		_, err = tx.stmt(ctx, stInsertDiscussionClaim).ExecContext(ctx,
-			id, messageID, p.RunnerID, p.Agent, idemKey, role, lead, draftID, toDB(now), toDB(now.Add(s.opts.DiscussionTTL)))
+			id, messageID, p.RunnerID, p.Agent, idemKey, role, lead, draftID, toDB(now), toDB(cred.ExpiresAt), cred.hash, cred.toolsJSON)
 		switch {
 		case err == nil:
 			claim = discussionClaim{id: id, role: role, lead: lead, reviewing: draftID}
@@ -341,9 +341,6 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 				claim.reviewing = sql.NullString{}
 			}
 			if _, err := tx.stmt(ctx, stSupersedeDiscussionClaims).ExecContext(ctx, toDB(now), messageID, p.Agent, id); err != nil {
-				return ClaimDiscussionResult{}, err
-			}
-			if _, err := tx.stmt(ctx, stRevokeSupersededDiscussionTokens).ExecContext(ctx, toDB(now), messageID, p.Agent); err != nil {
 				return ClaimDiscussionResult{}, err
 			}
 		case isUniqueViolation(err):
@@ -368,25 +365,22 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 	if replayed && left == 0 {
 		return ClaimDiscussionResult{}, refuse(CodeNoRepliesLeft, "the turn allows no more replies")
 	}
-	expires := now.Add(s.opts.DiscussionTTL)
 	var reviewing *Quote
 	if claim.reviewing.Valid {
 		if reviewing, err = loadQuote(ctx, tx, claim.reviewing.String); err != nil {
 			return ClaimDiscussionResult{}, err
 		}
 	}
-	// Inserting the credential revokes the claim's earlier one (on a
-	// replay) and points the claim at it, valid until expires (trigger
-	// tokens_discussion_credential, migration 0004).
-	tools := slices.Clone(s.opts.DiscussionTools)
-	runner := p.RunnerID
-	if err := insertToken(ctx, tx, hash, tokenRow{kind: KindDiscussion, agent: p.Agent, runner: &runner, discussion: &claim.id,
-		project: &t.project, room: &t.room, message: &messageID, allowedTools: tools, expiresAt: &expires}, now); err != nil {
-		return ClaimDiscussionResult{}, err
+	// The claim holds its one credential (migration 0006), inserted with
+	// it; a replay replaces it (the earlier one stops working).
+	if replayed {
+		if _, err := tx.stmt(ctx, stSetDiscussionCredential).ExecContext(ctx, cred.hash, cred.toolsJSON, toDB(cred.ExpiresAt), claim.id); err != nil {
+			return ClaimDiscussionResult{}, fmt.Errorf("replace the claim's credential: %w", err)
+		}
 	}
 	return ClaimDiscussionResult{
 		Project: t.project, OwnRoom: true, RepliesLeft: left, Lead: claim.lead, Role: claim.role, Reviewing: reviewing,
-		DiscussionCredential: Credential{Token: tok, ExpiresAt: expires, AllowedTools: tools},
+		DiscussionCredential: cred.Credential,
 		Replayed:             replayed,
 	}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -94,36 +93,33 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 		}
 	}
 
-	// A new key inserts the attempt; the UNIQUE (runner, task,
+	// The attempt holds its one credential (migration 0006): a new key
+	// inserts the attempt with it, a replay replaces the attempt's
+	// credential (the earlier one stops working) and keeps the attempt
+	// live as long as the new one. The UNIQUE (runner, task,
 	// idempotency_key) constraint still decides if two claims race (with
 	// BEGIN IMMEDIATE they cannot, but the database is what enforces it).
 	// A refusal after a successful insert rolls the whole transaction back.
+	cred, err := s.newCredential(s.opts.ExecutionTools, s.executionTools, now.Add(s.opts.LaunchTimeout))
+	if err != nil {
+		return ClaimTaskResult{}, err
+	}
 	row := attemptRow{Attempt: Attempt{AttemptID: attemptID.String, TaskID: taskID, ClaimedAt: fromDB(claimed.Int64)}, superseded: superseded.Valid}
 	found := attemptID.Valid
 	if !found {
-		if row, found, err = s.insertAttempt(ctx, tx, p, taskID, idemKey, request, now); err != nil {
+		if row, found, err = s.insertAttempt(ctx, tx, p, taskID, idemKey, request, now, cred); err != nil {
 			return ClaimTaskResult{}, err
 		}
 	}
 	if row.superseded {
 		return ClaimTaskResult{}, refuse(CodeAttemptSuperseded, "the attempt claimed with this idempotency key was superseded by a newer attempt")
 	}
-	// Inserting the credential revokes the attempt's earlier one (on a
-	// replay) and points the attempt at it, live until it expires (trigger
-	// tokens_attempt_credential, migration 0004).
-	tok, hash, err := newToken()
-	if err != nil {
-		return ClaimTaskResult{}, err
+	if found {
+		if _, err := tx.stmt(ctx, stSetAttemptCredential).ExecContext(ctx, cred.hash, cred.toolsJSON, toDB(cred.ExpiresAt), row.AttemptID); err != nil {
+			return ClaimTaskResult{}, fmt.Errorf("replace the attempt's credential: %w", err)
+		}
 	}
-	expires := now.Add(s.opts.LaunchTimeout)
-	tools := slices.Clone(s.opts.ExecutionTools)
-	runner := p.RunnerID
-	if err := insertToken(ctx, tx, hash, tokenRow{kind: KindExecution, agent: p.Agent, runner: &runner,
-		attempt: &row.AttemptID, project: &project, task: &taskID, allowedTools: tools, expiresAt: &expires}, now); err != nil {
-		return ClaimTaskResult{}, err
-	}
-	return ClaimTaskResult{Attempt: row.Attempt, Replayed: found,
-		ExecutionCredential: Credential{Token: tok, ExpiresAt: expires, AllowedTools: tools}}, nil
+	return ClaimTaskResult{Attempt: row.Attempt, Replayed: found, ExecutionCredential: cred.Credential}, nil
 }
 
 // attemptRow is an attempt as findAttempt reads it.
@@ -132,17 +128,18 @@ type attemptRow struct {
 	superseded bool
 }
 
-// insertAttempt creates a new attempt for a key not seen before. It refuses while another
-// attempt on the task is live, and supersedes (and revokes the credentials
-// of) the expired ones. found is true if the key turned out to exist after
-// all (a unique violation): row is then that attempt, to replay.
-func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, request sql.NullString, now time.Time) (row attemptRow, found bool, err error) {
+// insertAttempt creates a new attempt for a key not seen before, holding
+// cred. It refuses while another attempt on the task is live, and
+// supersedes the expired ones (their credentials are dropped). found is
+// true if the key turned out to exist after all (a unique violation): row
+// is then that attempt, to replay.
+func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, request sql.NullString, now time.Time, cred credential) (row attemptRow, found bool, err error) {
 	id, err := newID("att_")
 	if err != nil {
 		return attemptRow{}, false, err
 	}
 	_, err = tx.stmt(ctx, stInsertAttempt).ExecContext(ctx, id, taskID, p.RunnerID, idemKey, request,
-		toDB(now), toDB(now.Add(s.opts.LaunchTimeout)))
+		toDB(now), toDB(cred.ExpiresAt), cred.hash, cred.toolsJSON)
 	if isUniqueViolation(err) {
 		row, found, err := findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
 		if err == nil && !found {
@@ -164,9 +161,6 @@ func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID
 	}
 	// Expired attempts under other keys are superseded by this one.
 	if _, err := tx.stmt(ctx, stSupersedeOtherAttempts).ExecContext(ctx, toDB(now), taskID, id); err != nil {
-		return attemptRow{}, false, err
-	}
-	if _, err := tx.stmt(ctx, stRevokeOtherAttemptTokens).ExecContext(ctx, toDB(now), taskID, id); err != nil {
 		return attemptRow{}, false, err
 	}
 	return attemptRow{Attempt: Attempt{AttemptID: id, TaskID: taskID, ClaimedAt: now}}, false, nil

@@ -57,7 +57,7 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 		t.Fatalf("discussion principal = %+v", dp)
 	}
 
-	// Replay: same role, fresh credential, old one revoked.
+	// Replay: same role, fresh credential, old one gone.
 	c.Advance(time.Minute)
 	again, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", ptrTo(2))
 	if err != nil {
@@ -66,8 +66,8 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 	if !again.Replayed || again.Role != RoleDraft || !again.Lead || again.DiscussionCredential.Token == cred.Token {
 		t.Fatalf("replay = %+v", again)
 	}
-	if _, err := s.Authenticate(ctx, cred.Token); !errors.Is(err, ErrRevokedToken) {
-		t.Fatalf("old discussion credential: %v, want revoked", err)
+	if _, err := s.Authenticate(ctx, cred.Token); !errors.Is(err, ErrUnknownToken) {
+		t.Fatalf("old discussion credential: %v, want unknown (replaced)", err)
 	}
 	// Expiry after 10 minutes on the injected clock.
 	c.Advance(10 * time.Minute)

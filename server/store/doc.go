@@ -33,18 +33,15 @@
 //     and the queries of the three tools) are prepared once when the store
 //     opens (stmts.go) and reused on every pooled connection; compiling a
 //     statement costs about as much as running it.
-//   - Each attempt and discussion claim points at its one live credential
-//     (its hash, migration 0003), and inserting a claim's credential
-//     revokes the earlier one by primary key, moves the pointer and
-//     extends the claim, by trigger (migration 0004): a replay is one
-//     lookup and one insert from Go, about four pages written, however
-//     many replays came before. A retired runner's credentials fail
-//     through its runner row, and RevokeRunner revokes the live ones
-//     through the pointers.
-//   - Credentials are deleted once they expired more than a retention ago
-//     (PurgeCredentials; the server calls it periodically): every
-//     credential expires, revoked ones too, and migration 0005 indexes
-//     them by expiry. Agent and runner tokens are kept.
+//   - Each attempt and discussion claim holds its one live credential on
+//     its own row (migration 0006): its hash (unique index, by which it
+//     authenticates), its allowed tools, and live_until, its expiry. A
+//     replay is one lookup and one update of the claim's row, a page and
+//     the credential index written, however many replays came before;
+//     the credential it replaces is gone (unknown, not kept revoked), so
+//     credentials never accumulate. The tokens table holds agent and
+//     runner tokens only. A retired runner's credentials fail through its
+//     runner row.
 //   - The database file is created mode 0600 (it holds the hash of every
 //     token); SQLite gives its -wal and -shm files the same mode.
 //   - Arguments are not checked here for what the tools' input schemas
@@ -58,11 +55,16 @@
 //     within a second. Credentials are never cached.
 //   - Writing transactions begin IMMEDIATE, so claims serialise on the
 //     write lock instead of failing on a lock upgrade. Each claim is one
-//     transaction. Every write goes through one connection of its own
-//     (readers have a pool): writers queue in Go and start as soon as the
-//     previous one commits, instead of polling SQLite's busy handler,
-//     whose sleeps grow to 100 ms. Uniqueness is still the database's
-//     (UNIQUE constraints), not the queue's.
+//     transaction, answered once its COMMIT has returned. Every write
+//     goes through the writer (writer.go), on one connection of its own
+//     (readers have a pool): writers queue on a mutex in Go and start as
+//     soon as the previous one commits, instead of polling SQLite's busy
+//     handler, whose sleeps grow to 100 ms. The writer holds its
+//     connection with BEGIN, COMMIT and ROLLBACK prepared; a transaction
+//     runs to completion whatever becomes of its caller's context; a
+//     panic in one rolls it back.
+//     Uniqueness is still the database's (UNIQUE constraints), not the
+//     queue's.
 //   - Versioned migrations: embedded migrations/NNNN_name.sql, applied in
 //     order, each in its own transaction, recorded in schema_migrations;
 //     reopening applies nothing; a database newer than the build is refused.

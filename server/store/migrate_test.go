@@ -1,7 +1,9 @@
 package store
 
 import (
+	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +46,8 @@ func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
 // claims and revoked credentials, upgrades on Open to the latest version
 // (2: live-token indexes; 3: each claim points at its one live
 // credential, and revocation goes by primary key; 4: triggers keep that
-// pointer; 5: credentials indexed by expiry for the purge): its data stays
+// pointer; 5: credentials indexed by expiry for the purge; 6: each claim
+// holds its credential, and the tokens table none): its data stays
 // usable.
 func TestMigrateFromVersion1(t *testing.T) {
 	all, err := loadMigrations()
@@ -119,7 +122,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		idx = append(idx, n)
 	}
 	rows.Close()
-	if got, want := strings.Join(idx, ","), "tokens_expires,tokens_runner_token"; got != want {
+	if got, want := strings.Join(idx, ","), "tokens_runner_token"; got != want {
 		t.Fatalf("tokens indexes = %s, want %s", got, want)
 	}
 
@@ -154,20 +157,116 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatal("the attempt does not point at its fresh credential")
 	}
 
-	// Revoking credentials reaches tokens by primary key (through the
-	// claims' pointers), never by scanning the tokens table; the runner's
-	// own token by tokens_runner_token.
-	for _, c := range []struct{ query, uses string }{
-		// As the triggers of migration 4 revoke a claim's earlier credential.
-		{`UPDATE tokens SET revoked_at = ? WHERE hash = (SELECT credential FROM attempts WHERE id = ?)
-			AND hash <> ? AND revoked_at IS NULL`, "SEARCH tokens USING PRIMARY KEY"},
-		{stmtSQL[stRevokeOtherAttemptTokens], "SEARCH tokens USING PRIMARY KEY"},
-		{stmtSQL[stRevokeSupersededDiscussionTokens], "SEARCH tokens USING PRIMARY KEY"},
-		{`UPDATE tokens SET revoked_at = ? WHERE runner = ? AND kind = 'runner' AND revoked_at IS NULL`, "USING INDEX tokens_runner_token"},
+	// Authentication reaches a token by primary key and a credential by
+	// its claim's unique index, never by a scan; the runner's own token is
+	// revoked by tokens_runner_token.
+	for _, c := range []struct {
+		query string
+		uses  []string
+		args  int
+	}{
+		{stmtSQL[stAuthenticate], []string{"SEARCH t USING PRIMARY KEY", "USING INDEX attempts_credential",
+			"USING INDEX discussion_claims_credential"}, 1},
+		{`UPDATE tokens SET revoked_at = ? WHERE runner = ? AND kind = 'runner' AND revoked_at IS NULL`,
+			[]string{"USING INDEX tokens_runner_token"}, 2},
 	} {
-		plan := queryPlan(t, s, c.query, 0, "x", "y", "z")
-		if !strings.Contains(plan, c.uses) || strings.Contains(plan, "SCAN tokens") {
-			t.Errorf("plan of %q:\n%s\nwant %q and no scan of tokens", c.query, plan, c.uses)
+		args := []any{[]byte("x"), "y"}[:c.args]
+		plan := queryPlan(t, s, c.query, args...)
+		for _, u := range c.uses {
+			if !strings.Contains(plan, u) {
+				t.Errorf("plan of %q:\n%s\nwant %q", c.query, plan, u)
+			}
 		}
+		if strings.Contains(plan, "SCAN") {
+			t.Errorf("plan of %q:\n%s\nwant no scan", c.query, plan)
+		}
+	}
+}
+
+// A database at version 5 (credentials as token rows, revoked when
+// replaced) upgrades to 6: the credential each claim points at, when it
+// is not revoked, is kept on the claim with its allowed tools and
+// authenticates as before; revoked ones and every credential row of the
+// tokens table are gone.
+func TestMigrateCredentialsOntoClaims(t *testing.T) {
+	all, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 6 || all[4].version != 5 || all[5].version != 6 {
+		t.Fatalf("want migrations 5 and 6, have %d", len(all))
+	}
+	path := filepath.Join(t.TempDir(), "v5.db")
+	c := newClock()
+	old, err := open(ctx, path, Options{Now: c.Now}, all[:5], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued, err := old.SeedDefault(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := c.Now()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.db.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`INSERT INTO attempts(id, task, runner, idempotency_key, claimed_at, live_until) VALUES ('att_v5', ?, ?, 'k1', ?, ?)`,
+		SeedTaskID, SeedRunnerID, toDB(now), toDB(now.Add(time.Hour)))
+	exec(`INSERT INTO discussion_claims(id, message, runner, agent, idempotency_key, role, lead, claimed_at, live_until)
+		VALUES ('dsc_v5', ?, ?, ?, 'd1', 'draft', 1, ?, ?)`, SeedMessageID, SeedRunnerID, SeedBuilderAgent, toDB(now), toDB(now.Add(time.Hour)))
+	// As version 5 writes them: each insert revokes the claim's earlier
+	// credential and points the claim at the new one (triggers of 0004).
+	mint := func(claimCol, claimID string, tools string) string {
+		tok, hash, err := newToken()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind := "execution_credential"
+		if claimCol == "discussion" {
+			kind = "discussion_credential"
+		}
+		exec(`INSERT INTO tokens(hash, kind, agent, runner, `+claimCol+`, project, allowed_tools, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, hash, kind, SeedBuilderAgent, SeedRunnerID, claimID, SeedProject, tools,
+			toDB(now), toDB(now.Add(time.Hour)))
+		return tok
+	}
+	replacedExec := mint("attempt", "att_v5", `["read_room"]`)
+	liveExec := mint("attempt", "att_v5", `["read_room","checkpoint"]`)
+	replacedDisc := mint("discussion", "dsc_v5", `["post_message"]`)
+	liveDisc := mint("discussion", "dsc_v5", `["read_room","post_message"]`)
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := openT(t, path, c)
+	if n := count(t, s, `SELECT count(*) FROM tokens WHERE kind NOT IN ('agent', 'runner')`); n != 0 {
+		t.Fatalf("%d credential rows left in tokens", n)
+	}
+	for _, tok := range []string{replacedExec, replacedDisc} {
+		if _, err := s.Authenticate(ctx, tok); !errors.Is(err, ErrUnknownToken) {
+			t.Errorf("a credential revoked at version 5: %v, want unknown", err)
+		}
+	}
+	ep := auth(t, s, liveExec)
+	if ep.Kind != KindExecution || ep.Agent != SeedBuilderAgent || ep.RunnerID != SeedRunnerID || ep.Scope.AttemptID != "att_v5" ||
+		ep.Scope.TaskID != SeedTaskID || ep.Scope.Project != SeedProject || !slices.Equal(ep.AllowedTools, []string{"read_room", "checkpoint"}) ||
+		ep.ExpiresAt == nil || !ep.ExpiresAt.Equal(now.Add(time.Hour)) {
+		t.Errorf("execution principal after the upgrade = %+v", ep)
+	}
+	dp := auth(t, s, liveDisc)
+	if dp.Kind != KindDiscussion || dp.Scope.DiscussionID != "dsc_v5" || dp.Scope.MessageID != SeedMessageID ||
+		dp.Scope.RoomID != SeedPrivateRoomID || dp.Scope.Project != SeedProject ||
+		!slices.Equal(dp.AllowedTools, []string{"read_room", "post_message"}) {
+		t.Errorf("discussion principal after the upgrade = %+v", dp)
+	}
+	replay, err := s.ClaimTask(ctx, auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent)), SeedTaskID, "k1", nil)
+	if err != nil || !replay.Replayed || replay.Attempt.AttemptID != "att_v5" {
+		t.Fatalf("replay after the upgrade: %+v, %v", replay, err)
+	}
+	if _, err := s.Authenticate(ctx, liveExec); !errors.Is(err, ErrUnknownToken) {
+		t.Errorf("the credential the replay replaced: %v, want unknown", err)
 	}
 }

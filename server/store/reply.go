@@ -142,12 +142,18 @@ func (s *Store) SetTurnState(ctx context.Context, messageID, state string) error
 	if !slices.Contains([]string{TurnWaiting, TurnEnded, TurnStopped, TurnTimedOut, TurnReplaced}, state) {
 		return fmt.Errorf("store: set turn state: unknown state %q", state)
 	}
-	res, err := s.wdb.ExecContext(ctx, `UPDATE turns SET state = ? WHERE message = ?`, state, messageID)
+	err := s.inTx(ctx, func(tx *txn) error {
+		res, err := tx.ExecContext(ctx, `UPDATE turns SET state = ? WHERE message = ?`, state, messageID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("no turn for message %q", messageID)
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("store: set turn state: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("store: set turn state: no turn for message %q", messageID)
 	}
 	return nil
 }

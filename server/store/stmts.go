@@ -30,8 +30,8 @@ const (
 	stInsertAttempt
 	stLiveOtherAttempt
 	stSupersedeOtherAttempts
-	stRevokeOtherAttemptTokens
 	stFindAttempt
+	stSetAttemptCredential
 
 	// ClaimDiscussion (loadTurn, repliesLeft and the claim itself).
 	stMessageRoom
@@ -43,22 +43,31 @@ const (
 	stLiveDiscussionClaim
 	stInsertDiscussionClaim
 	stSupersedeDiscussionClaims
-	stRevokeSupersededDiscussionTokens
+	stSetDiscussionCredential
 	stQuote
-
-	// mintToken / insertToken (a claim's credential replaces the claim's
-	// earlier one by trigger, migration 0004).
-	stInsertToken
 
 	numStmts
 )
 
 // stmtSQL is the text of every hot statement.
 var stmtSQL = [numStmts]string{
-	stAuthenticate: `SELECT t.hash, t.kind, t.agent, a.owner, t.runner, t.attempt, t.discussion,
-			t.project, t.room, t.message, t.task, t.allowed_tools, t.expires_at, t.revoked_at, r.revoked_at
+	// An agent or runner token, or the credential an attempt or a
+	// discussion claim holds (migration 0006); the columns are lookupToken's.
+	stAuthenticate: `SELECT t.hash, t.kind, t.agent, a.owner, t.runner, NULL, NULL,
+			NULL, NULL, NULL, NULL, NULL, t.expires_at, t.revoked_at, r.revoked_at
 		FROM tokens t JOIN agents a ON a.id = t.agent LEFT JOIN runners r ON r.id = t.runner
-		WHERE t.hash = ?`,
+		WHERE t.hash = ?1 AND t.kind IN ('agent', 'runner')
+		UNION ALL
+		SELECT c.credential, 'execution_credential', r.agent, a.owner, c.runner, c.id, NULL,
+			k.project, NULL, NULL, c.task, c.allowed_tools, c.live_until, NULL, r.revoked_at
+		FROM attempts c JOIN runners r ON r.id = c.runner JOIN agents a ON a.id = r.agent JOIN tasks k ON k.id = c.task
+		WHERE c.credential = ?1
+		UNION ALL
+		SELECT c.credential, 'discussion_credential', c.agent, a.owner, c.runner, NULL, c.id,
+			rm.project, rm.id, c.message, NULL, c.allowed_tools, c.live_until, NULL, r.revoked_at
+		FROM discussion_claims c JOIN runners r ON r.id = c.runner JOIN agents a ON a.id = c.agent
+			JOIN messages m ON m.id = c.message JOIN rooms rm ON rm.id = m.room
+		WHERE c.credential = ?1`,
 
 	stProjectPeople: `SELECT p.handle, p.display_name, p.avatar_url, p.color, p.away
 		FROM people p JOIN memberships m ON m.person = p.handle WHERE m.project = ? ORDER BY p.handle`,
@@ -72,14 +81,16 @@ var stmtSQL = [numStmts]string{
 		WHERE t.id = ?`,
 	stWakeKind: `SELECT m.kind FROM messages m JOIN rooms r ON r.id = m.room
 		WHERE m.id = ? AND r.project = ?`,
-	stInsertAttempt: `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until)
-		VALUES (?,?,?,?,?,?,?)`,
-	stLiveOtherAttempt:       `SELECT 1 FROM attempts WHERE task = ? AND id <> ? AND superseded_at IS NULL AND live_until > ?`,
-	stSupersedeOtherAttempts: `UPDATE attempts SET superseded_at = ? WHERE task = ? AND id <> ? AND superseded_at IS NULL`,
-	stRevokeOtherAttemptTokens: `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND hash IN
-		(SELECT credential FROM attempts WHERE task = ? AND id <> ? AND credential IS NOT NULL)`,
+	// An attempt is inserted with its first credential; a replay replaces
+	// the credential, and the attempt stays live as long as the new one.
+	stInsertAttempt: `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until,
+		credential, allowed_tools) VALUES (?,?,?,?,?,?,?,?,?)`,
+	stLiveOtherAttempt: `SELECT 1 FROM attempts WHERE task = ? AND id <> ? AND superseded_at IS NULL AND live_until > ?`,
+	stSupersedeOtherAttempts: `UPDATE attempts SET superseded_at = ?, credential = NULL
+		WHERE task = ? AND id <> ? AND superseded_at IS NULL`,
 	stFindAttempt: `SELECT id, task, claimed_at, superseded_at FROM attempts
 		WHERE runner = ? AND task = ? AND idempotency_key = ?`,
+	stSetAttemptCredential: `UPDATE attempts SET credential = ?, allowed_tools = ?, live_until = ? WHERE id = ?`,
 
 	stMessageRoom: `SELECT r.id, r.project, r.kind, r.owner FROM messages m
 		JOIN rooms r ON r.id = m.room
@@ -94,22 +105,19 @@ var stmtSQL = [numStmts]string{
 		ORDER BY created_at DESC, rowid DESC LIMIT 1`,
 	stLiveDiscussionClaim: `SELECT 1 FROM discussion_claims WHERE message = ? AND agent = ?
 		AND superseded_at IS NULL AND replied_at IS NULL AND live_until > ?`,
+	// Like attempts: inserted with the first credential, replaced on replay.
 	stInsertDiscussionClaim: `INSERT INTO discussion_claims(id, message, runner, agent, idempotency_key, role, lead,
-		reviewing_message, claimed_at, live_until) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-	stSupersedeDiscussionClaims: `UPDATE discussion_claims SET superseded_at = ? WHERE message = ? AND agent = ?
-		AND id <> ? AND superseded_at IS NULL AND replied_at IS NULL`,
-	stRevokeSupersededDiscussionTokens: `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND hash IN
-		(SELECT credential FROM discussion_claims WHERE message = ? AND agent = ? AND superseded_at IS NOT NULL
-			AND credential IS NOT NULL)`,
-	stQuote: `SELECT id, author_agent, body, provenance, provenance_status FROM messages WHERE id = ?`,
-
-	stInsertToken: `INSERT INTO tokens(hash, kind, agent, runner, attempt, discussion, project, room, message, task,
-		allowed_tools, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		reviewing_message, claimed_at, live_until, credential, allowed_tools) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+	stSupersedeDiscussionClaims: `UPDATE discussion_claims SET superseded_at = ?, credential = NULL
+		WHERE message = ? AND agent = ? AND id <> ? AND superseded_at IS NULL AND replied_at IS NULL`,
+	stSetDiscussionCredential: `UPDATE discussion_claims SET credential = ?, allowed_tools = ?, live_until = ? WHERE id = ?`,
+	stQuote:                   `SELECT id, author_agent, body, provenance, provenance_status FROM messages WHERE id = ?`,
 }
 
-// statements holds the hot statements, prepared on the *sql.DB. database/sql
-// prepares each one lazily on every pooled connection that runs it and keeps
-// it there, so a statement is compiled once per connection, not per call.
+// statements holds the hot statements, prepared on the readers' *sql.DB
+// (database/sql prepares each one lazily on every pooled connection that
+// runs it and keeps it there) and on the writer's connection: a statement
+// is compiled once per connection, not per call.
 type statements struct {
 	byID [numStmts]*sql.Stmt
 }
@@ -118,7 +126,7 @@ type statements struct {
 // migrations, so the statements see the current schema. With strict false
 // (tests of older schema versions) a statement that fails to compile is
 // skipped.
-func prepareStatements(ctx context.Context, db *sql.DB, strict bool) (*statements, error) {
+func prepareStatements(ctx context.Context, db preparer, strict bool) (*statements, error) {
 	st := &statements{}
 	for id, q := range stmtSQL {
 		if q == "" {
@@ -138,6 +146,12 @@ func prepareStatements(ctx context.Context, db *sql.DB, strict bool) (*statement
 	return st, nil
 }
 
+// preparer prepares statements: a *sql.DB (the readers' pool) or the
+// writer's *sql.Conn.
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
 // get returns the statement for use outside a transaction.
 func (st *statements) get(id stmtID) *sql.Stmt { return st.byID[id] }
 
@@ -153,18 +167,71 @@ func (st *statements) close() error {
 	return errors.Join(errs...)
 }
 
-// txn is a transaction of the store: a *sql.Tx (for cold, inline SQL) that
-// can also run the store's prepared statements.
+// txn is a transaction of the store. It runs cold, inline SQL and the
+// store's prepared statements.
+//
+// A transaction runs to completion once begun: the context a caller
+// passes to its methods is not given to the database (transactions take
+// microseconds to milliseconds, and a claim whose client went away is one
+// it can replay). Not watching a context also saves the driver a
+// goroutine per statement.
 type txn struct {
-	*sql.Tx
+	q  querier // the transaction's connection
+	tx *sql.Tx // non-nil: the statements are bound to this transaction
 	st *statements
 }
 
-// stmt returns hot statement id bound to the transaction. database/sql
-// reuses the statement already prepared on the transaction's connection;
-// the returned *sql.Stmt is closed with the transaction.
-func (tx *txn) stmt(ctx context.Context, id stmtID) *sql.Stmt {
-	return tx.StmtContext(ctx, tx.st.get(id))
+// querier is what runs SQL in a txn: a *sql.Tx, or the writer's
+// *sql.Conn inside its BEGIN.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// ExecContext runs query in the transaction.
+func (tx *txn) ExecContext(_ context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.q.ExecContext(context.Background(), query, args...)
+}
+
+// QueryContext runs query in the transaction.
+func (tx *txn) QueryContext(_ context.Context, query string, args ...any) (*sql.Rows, error) {
+	return tx.q.QueryContext(context.Background(), query, args...)
+}
+
+// QueryRowContext runs query in the transaction.
+func (tx *txn) QueryRowContext(_ context.Context, query string, args ...any) *sql.Row {
+	return tx.q.QueryRowContext(context.Background(), query, args...)
+}
+
+// stmt returns hot statement id in the transaction. Bound to a
+// *sql.Tx, database/sql reuses the statement already prepared on the
+// transaction's connection, and closes the binding with the transaction.
+func (tx *txn) stmt(_ context.Context, id stmtID) txStmt {
+	s := tx.st.get(id)
+	if tx.tx != nil {
+		s = tx.tx.Stmt(s)
+	}
+	return txStmt{s}
+}
+
+// txStmt is a prepared statement in a txn; like txn, it does not pass a
+// caller's context to the database.
+type txStmt struct{ s *sql.Stmt }
+
+// ExecContext runs the statement.
+func (s txStmt) ExecContext(_ context.Context, args ...any) (sql.Result, error) {
+	return s.s.ExecContext(context.Background(), args...)
+}
+
+// QueryContext runs the statement.
+func (s txStmt) QueryContext(_ context.Context, args ...any) (*sql.Rows, error) {
+	return s.s.QueryContext(context.Background(), args...)
+}
+
+// QueryRowContext runs the statement.
+func (s txStmt) QueryRowContext(_ context.Context, args ...any) *sql.Row {
+	return s.s.QueryRowContext(context.Background(), args...)
 }
 
 // hasRow reports whether row holds a row (for "SELECT 1 ... " existence

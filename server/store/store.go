@@ -52,13 +52,17 @@ type Options struct {
 // Store is the persistence and domain-rule layer of the reference server.
 // It is safe for concurrent use.
 type Store struct {
-	db     *sql.DB     // readers (the same single connection as wdb for ":memory:")
-	wdb    *sql.DB     // the writer: one connection, for every write
-	stmts  *statements // the hot statements on db, prepared once (stmts.go)
-	wstmts *statements // the same on wdb
-	opts   Options
-	auth   genCache[[32]byte, Principal]    // agent and runner principals by token hash (cache.go)
-	dir    genCache[string, DiscoverResult] // team directories by project slug (cache.go)
+	db    *sql.DB     // readers (the same single connection as wdb for ":memory:")
+	wdb   *sql.DB     // the writer's connection (a pool of one)
+	w     *writer     // runs every write transaction (writer.go)
+	stmts *statements // the hot statements on db, prepared once (stmts.go)
+	opts  Options
+	auth  genCache[[32]byte, Principal]    // agent and runner principals by token hash (cache.go)
+	dir   genCache[string, DiscoverResult] // team directories by project slug (cache.go)
+
+	// The JSON of opts.ExecutionTools and opts.DiscussionTools, as the
+	// claims' rows keep a credential's allowed tools.
+	executionTools, discussionTools string
 }
 
 //go:embed migrations/*.sql
@@ -126,7 +130,8 @@ func open(ctx context.Context, dsn string, opts Options, ms []migration, strict 
 	if err != nil {
 		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
 	}
-	s := &Store{db: db, wdb: db, opts: opts}
+	s := &Store{db: db, wdb: db, opts: opts,
+		executionTools: toolsJSON(opts.ExecutionTools), discussionTools: toolsJSON(opts.DiscussionTools)}
 	if memory {
 		// Every connection to ":memory:" is its own database: keep exactly
 		// one, for reads and writes.
@@ -145,15 +150,18 @@ func open(ctx context.Context, dsn string, opts Options, ms []migration, strict 
 		}
 		singleConn(s.wdb)
 	}
-	if err := s.migrate(ctx, ms); err != nil {
+	if memory {
+		s.w = newMemoryWriter(db)
+	} else if s.w, err = newFileWriter(ctx, s.wdb); err != nil {
 		s.closeDBs()
+		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
+	}
+	if err := s.migrate(ctx, ms); err != nil {
+		s.Close()
 		return nil, err
 	}
 	if s.stmts, err = prepareStatements(ctx, db, strict); err == nil {
-		s.wstmts = s.stmts
-		if s.wdb != db {
-			s.wstmts, err = prepareStatements(ctx, s.wdb, strict)
-		}
+		err = s.w.prepare(ctx, strict, s.stmts)
 	}
 	if err != nil {
 		s.Close()
@@ -179,14 +187,15 @@ func (s *Store) closeDBs() error {
 	return err
 }
 
-// Close closes the prepared statements and the database.
+// Close waits for the write transactions already submitted, then closes
+// the prepared statements and the database. Later operations fail.
 func (s *Store) Close() error {
 	var err error
-	if s.stmts != nil {
-		err = s.stmts.close()
+	if s.w != nil {
+		err = s.w.close()
 	}
-	if s.wstmts != nil && s.wstmts != s.stmts {
-		err = errors.Join(err, s.wstmts.close())
+	if s.stmts != nil {
+		err = errors.Join(err, s.stmts.close())
 	}
 	if dbErr := s.closeDBs(); dbErr != nil {
 		err = dbErr
@@ -256,11 +265,15 @@ func loadMigrations() ([]migration, error) {
 // Concurrent openers are safe: the version check happens inside the
 // IMMEDIATE transaction.
 func (s *Store) migrate(ctx context.Context, ms []migration) error {
-	if _, err := s.wdb.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER PRIMARY KEY,
-		name       TEXT NOT NULL,
-		applied_at INTEGER NOT NULL
-	)`); err != nil {
+	err := s.inTx(ctx, func(tx *txn) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    INTEGER PRIMARY KEY,
+			name       TEXT NOT NULL,
+			applied_at INTEGER NOT NULL
+		)`)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("store: migrate: create schema_migrations: %w", err)
 	}
 	current, err := s.SchemaVersion(ctx)
@@ -293,27 +306,13 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 	return nil
 }
 
-// inTx runs fn in one IMMEDIATE transaction, committing if fn returns nil
-// and rolling back otherwise. fn's error is returned unchanged.
-//
-// A transaction runs to completion once begun: ctx's cancellation is not
-// passed to the database (transactions take microseconds to milliseconds,
-// and a claim whose client went away is one it can replay). Not watching
-// the context also saves a goroutine per statement in the driver.
-func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
-	ctx = context.WithoutCancel(ctx)
-	tx, err := s.wdb.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(&txn{Tx: tx, st: s.wstmts}); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+// inTx runs fn in a write transaction (BEGIN IMMEDIATE) on the writer
+// (writer.go): fn's work is committed if it returns nil and rolled back
+// otherwise, and inTx returns once it is durable. fn's error is returned
+// unchanged. Like every txn, fn's statements run to completion whatever
+// becomes of ctx.
+func (s *Store) inTx(_ context.Context, fn func(tx *txn) error) error {
+	return s.w.do(fn)
 }
 
 // inTxValue runs fn in one write transaction and returns its value, or the
@@ -344,13 +343,12 @@ func opError(op string, err error) error {
 // inReadTx runs fn in one read-only (deferred) transaction.
 // Like inTx, it does not pass ctx's cancellation to the database.
 func (s *Store) inReadTx(ctx context.Context, fn func(tx *txn) error) error {
-	ctx = context.WithoutCancel(ctx)
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.BeginTx(context.WithoutCancel(ctx), &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	return fn(&txn{Tx: tx, st: s.stmts})
+	return fn(&txn{q: tx, tx: tx, st: s.stmts})
 }
 
 // isUniqueViolation reports whether err is a UNIQUE or PRIMARY KEY

@@ -176,14 +176,7 @@ func TestTokenPlaintextNeverStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ct, cd := claimBoth(t, s, runner)
 	plain := []string{ct.ExecutionCredential.Token, cd.DiscussionCredential.Token}
 	for _, it := range issued {
 		plain = append(plain, it.Token)
@@ -371,8 +364,8 @@ func TestClaimTaskExampleAndReplay(t *testing.T) {
 	if !second.ExecutionCredential.ExpiresAt.Equal(t0.Add(time.Minute + DefaultLaunchTimeout)) {
 		t.Fatalf("replay expiry = %v", second.ExecutionCredential.ExpiresAt)
 	}
-	if _, err := s.Authenticate(ctx, cred.Token); !errors.Is(err, ErrRevokedToken) {
-		t.Fatalf("old credential after replay: %v, want revoked", err)
+	if _, err := s.Authenticate(ctx, cred.Token); !errors.Is(err, ErrUnknownToken) {
+		t.Fatalf("old credential after replay: %v, want unknown (replaced)", err)
 	}
 	auth(t, s, second.ExecutionCredential.Token)
 
@@ -512,7 +505,7 @@ func TestClaimTaskConcurrentSameKeyFileDB(t *testing.T) {
 		t.Fatalf("fresh claims = %d (want 1), distinct tokens = %d (want %d)", fresh, len(tokens), n)
 	}
 	attempts := count(t, s, `SELECT count(*) FROM attempts`)
-	live := count(t, s, `SELECT count(*) FROM tokens WHERE kind = 'execution_credential' AND revoked_at IS NULL`)
+	live := count(t, s, `SELECT count(*) FROM attempts WHERE credential IS NOT NULL`)
 	if attempts != 1 || live != 1 {
 		t.Fatalf("attempts = %d, live credentials = %d; want 1, 1", attempts, live)
 	}
@@ -574,20 +567,13 @@ func TestAttemptUniquenessIsADatabaseConstraint(t *testing.T) {
 	}
 }
 
-// Retiring a runner ends its token and its claims' credentials, and marks
-// the live credentials revoked through the claims' pointers.
+// Retiring a runner ends its token and its claims' credentials (through
+// the runner's row).
 func TestRevokeRunnerEndsItsCredentials(t *testing.T) {
 	s, _, issued := seeded(t)
 	runnerTok := tokenOf(t, issued, KindRunner, SeedBuilderAgent)
 	runner := auth(t, s, runnerTok)
-	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ct, cd := claimBoth(t, s, runner)
 	if err := s.RevokeRunner(ctx, SeedRunnerID); err != nil {
 		t.Fatal(err)
 	}
@@ -595,51 +581,90 @@ func TestRevokeRunnerEndsItsCredentials(t *testing.T) {
 		if _, err := s.Authenticate(ctx, tok); !errors.Is(err, ErrRevokedToken) {
 			t.Fatalf("after RevokeRunner: %v, want ErrRevokedToken", err)
 		}
-		var revoked sql.NullInt64
-		if err := s.db.QueryRowContext(ctx, `SELECT revoked_at FROM tokens WHERE hash = ?`, hashToken(tok)).Scan(&revoked); err != nil || !revoked.Valid {
-			t.Fatalf("token row revoked_at = %v, %v; want set", revoked, err)
-		}
+	}
+	var revoked sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT revoked_at FROM tokens WHERE hash = ?`, hashToken(runnerTok)).Scan(&revoked); err != nil || !revoked.Valid {
+		t.Fatalf("runner token row revoked_at = %v, %v; want set", revoked, err)
 	}
 }
 
-// However a claim is replayed, it has exactly one live credential, the
-// one it points at, and stays live as long as that credential (the
-// triggers of migration 0004).
+// However a claim is replayed, it holds exactly one credential, the
+// newest, on its own row (migration 0006): its hash, its allowed tools,
+// and live_until its expiry. No token row is written for a credential,
+// and only the newest authenticates.
 func TestOneLiveCredentialPerClaim(t *testing.T) {
 	s, c, issued := seeded(t)
 	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	var ct ClaimTaskResult
-	var cd ClaimDiscussionResult
-	for range 5 {
+	var cts []ClaimTaskResult
+	var cds []ClaimDiscussionResult
+	const replays = 50
+	for range replays {
 		c.Advance(time.Second)
-		var err error
-		if ct, err = s.ClaimTask(ctx, runner, SeedTaskID, "k", nil); err != nil {
-			t.Fatal(err)
-		}
-		if cd, err = s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []struct {
-		table, column string
-		cred          Credential
-	}{
-		{"attempts", "attempt", ct.ExecutionCredential},
-		{"discussion_claims", "discussion", cd.DiscussionCredential},
-	} {
-		var live int
-		var pointer []byte
-		var liveUntil int64
-		err := s.db.QueryRowContext(ctx, `SELECT count(*), c.credential, c.live_until FROM tokens t JOIN `+q.table+` c ON c.id = t.`+q.column+`
-			WHERE t.revoked_at IS NULL AND t.kind IN ('execution_credential', 'discussion_credential')`).Scan(&live, &pointer, &liveUntil)
+		ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if live != 1 || !bytes.Equal(pointer, hashToken(q.cred.Token)) || !fromDB(liveUntil).Equal(q.cred.ExpiresAt) {
-			t.Fatalf("%s: %d live credentials, pointer to the newest %v, live until %v (credential expires %v)",
-				q.table, live, bytes.Equal(pointer, hashToken(q.cred.Token)), fromDB(liveUntil), q.cred.ExpiresAt)
+		cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cts, cds = append(cts, ct), append(cds, cd)
+	}
+	if n := count(t, s, `SELECT count(*) FROM tokens`); n != len(issued) {
+		t.Fatalf("%d token rows after %d replays of each claim, want the %d agent and runner tokens", n, replays, len(issued))
+	}
+	for _, q := range []struct {
+		table string
+		creds []Credential
+		tools []string
+	}{
+		{"attempts", []Credential{cts[0].ExecutionCredential, cts[replays-1].ExecutionCredential}, testExecutionTools},
+		{"discussion_claims", []Credential{cds[0].DiscussionCredential, cds[replays-1].DiscussionCredential}, testDiscussionTools},
+	} {
+		var held int
+		var pointer []byte
+		var liveUntil int64
+		var tools string
+		err := s.db.QueryRowContext(ctx, `SELECT count(*), credential, live_until, allowed_tools FROM `+q.table+
+			` WHERE credential IS NOT NULL`).Scan(&held, &pointer, &liveUntil, &tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		newest := q.creds[1]
+		if held != 1 || !bytes.Equal(pointer, hashToken(newest.Token)) || !fromDB(liveUntil).Equal(newest.ExpiresAt) ||
+			tools != toolsJSON(q.tools) {
+			t.Fatalf("%s: %d credentials held, the newest %v, live until %v (credential expires %v), tools %s",
+				q.table, held, bytes.Equal(pointer, hashToken(newest.Token)), fromDB(liveUntil), newest.ExpiresAt, tools)
+		}
+		if _, err := s.Authenticate(ctx, q.creds[0].Token); !errors.Is(err, ErrUnknownToken) {
+			t.Errorf("%s: the first credential: %v, want unknown (replaced)", q.table, err)
+		}
+		auth(t, s, newest.Token)
+	}
+}
+
+// Revoking a credential drops it from its claim; a replay mints a new
+// one.
+func TestRevokeCredential(t *testing.T) {
+	s, _, issued := seeded(t)
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	ct, cd := claimBoth(t, s, runner)
+	for _, tok := range []string{ct.ExecutionCredential.Token, cd.DiscussionCredential.Token} {
+		if err := s.RevokeToken(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Authenticate(ctx, tok); !errors.Is(err, ErrUnknownToken) {
+			t.Fatalf("revoked credential: %v, want unknown", err)
+		}
+		if err := s.RevokeToken(ctx, tok); !errors.Is(err, ErrUnknownToken) {
+			t.Fatalf("revoking it again: %v, want unknown", err)
 		}
 	}
+	again, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+	if err != nil || !again.Replayed {
+		t.Fatalf("replay after revoking: %+v, %v", again, err)
+	}
+	auth(t, s, again.ExecutionCredential.Token)
 }
 
 // TestDatabaseFilesPrivate: the database and its -wal and -shm files,
@@ -662,63 +687,17 @@ func TestDatabaseFilesPrivate(t *testing.T) {
 	}
 }
 
-// TestPurgeCredentials: credentials that expired (revoked ones included)
-// before the cut-off are deleted, through the expiry index; live ones,
-// agent and runner tokens and the claims stay, and a claim whose
-// credentials were purged still replays.
-func TestPurgeCredentials(t *testing.T) {
-	s, c, issued := seeded(t)
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	const replays = 200
-	var first, last ClaimTaskResult
-	for i := range replays {
-		r, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			first = r
-		}
-		last = r
-	}
-	base := len(issued)
-	if n := count(t, s, `SELECT count(*) FROM tokens`); n != base+replays {
-		t.Fatalf("%d tokens after %d replays, want %d", n, replays, base+replays)
-	}
-	if plan := queryPlan(t, s, `SELECT hash FROM tokens WHERE expires_at < ? LIMIT ?`, 0, purgeBatch); !strings.Contains(plan, "tokens_expires") {
-		t.Errorf("the purge does not use the expiry index:\n%s", plan)
-	}
-
-	// Nothing has expired yet: nothing goes, not even the revoked ones.
-	if n, err := s.PurgeCredentials(ctx, s.Now()); err != nil || n != 0 {
-		t.Fatalf("purge before expiry: %d, %v", n, err)
-	}
-	c.Advance(DefaultLaunchTimeout + time.Minute)
-	fresh, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil) // live again, after the cut-off below
+// claimBoth makes runner's claims on the seed world's task (key "k") and
+// message (key "d").
+func claimBoth(t *testing.T, s *Store, runner *Principal) (ClaimTaskResult, ClaimDiscussionResult) {
+	t.Helper()
+	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.PurgeCredentials(ctx, s.Now().Add(-time.Second))
-	if err != nil || n != replays {
-		t.Fatalf("purge: %d, %v; want %d", n, err, replays)
+	cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := count(t, s, `SELECT count(*) FROM tokens`); n != base+1 {
-		t.Fatalf("%d tokens after the purge, want %d (agents, runner, the live credential)", n, base+1)
-	}
-	for _, tok := range []string{first.ExecutionCredential.Token, last.ExecutionCredential.Token} {
-		if _, err := s.Authenticate(ctx, tok); !errors.Is(err, ErrUnknownToken) {
-			t.Errorf("purged credential: %v, want unknown", err)
-		}
-	}
-	auth(t, s, fresh.ExecutionCredential.Token)
-	for _, it := range issued {
-		auth(t, s, it.Token)
-	}
-	again, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
-	if err != nil || !again.Replayed || again.Attempt != first.Attempt {
-		t.Fatalf("replay after the purge: %+v, %v", again, err)
-	}
-	if _, err := s.Authenticate(ctx, fresh.ExecutionCredential.Token); !errors.Is(err, ErrRevokedToken) {
-		t.Errorf("the credential the replay replaced: %v, want revoked", err)
-	}
+	return ct, cd
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -157,32 +158,52 @@ func newID(prefix string) (string, error) {
 	return prefix + hex.EncodeToString(b[:]), nil
 }
 
-// tokenRow is what is inserted for a token.
+// tokenRow is what is inserted for an agent or runner token (the
+// tokens table holds no credentials: a claim holds its own, migration
+// 0006).
 type tokenRow struct {
-	kind                         TokenKind
-	agent                        string
-	runner, attempt, discussion  *string
-	project, room, message, task *string
-	allowedTools                 []string
-	expiresAt                    *time.Time
+	kind   TokenKind
+	agent  string
+	runner *string
 }
 
 func insertToken(ctx context.Context, tx *txn, hash []byte, r tokenRow, now time.Time) error {
-	var tools any
-	if r.allowedTools != nil {
-		b, err := json.Marshal(r.allowedTools)
-		if err != nil {
-			return err
-		}
-		tools = string(b)
-	}
-	_, err := tx.stmt(ctx, stInsertToken).ExecContext(ctx,
-		hash, string(r.kind), r.agent, dbString(r.runner), dbString(r.attempt), dbString(r.discussion),
-		dbString(r.project), dbString(r.room), dbString(r.message), dbString(r.task), tools, toDB(now), dbTime(r.expiresAt))
+	_, err := tx.ExecContext(ctx, `INSERT INTO tokens(hash, kind, agent, runner, created_at) VALUES (?,?,?,?,?)`,
+		hash, string(r.kind), r.agent, dbString(r.runner), toDB(now))
 	if err != nil {
 		return fmt.Errorf("insert token: %w", err)
 	}
 	return nil
+}
+
+// credential is a credential being minted by a claim: what the caller is
+// shown once, and what the claim's row keeps (the hash, and the allowed
+// tools as JSON).
+type credential struct {
+	Credential
+	hash      []byte
+	toolsJSON string
+}
+
+// newCredential mints a credential that may call tools (toolsJSON is
+// their JSON) until expires.
+func (s *Store) newCredential(tools []string, toolsJSON string, expires time.Time) (credential, error) {
+	tok, hash, err := newToken()
+	if err != nil {
+		return credential{}, err
+	}
+	return credential{Credential: Credential{Token: tok, ExpiresAt: expires, AllowedTools: slices.Clone(tools)},
+		hash: hash, toolsJSON: toolsJSON}, nil
+}
+
+// toolsJSON is the JSON of a credential's allowed tools as a claim's row
+// keeps it ([] for none).
+func toolsJSON(tools []string) string {
+	if tools == nil {
+		tools = []string{}
+	}
+	b, _ := json.Marshal(tools) // a []string always marshals
+	return string(b)
 }
 
 // mintToken creates a random token, stores its hash and returns the
@@ -234,9 +255,11 @@ func (s *Store) AuthenticateHash(ctx context.Context, want TokenHash) (*Principa
 	return p, nil
 }
 
-// lookupToken reads the principal of the token whose hash is want. A
-// revoked token (or one of a retired runner) is ErrRevokedToken; expiry is
-// the caller's check.
+// lookupToken reads the principal of the token whose hash is want: an
+// agent or runner token, or the credential a claim holds. A revoked token
+// (or a credential of a retired runner) is ErrRevokedToken; a credential
+// its claim replaced is no longer known (ErrUnknownToken); expiry is the
+// caller's check.
 func (s *Store) lookupToken(ctx context.Context, want []byte) (*Principal, error) {
 	var (
 		stored                                                         []byte
@@ -273,15 +296,35 @@ func (s *Store) lookupToken(ctx context.Context, want []byte) (*Principal, error
 
 // RevokeToken revokes the given token. Revoking a runner token unpairs
 // nothing else; use RevokeRunner to retire a runner and all its tokens.
+// Revoking a credential drops it from its claim (it is then unknown); a
+// replay of the claim mints a new one.
 func (s *Store) RevokeToken(ctx context.Context, token string) error {
 	defer s.auth.invalidate()
-	res, err := s.wdb.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL`,
-		toDB(s.Now()), hashToken(token))
+	hash := hashToken(token)
+	err := s.inTx(ctx, func(tx *txn) error {
+		var n int64
+		for _, u := range []struct {
+			query string
+			args  []any
+		}{
+			{`UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL`, []any{toDB(s.Now()), hash}},
+			{`UPDATE attempts SET credential = NULL WHERE credential = ?`, []any{hash}},
+			{`UPDATE discussion_claims SET credential = NULL WHERE credential = ?`, []any{hash}},
+		} {
+			res, err := tx.ExecContext(ctx, u.query, u.args...)
+			if err != nil {
+				return err
+			}
+			k, _ := res.RowsAffected()
+			n += k
+		}
+		if n == 0 {
+			return ErrUnknownToken
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("store: revoke token: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("store: revoke token: %w", ErrUnknownToken)
 	}
 	return nil
 }
@@ -299,16 +342,11 @@ func (s *Store) RevokeRunner(ctx context.Context, runnerID string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("no active runner %q", runnerID)
 		}
-		// The runner's own token, by the tokens_runner_token index. Its
-		// credentials fail authentication through the runner row from now
-		// on; the live ones (those its claims point at) are revoked too.
-		if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE runner = ? AND kind = 'runner' AND revoked_at IS NULL`,
-			now, runnerID); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND hash IN (
-			SELECT credential FROM attempts WHERE runner = ? AND credential IS NOT NULL
-			UNION ALL SELECT credential FROM discussion_claims WHERE runner = ? AND credential IS NOT NULL)`, now, runnerID, runnerID)
+		// The runner's own token, by the tokens_runner_token index. The
+		// credentials its claims hold fail authentication through the
+		// runner row from now on.
+		_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE runner = ? AND kind = 'runner' AND revoked_at IS NULL`,
+			now, runnerID)
 		return err
 	})
 	if err != nil {
@@ -320,31 +358,4 @@ func (s *Store) RevokeRunner(ctx context.Context, runnerID string) error {
 // exists reports whether query (cold, unprepared SQL) returns a row.
 func exists(ctx context.Context, tx *txn, query string, args ...any) (bool, error) {
 	return hasRow(tx.QueryRowContext(ctx, query, args...))
-}
-
-// purgeBatch is how many tokens one transaction of PurgeCredentials
-// deletes, so that claims wait for the writer at most one batch.
-const purgeBatch = 1000
-
-// PurgeCredentials deletes the credentials that expired before cutoff,
-// revoked ones included (every credential expires), and returns how many
-// it deleted. Agent and runner tokens, which do not expire, are kept. A
-// purged credential authenticates as unknown instead of expired or
-// revoked: HTTP 401 either way. Claims keep their attempts and discussion
-// claims; an attempt whose credential was purged still replays (with a
-// fresh credential) while the rules allow it.
-func (s *Store) PurgeCredentials(ctx context.Context, cutoff time.Time) (int64, error) {
-	var total int64
-	for {
-		res, err := s.wdb.ExecContext(context.WithoutCancel(ctx), `DELETE FROM tokens WHERE hash IN
-			(SELECT hash FROM tokens WHERE expires_at < ? LIMIT ?)`, toDB(cutoff), purgeBatch)
-		if err != nil {
-			return total, fmt.Errorf("store: purge credentials: %w", err)
-		}
-		n, _ := res.RowsAffected()
-		total += n
-		if n < purgeBatch || ctx.Err() != nil {
-			return total, nil
-		}
-	}
 }
