@@ -58,7 +58,14 @@ func TestSessionsPerCaller(t *testing.T) {
 	first := e.session(agent)
 	var last []string
 	for i := range 200 {
-		last = append(last, e.session(agent))
+		s := e.session(agent)
+		last = append(last, s)
+		// Its initialized notification is answered 202 before it is
+		// handled, and handling it is a use: the ping answered on s says
+		// it was, so that first's ping below is the latest use.
+		if got := e.ping(agent, s); got != http.StatusOK {
+			t.Fatalf("a new session answers %d", got)
+		}
 		if got := e.ping(agent, first); got != http.StatusOK { // kept in use, never the least recently used
 			t.Fatalf("after %d sessions: the caller's session in use was ended (%d)", i+1, got)
 		}

@@ -88,6 +88,21 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	logger := slog.New(lh)
 	cfg.DB, cfg.LaunchTimeout, cfg.Logger = *db, *launch, logger
+	// What can be checked before anything is created is checked first: a
+	// world must not be seeded with tokens that cannot be shown.
+	if *fixture != "" {
+		f, err := os.Open(*fixture)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		cfg.Fixture = f
+	}
+	if *tokensOut != "" {
+		if err := fsx.CheckWritable(*tokensOut); err != nil {
+			return fail(fmt.Errorf("tokens: %w", err))
+		}
+	}
 	var ln net.Listener
 	if !*stdio {
 		var err error
@@ -96,14 +111,6 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 		defer ln.Close()
 		cfg.BaseURL = "http://" + ln.Addr().String()
-	}
-	if *fixture != "" {
-		f, err := os.Open(*fixture)
-		if err != nil {
-			return fail(err)
-		}
-		defer f.Close()
-		cfg.Fixture = f
 	}
 	srv, issued, err := server.New(ctx, cfg)
 	if err != nil {
@@ -141,8 +148,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 
 // showTokens shows the tokens created now, once: written to tokensOut
 // (mode 0600) when it is set, and then only their number and the file are
-// printed; otherwise printed to w. A start that created none says how to
-// get one.
+// printed; otherwise, or when that write fails, printed to w. A start that
+// created none says how to get one.
 func showTokens(w io.Writer, tokensOut, db string, fixture bool, issued []store.IssuedToken) error {
 	if len(issued) == 0 {
 		// Never overwrite an earlier tokens file with nothing.
@@ -155,18 +162,21 @@ func showTokens(w io.Writer, tokensOut, db string, fixture bool, issued []store.
 			tokenCommand("issue", db, "", ""), tokenCommand("rotate", db, "", ""))
 		return nil
 	}
+	var werr error
 	if tokensOut != "" {
-		if err := writeTokens(tokensOut, issued); err != nil {
-			return err
+		if werr = writeTokens(tokensOut, issued); werr == nil {
+			fmt.Fprintf(w, "prickled: %d new tokens written to %s (mode 0600; shown nowhere else)\n", len(issued), tokensOut)
+			return nil
 		}
-		fmt.Fprintf(w, "prickled: %d new tokens written to %s (mode 0600; shown nowhere else)\n", len(issued), tokensOut)
-		return nil
+		// They exist now, and are stored only hashed: printed rather
+		// than lost.
+		werr = fmt.Errorf("%w; the tokens are printed instead", werr)
 	}
 	fmt.Fprintln(w, "prickled: new tokens (shown once, not stored; keep them out of logs):")
 	for _, t := range issued {
 		fmt.Fprintf(w, "  %-6s %-20s %s\n", t.Kind, t.Agent, t.Token)
 	}
-	return nil
+	return werr
 }
 
 // writeTokens writes a tokens file (server/README.md, "The tokens file"):

@@ -10,8 +10,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -790,6 +792,7 @@ func TestRunExitCodes(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(`{"version":1,"projects":[{"slug":"Not A Slug"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	dbFile := filepath.Join(dir, "world.db")
 	cases := []struct {
 		args   []string
 		code   int
@@ -800,10 +803,12 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"--stdio=maybe"}, 2, ""},
 		{[]string{"--db", ":memory:", "extra-argument"}, 2, ""},
 		{[]string{"-h"}, 0, ""},
-		{[]string{"--db", ":memory:", "--fixture", filepath.Join(dir, "missing.json")}, 1, "missing.json"},
-		{[]string{"--db", ":memory:", "--fixture", bad}, 1, "$.projects[0].slug"},
+		// Port 0: a busy 8080 (a prickled of the user's own) must not decide.
+		{[]string{"--addr", "127.0.0.1:0", "--db", ":memory:", "--fixture", filepath.Join(dir, "missing.json")}, 1, "missing.json"},
+		{[]string{"--addr", "127.0.0.1:0", "--db", ":memory:", "--fixture", bad}, 1, "$.projects[0].slug"},
 		{[]string{"--db", ":memory:", "--addr", "127.0.0.1:-1"}, 1, "listen"},
-		{[]string{"--db", ":memory:", "--tokens-out", filepath.Join(dir, "no", "such", "dir", "t.json")}, 1, "tokens"},
+		// Checked before the world is seeded: no tokens created unseen.
+		{[]string{"--addr", "127.0.0.1:0", "--db", dbFile, "--tokens-out", filepath.Join(dir, "no", "such", "dir", "t.json")}, 1, "tokens"},
 	}
 	for _, tc := range cases {
 		var stdout, stderr testkit.Buffer
@@ -824,6 +829,9 @@ func TestRunExitCodes(t *testing.T) {
 	}
 	if _, err := os.Stat("prickled.db"); err == nil {
 		t.Error("a test run left prickled.db in the package folder")
+	}
+	if _, err := os.Stat(dbFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a start refused for its --tokens-out created the database anyway (%v)", err)
 	}
 }
 
@@ -1030,5 +1038,19 @@ func TestStdioBadLine(t *testing.T) {
 	want := map[string]string{"1": "ok ", "2": "ok ", "5": "ok ", "null": "-32700 -32700 "}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("answers by id: %v, want %v", got, want)
+	}
+}
+
+// TestShowTokensWriteFails: tokens already created whose file cannot be
+// written are printed, and the failure reported, rather than lost.
+func TestShowTokensWriteFails(t *testing.T) {
+	issued := []store.IssuedToken{{Kind: store.KindAgent, Agent: "acme/builder", Token: "prk_secret"}}
+	var out bytes.Buffer
+	err := showTokens(&out, filepath.Join(t.TempDir(), "gone", "t.json"), "w.db", false, issued)
+	if err == nil {
+		t.Error("a failed write reported no error")
+	}
+	if !strings.Contains(out.String(), "prk_secret") {
+		t.Errorf("the token was not printed:\n%s", out.String())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/prickle-dev/prickle/internal/cmdline"
+	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/server/store"
 )
 
@@ -96,6 +97,9 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *tokensOut != "" {
 		var err error
 		if earlier, err = readTokensFile(*tokensOut); err != nil {
+			return fail(err)
+		}
+		if err := fsx.CheckWritable(*tokensOut); err != nil {
 			return fail(err)
 		}
 	}

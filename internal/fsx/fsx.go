@@ -40,3 +40,15 @@ func WriteFileAtomic(name string, data []byte, perm os.FileMode) error {
 	}
 	return nil
 }
+
+// CheckWritable reports whether a file name can be written (by
+// WriteFileAtomic): its folder exists and takes a new file. A command
+// checks it before it creates what it will write there.
+func CheckWritable(name string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", name, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
+}
