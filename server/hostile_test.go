@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 )
@@ -316,5 +317,20 @@ func TestOrigin(t *testing.T) {
 		if got := do(http.MethodPost, o); got != http.StatusOK {
 			t.Errorf("POST with Origin %q: %d, want 200", o, got)
 		}
+	}
+}
+
+// TestServerInfoVersion: initialize names the build that answers, the one
+// prickled --version prints, not a number kept by hand.
+func TestServerInfoVersion(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	a := e.post(e.token(store.KindAgent, store.SeedBuilderAgent), "", initializeBody)
+	var r struct {
+		ServerInfo struct {
+			Name, Version string
+		} `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(a.Result, &r); err != nil || r.ServerInfo.Name != "prickled" || r.ServerInfo.Version != cmdline.Version() {
+		t.Errorf("serverInfo %+v (%v), want prickled %s", r.ServerInfo, err, cmdline.Version())
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/server/store"
 )
 
@@ -256,7 +257,7 @@ func (cfg *Config) LimitFlags(fs *flag.FlagSet) {
 }
 
 func newMCPServer() *mcp.Server {
-	return mcp.NewServer(&mcp.Implementation{Name: "prickled", Title: "Prickle reference server", Version: "0.1.0"},
+	return mcp.NewServer(&mcp.Implementation{Name: "prickled", Title: "Prickle reference server", Version: cmdline.Version()},
 		&mcp.ServerOptions{Instructions: "Prickle reference server. Identity comes from the bearer token, never from a tool argument."})
 }
 

@@ -11,7 +11,8 @@
 //	prickle-gen diff [-json] OLD NEW
 //
 // PATH is a page or a folder of pages; with none, the bundled pages. Exit
-// status: 0 clean, 1 findings or a diff, 2 usage or I/O error.
+// status: 0 clean (warnings alone too), 1 an error, a diff or a breaking
+// change, 2 usage or I/O error.
 package main
 
 import (

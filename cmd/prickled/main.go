@@ -77,6 +77,10 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintln(stdout, "prickled", cmdline.Version())
 		return 0
 	}
+	if _, _, err := net.SplitHostPort(*addr); err != nil && !*stdio {
+		fmt.Fprintf(stderr, "prickled: --addr %q is not HOST:PORT (e.g. 127.0.0.1:8080, or 127.0.0.1:0 for any free port)\n", *addr)
+		return cmdline.ExitUsage
+	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "prickled: %v\n", err)
 		return 1
@@ -90,6 +94,10 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	cfg.DB, cfg.LaunchTimeout, cfg.Logger = *db, *launch, logger
 	// What can be checked before anything is created is checked first: a
 	// world must not be seeded with tokens that cannot be shown.
+	stdioToken := os.Getenv("PRICKLE_TOKEN")
+	if *stdio && stdioToken == "" {
+		return fail(errors.New("--stdio needs the caller's token in PRICKLE_TOKEN"))
+	}
 	if *fixture != "" {
 		f, err := os.Open(*fixture)
 		if err != nil {
@@ -128,11 +136,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 
 	if *stdio {
-		token := os.Getenv("PRICKLE_TOKEN")
-		if token == "" {
-			return fail(errors.New("--stdio needs the caller's token in PRICKLE_TOKEN"))
-		}
-		if err := srv.ServeStdio(ctx, token, stdin, stdout); err != nil && ctx.Err() == nil {
+		if err := srv.ServeStdio(ctx, stdioToken, stdin, stdout); err != nil && ctx.Err() == nil {
 			return fail(err)
 		}
 		return 0
@@ -143,6 +147,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err := srv.Serve(ctx, ln); err != nil {
 		return fail(err)
 	}
+	logger.Info("stopped")
 	return 0
 }
 

@@ -381,6 +381,9 @@ func TestServeHTTPThenSIGTERM(t *testing.T) {
 	if strings.Contains(p.stderr.String(), "shutdown grace exceeded") {
 		t.Errorf("shutdown waited out its grace instead of closing the event stream:\n%s", p.stderr.String())
 	}
+	if !strings.Contains(p.stderr.String(), `"msg":"stopped"`) {
+		t.Errorf("no log line says the shutdown finished:\n%s", p.stderr.String())
+	}
 	select {
 	case <-streamEnded:
 	case <-time.After(hangGuard):
@@ -801,6 +804,7 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"--no-such-flag"}, 2, ""},
 		{[]string{"--launch-timeout", "soon"}, 2, ""},
 		{[]string{"--stdio=maybe"}, 2, ""},
+		{[]string{"--addr", "8080"}, 2, ""},
 		{[]string{"--db", ":memory:", "extra-argument"}, 2, ""},
 		{[]string{"-h"}, 0, ""},
 		// Port 0: a busy 8080 (a prickled of the user's own) must not decide.
@@ -809,7 +813,9 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"--db", ":memory:", "--addr", "127.0.0.1:-1"}, 1, "listen"},
 		// Checked before the world is seeded: no tokens created unseen.
 		{[]string{"--addr", "127.0.0.1:0", "--db", dbFile, "--tokens-out", filepath.Join(dir, "no", "such", "dir", "t.json")}, 1, "tokens"},
+		{[]string{"--stdio", "--db", dbFile}, 1, "PRICKLE_TOKEN"}, // the environment has none (below)
 	}
+	t.Setenv("PRICKLE_TOKEN", "")
 	for _, tc := range cases {
 		var stdout, stderr testkit.Buffer
 		code := serve(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
@@ -831,7 +837,7 @@ func TestRunExitCodes(t *testing.T) {
 		t.Error("a test run left prickled.db in the package folder")
 	}
 	if _, err := os.Stat(dbFile); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("a start refused for its --tokens-out created the database anyway (%v)", err)
+		t.Errorf("a refused start (--tokens-out, --stdio) created the database anyway (%v)", err)
 	}
 }
 

@@ -17,19 +17,33 @@ const (
 )
 
 // Parse parses args into fs, a flag.ContinueOnError set that prints its
-// own errors and usage. ok is false when the command must exit with code:
-// ExitOK after -h, ExitUsage after a bad flag or, unless positional
-// arguments are allowed, an argument after the flags (named on fs's output
-// as "NAME: unexpected argument").
+// own errors. ok is false when the command must exit with code: ExitOK
+// after -h (which prints fs.Usage), ExitUsage after a bad flag or, unless
+// positional arguments are allowed, an argument after the flags. A bad
+// command line gets its one-line reason and where the flags are listed,
+// not the whole usage, which would scroll the reason away.
 func Parse(fs *flag.FlagSet, args []string, positional bool) (code int, ok bool) {
+	usage := fs.Usage
+	if usage == nil {
+		usage = func() {
+			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+			fs.PrintDefaults()
+		}
+	}
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
+	hint := func() { fmt.Fprintf(fs.Output(), "run '%s -h' for its flags\n", fs.Name()) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage()
 			return ExitOK, false
 		}
+		hint()
 		return ExitUsage, false
 	}
 	if !positional && fs.NArg() > 0 {
 		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		hint()
 		return ExitUsage, false
 	}
 	return ExitOK, true

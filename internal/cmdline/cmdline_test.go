@@ -30,6 +30,11 @@ func TestParse(t *testing.T) {
 		if code != c.code || ok != c.ok || !strings.Contains(out.String(), c.stderr) || (c.stderr == "" && out.Len() > 0) {
 			t.Errorf("Parse(%q, %v) = %d, %v, output %q; want %d, %v, output with %q", c.args, c.positional, code, ok, out.String(), c.code, c.ok, c.stderr)
 		}
+		// A bad command line gets its reason and the way to the flags,
+		// not the whole usage.
+		if code == ExitUsage && (strings.Contains(out.String(), "verbose") || !strings.HasSuffix(out.String(), "run 'tool -h' for its flags\n")) {
+			t.Errorf("Parse(%q): output %q, want the reason and a pointer to -h only", c.args, out.String())
+		}
 	}
 }
 

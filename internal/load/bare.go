@@ -16,6 +16,7 @@ import (
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/server"
 )
@@ -220,7 +221,7 @@ func Bare(outputs Outputs, opts *BareOptions) (http.Handler, error) {
 	if opts != nil && opts.Logger != nil {
 		logger = opts.Logger
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "prickle-load-bare", Version: "0.1.0"}, &mcp.ServerOptions{Logger: logger})
+	s := mcp.NewServer(&mcp.Implementation{Name: "prickle-load-bare", Version: cmdline.Version()}, &mcp.ServerOptions{Logger: logger})
 	for _, tool := range api.Tools() {
 		out, ok := outputs[tool.Name]
 		text := string(out)

@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/testkit"
 )
 
@@ -174,7 +175,7 @@ func (s *opStats) fail(kind, code, msg string) {
 // HTTP transport (as a separate client would have).
 func connect(ctx context.Context, endpoint, token, protocol string) (*mcp.ClientSession, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	c := mcp.NewClient(&mcp.Implementation{Name: "prickle-load", Version: "0.1.0"}, nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: "prickle-load", Version: cmdline.Version()}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:   endpoint,
 		HTTPClient: &http.Client{Transport: testkit.Bearer{Token: token, Base: tr}},
@@ -243,13 +244,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		w := &worker{sessions: map[bool]*mcp.ClientSession{}, sched: sched, next: i % len(sched), stats: map[string]*opStats{}}
 		workers[i] = w
 		for runner := range needs {
-			tok := cfg.AgentToken
+			tok, whose := cfg.AgentToken, "the agent token"
 			if runner {
-				tok = cfg.RunnerToken
+				tok, whose = cfg.RunnerToken, "the runner token"
 			}
 			cs, err := connect(ctx, cfg.Endpoint, tok, cfg.Protocol)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%s: %w", whose, err)
 			}
 			w.sessions[runner] = cs
 			if ir := cs.InitializeResult(); ir != nil {

@@ -136,6 +136,25 @@ func TestRunFreshTasksRunOut(t *testing.T) {
 	}
 }
 
+// TestRunNamesTheRefusedToken: a token the server refuses (revoked by a
+// rotation, from another database) is named by its role, so that the user
+// knows which entry of the tokens file is stale.
+func TestRunNamesTheRefusedToken(t *testing.T) {
+	endpoint, runner, agent := prickled(t, 0)
+	for _, c := range []struct{ runner, agent, want string }{
+		{runner, "prk_not-a-token", "the agent token"},
+		{"prk_not-a-token", agent, "the runner token"},
+	} {
+		_, err := Run(context.Background(), Config{
+			Endpoint: endpoint, RunnerToken: c.runner, AgentToken: c.agent, World: DefaultWorld(),
+			Mix: []Weighted{{OpClaimReplay, 1}, {OpDiscover, 1}}, Clients: 1, Calls: 2,
+		})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Run: %v, want an error naming %s", err, c.want)
+		}
+	}
+}
+
 func TestRunCountsRefusals(t *testing.T) {
 	endpoint, runner, agent := prickled(t, 0)
 	w := DefaultWorld()

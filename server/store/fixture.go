@@ -193,11 +193,46 @@ func (t *fixtureText) errAt(ptr string, err error) *FixtureError {
 		t.idx, _ = jsonpointer.NewIndex(t.data)
 	}
 	if t.idx != nil {
-		off := t.idx.Offset(ptr)
-		before := t.data[:off]
-		fe.Line = bytes.Count(before, []byte{'\n'}) + 1
-		fe.Column = off - (bytes.LastIndexByte(before, '\n') + 1) + 1
+		fe.Line, fe.Column = t.position(t.idx.Offset(ptr))
 	}
+	return fe
+}
+
+// position returns the line and column (1-based, in bytes) of offset off.
+func (t *fixtureText) position(off int) (line, column int) {
+	before := t.data[:min(max(off, 0), len(t.data))]
+	return bytes.Count(before, []byte{'\n'}) + 1, len(before) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+}
+
+// syntaxError returns nil when the text is one JSON value, otherwise a
+// *FixtureError at the byte where reading it stopped, so that an editor
+// can jump there (the schema's violations need a document to point into).
+func (t *fixtureText) syntaxError() *FixtureError {
+	if jsontext.Value(t.data).IsValid() {
+		return nil
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(t.data))
+	_, err := dec.ReadValue()
+	off := int(dec.InputOffset())
+	if err == nil {
+		rest := t.data[off:]
+		off += len(rest) - len(bytes.TrimLeft(rest, " \t\r\n")) // the second value's first byte
+		if _, err = dec.ReadToken(); err == io.EOF {
+			return nil
+		} else if err == nil {
+			err = errors.New("more than one JSON value")
+		}
+	}
+	fe := &FixtureError{Path: "$", Err: err}
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		fe.Path, fe.Err, off = dollarPath(string(se.JSONPointer)), se.Err, int(se.ByteOffset)
+	}
+	if errors.Is(fe.Err, io.ErrUnexpectedEOF) {
+		fe.Err = errors.New("the JSON ends early (unexpected end of file)")
+	}
+	fe.Err = fmt.Errorf("invalid JSON: %w", fe.Err)
+	fe.Line, fe.Column = t.position(off)
 	return fe
 }
 
@@ -234,6 +269,9 @@ func at(section string, i int, field ...string) string {
 // parseFixture validates data against the fixture schema and decodes it.
 func parseFixture(text *fixtureText) (fixtureWorld, error) {
 	var w fixtureWorld
+	if fe := text.syntaxError(); fe != nil {
+		return w, fe
+	}
 	fs, err := compiledFixtureSchemas()
 	if err != nil {
 		return w, fmt.Errorf("fixture: schema: %w", err)

@@ -372,6 +372,30 @@ func TestFixtureErrorPlaces(t *testing.T) {
 	}
 }
 
+// TestFixtureSyntaxErrorPlaces: a fixture that is not JSON is reported at
+// the line and column where reading it stopped, like any other problem.
+func TestFixtureSyntaxErrorPlaces(t *testing.T) {
+	cases := []struct {
+		text         string
+		path         string
+		line, column int
+		want         string
+	}{
+		{"{\"version\": 1,\n \"projects\": [{\"slug\": \"a\"\n", "$.projects[0]", 3, 1, "ends early"},
+		{"{\"version\": 1,\n \"projects\": [{\"slug\": nope}]}\n", "$.projects[0].slug", 2, 25, "invalid character"},
+		{"{\"version\": 1,\n \"version\": 2}", "$.version", 2, 2, "duplicate"},
+		{"{\"version\": 1}\n{}", "$", 2, 1, "more than one"},
+	}
+	for _, c := range cases {
+		s := openT(t, ":memory:", newClock())
+		_, err := s.LoadFixture(ctx, strings.NewReader(c.text))
+		var fe *FixtureError
+		if !errors.As(err, &fe) || fe.Path != c.path || fe.Line != c.line || fe.Column != c.column || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v at %d:%d, want %s at %d:%d saying %q", c.text, err, fe.Line, fe.Column, c.path, c.line, c.column, c.want)
+		}
+	}
+}
+
 // TestFixtureIntegersByValue: an integer is read by its value, as the
 // schema's "integer" means it: a reply limit written 2.0 is 2.
 func TestFixtureIntegersByValue(t *testing.T) {
