@@ -20,7 +20,7 @@ check: ## the CI gates: gofmt, vet, generated files in sync, pages lint without 
 
 test: ## the README's test command, then the race detector (as CI runs them)
 	$(GO) test ./...
-	$(GO) test -race $$($(GO) list ./... | grep -v -e '/conformance$$' -e '/e2e$$')
+	bash .ci/race
 
 bench: ## every benchmark, once
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
