@@ -530,7 +530,8 @@ func (d *deriver) propertyCounts(n *jsonschema.Schema, path []string) {
 }
 
 // addProperties grows obj to want properties, each valid where it lands:
-// named properties first, then additional ones. It reports whether it could.
+// named properties first, then the others the schema allows. It reports
+// whether it could.
 func addProperties(n *jsonschema.Schema, obj map[string]any, want int) bool {
 	props, names := props(n)
 	for _, name := range names {
@@ -543,29 +544,7 @@ func addProperties(n *jsonschema.Schema, obj map[string]any, want int) bool {
 			}
 		}
 	}
-	var extra any = "x"
-	if ap := n.Sub("additionalProperties"); ap != nil {
-		if b, isBool := ap.Bool(); isBool && !b {
-			return len(obj) >= want
-		}
-		if v, ok := validValue(ap); ok {
-			extra = v
-		} else if v, err := ap.Instance(); err == nil {
-			extra = v
-		} else {
-			return len(obj) >= want
-		}
-	}
-	for i := 1; len(obj) < want; i++ {
-		name := fmt.Sprintf("extra_%d", i)
-		if _, named := props[name]; named {
-			continue
-		}
-		if _, has := obj[name]; !has {
-			obj[name] = extra
-		}
-	}
-	return true
+	return len(obj) >= want || n.AddProperties(obj, want) == nil
 }
 
 // distinctItems grows arr to want items, each valid against the item
@@ -904,55 +883,16 @@ func outsideEnum(enum []any, valid any) (any, bool) {
 	return nil, false
 }
 
-// validValue makes a value that satisfies n (as far as the generator
-// understands it).
+// validValue makes a minimal value that satisfies n: objects with their
+// required properties only, arrays with their minItems; everything else
+// (scalars, const, enum, unions) is the schema model's Instance.
 func validValue(n *jsonschema.Schema) (any, bool) {
-	if c, ok := decoded(n, "const"); ok {
-		return c, true
-	}
-	if v, _ := decoded(n, "enum"); v != nil {
-		if e, ok := v.([]any); ok && len(e) > 0 {
-			return e[0], true
-		}
-	}
 	types := n.Types()
-	if len(types) == 0 {
-		return nil, false
+	if n.HasAny("const", "enum") || len(types) == 0 || types[0] != "array" && types[0] != "object" {
+		v, err := n.Instance()
+		return v, err == nil
 	}
 	switch types[0] {
-	case "string":
-		if f, ok := n.String("format"); ok {
-			switch f {
-			case "date-time":
-				return "2026-01-15T09:30:00Z", true
-			case "uri":
-				return "https://example.com/", true
-			}
-		}
-		for _, c := range []string{"example", "example-id", "a", "x1", "website-v2", "maya/builder"} {
-			s := c
-			if lo, ok := numberOf(n, "minLength"); ok {
-				for utf8.RuneCountInString(s) < int(lo) {
-					s += "a"
-				}
-			}
-			if matchesPattern(n, s) && lengthOK(n, s) {
-				return s, true
-			}
-		}
-		return nil, false
-	case "integer", "number":
-		v := 1.0
-		if lo, ok := numberOf(n, "minimum"); ok {
-			v = lo
-		} else if hi, ok := numberOf(n, "maximum"); ok && v > hi {
-			v = hi
-		}
-		return number(v, types[0] == "integer"), true
-	case "boolean":
-		return true, true
-	case "null":
-		return nil, true
 	case "array":
 		arr := []any{}
 		if lo, ok := numberOf(n, "minItems"); ok && lo >= 1 {
@@ -982,6 +922,10 @@ func validValue(n *jsonschema.Schema) (any, bool) {
 				return nil, false
 			}
 			obj[r] = v
+		}
+		if lo, ok := numberOf(n, "minProperties"); ok && len(obj) < int(lo) {
+			v, err := n.Instance()
+			return v, err == nil
 		}
 		return obj, true
 	}

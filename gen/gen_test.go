@@ -175,6 +175,7 @@ func TestNames(t *testing.T) {
 		"task_id": "TaskID", "avatar_url": "AvatarURL", "expires_at": "ExpiresAt", "message_id": "MessageID",
 		"agent_id": "AgentID", "agentId": "AgentID", "HTTPServer": "HTTPServer", "discover_team_agents": "DiscoverTeamAgents",
 		"mcp": "MCP", "x-y_z": "XYZ", "2fa": "2fa", "": "",
+		"naïve": "Naive", "crème_brûlée": "CremeBrulee", "Ångström": "Angstrom",
 	} {
 		if got := camel(in); got != want {
 			t.Errorf("camel(%q) = %q, want %q", in, got, want)

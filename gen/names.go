@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // initialisms are written in capitals inside Go names, as golint wants:
@@ -19,8 +21,17 @@ var initialisms = map[string]bool{
 }
 
 // words splits a name into words: at anything that is not an ASCII letter
-// or digit, and at case changes (fooBar, HTTPServer).
+// or digit, and at case changes (fooBar, HTTPServer). Latin letters with
+// diacritics count as their base letter (naïve → naive), so that a Go
+// name keeps the word whole.
 func words(s string) []string {
+	s = norm.NFD.String(s)
+	s = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Mn, r) {
+			return -1
+		}
+		return r
+	}, s)
 	var out []string
 	var cur []rune
 	flush := func() {

@@ -108,8 +108,11 @@ func Build(pages []*Page) (*Spec, Diagnostics) {
 			continue
 		}
 		if first, dup := seen[p.Tool]; dup {
-			ds = append(ds, Diagnostic{Pos: p.ToolPos, Severity: Error, Rule: "tool-duplicate",
-				Message: fmt.Sprintf("tool %q is documented twice (also at %s)", p.Tool, first.ToolPos)})
+			msg := fmt.Sprintf("tool %q is documented twice (also at %s)", p.Tool, first.ToolPos)
+			if first.File == p.File {
+				msg = fmt.Sprintf("tool %q: page %s is given twice", p.Tool, p.File)
+			}
+			ds = append(ds, Diagnostic{Pos: p.ToolPos, Severity: Error, Rule: "tool-duplicate", Message: msg})
 			continue
 		}
 		seen[p.Tool] = p

@@ -225,11 +225,7 @@ func (s *Schema) object(depth int) (any, error) {
 	}
 	for name := range req {
 		if _, ok := obj[name]; !ok {
-			ap := s.Applied("additionalProperties")
-			if ap == nil || ap.IsFalse() {
-				return nil, &InstanceError{Ptr: s.ptr, Reason: fmt.Sprintf("required %q is not among the properties it allows", name)}
-			}
-			v, err := ap.instance(depth + 1)
+			v, err := s.unnamed(name, depth)
 			if err != nil {
 				return nil, err
 			}
@@ -237,19 +233,85 @@ func (s *Schema) object(depth int) (any, error) {
 		}
 	}
 	if n, ok := s.intKeyword("minProperties"); ok && len(obj) < n {
-		ap := s.Applied("additionalProperties")
-		if ap == nil || ap.IsFalse() {
-			return nil, &InstanceError{Ptr: s.ptr, Reason: "minProperties beyond the properties it allows"}
-		}
-		for i := 1; len(obj) < n; i++ {
-			v, err := ap.instance(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			obj[fmt.Sprintf("key%d", i)] = v
+		if err := s.moreProperties(obj, n, depth); err != nil {
+			return nil, err
 		}
 	}
 	return obj, nil
+}
+
+// unnamed returns a value for property name, which properties does not
+// name: one its patternProperties (the first whose pattern matches) or
+// else additionalProperties allow.
+func (s *Schema) unnamed(name string, depth int) (any, error) {
+	for _, pp := range s.Members("patternProperties") {
+		if re, err := ecmaregex.Compile(pp.Name); err == nil {
+			if ok, err := re.MatchString(name); ok && err == nil {
+				return pp.Schema.instance(depth + 1)
+			}
+		}
+	}
+	ap := s.Applied("additionalProperties")
+	if ap == nil || ap.IsFalse() {
+		return nil, &InstanceError{Ptr: s.ptr, Reason: fmt.Sprintf("property %q is not among the properties it allows", name)}
+	}
+	return ap.instance(depth + 1)
+}
+
+// maxExtraTries bounds the names tried for the properties minProperties
+// asks beyond the named ones.
+const maxExtraTries = 64
+
+// AddProperties adds properties that properties does not name to obj, an
+// instance of object schema s, until it has n, each valid where it lands:
+// names that a patternProperties pattern accepts (its shortest ones), then
+// names for additionalProperties. It fails with an *InstanceError when s
+// allows no more.
+func (s *Schema) AddProperties(obj map[string]any, n int) error {
+	return s.moreProperties(obj, n, 0)
+}
+
+func (s *Schema) moreProperties(obj map[string]any, n, depth int) error {
+	free := func(name string) bool {
+		_, has := obj[name]
+		return !has && s.Property(name) == nil
+	}
+	for _, pp := range s.Members("patternProperties") {
+		for lo, tries := 1, 0; len(obj) < n && tries < maxExtraTries; lo, tries = lo+1, tries+1 {
+			name, err := regexlang.Sample(pp.Name, lo, -1)
+			if err != nil {
+				break
+			}
+			lo = utf8.RuneCountInString(name)
+			if !free(name) {
+				continue
+			}
+			v, err := s.unnamed(name, depth)
+			if err != nil {
+				break // this pattern's properties admit no value
+			}
+			obj[name] = v
+		}
+	}
+	for i := 1; len(obj) < n && i <= n+maxExtraTries; i++ {
+		name := fmt.Sprintf("key%d", i)
+		if !free(name) {
+			continue
+		}
+		v, err := s.unnamed(name, depth)
+		if err != nil {
+			var ie *InstanceError
+			if errors.As(err, &ie) && ie.Ptr == s.ptr {
+				break // additionalProperties forbids it
+			}
+			return err
+		}
+		obj[name] = v
+	}
+	if len(obj) < n {
+		return &InstanceError{Ptr: s.ptr, Reason: "minProperties beyond the properties it allows"}
+	}
+	return nil
 }
 
 func (s *Schema) array(depth int) (any, error) {

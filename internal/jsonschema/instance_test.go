@@ -74,6 +74,11 @@ func TestInstanceBounds(t *testing.T) {
 		`{"type": "array", "items": {"const": 1}, "minItems": 2}`:                   `[1,1]`,
 		`{"anyOf": [{"type": "null"}, {"type": "boolean"}]}`:                        `true`,
 		`{"$ref": "#/$defs/a", "$defs": {"a": {"type": "string", "maxLength": 2}}}`: `"ex"`,
+		// Properties that patternProperties allows, named by its pattern.
+		`{"type": "object", "minProperties": 2, "patternProperties": {"^[a-z_]+$": {"type": "string"}}, "additionalProperties": false}`:           `{"a":"example","aa":"example"}`,
+		`{"type": "object", "required": ["x-1"], "patternProperties": {"^x-": {"type": "integer", "minimum": 5}}, "additionalProperties": false}`: `{"x-1":5}`,
+		`{"type": "object", "minProperties": 1, "patternProperties": {"^k": {"type": "boolean"}}, "additionalProperties": {"type": "integer"}}`:   `{"k":true}`,
+		`{"type": "object", "minProperties": 1, "patternProperties": {"^[0-9]$": false}, "additionalProperties": {"type": "integer"}}`:            `{"key1":1}`,
 	} {
 		d, err := jsonschema.Parse([]byte(src))
 		if err != nil {
