@@ -90,7 +90,7 @@ var derivedKeywords = map[string]bool{
 func covered(k string) bool {
 	switch jsonschema.Info(k).Class {
 	case jsonschema.Meta, jsonschema.Annotation:
-		return k != "$defs" && k != "definitions" // definitions matter through $ref, which is not covered
+		return true // definitions matter where a $ref uses them, and $ref is reported there
 	}
 	return derivedKeywords[k]
 }
@@ -310,8 +310,11 @@ func (d *deriver) object(n *jsonschema.Schema, path []string) {
 	}
 	if ap := n.Sub("additionalProperties"); ap != nil && ap.IsFalse() {
 		root, obj, ok := d.base(path)
-		if ok {
-			extra := "unexpected_property"
+		extra, free := unexpectedName(n)
+		if !free {
+			d.warns = append(d.warns, fmt.Sprintf("%s: %s additionalProperties: patternProperties allow every name tried; no derived case", d.tool.Name, schemaPtr(path)))
+		}
+		if ok && free {
 			baseArgs := marshal(root)
 			obj[extra] = true
 			d.emit(path, "additionalProperties", fmt.Sprintf("%s has an unexpected property %s", schemaPtrOrRoot(ptr), extra), baseArgs, root, ptr, []string{extra})
@@ -326,6 +329,33 @@ func (d *deriver) object(n *jsonschema.Schema, path []string) {
 			d.object(ps, fpath)
 		}
 	}
+}
+
+// unexpectedName returns a property name that object schema n neither
+// names nor allows through a patternProperties pattern, and whether it
+// found one.
+func unexpectedName(n *jsonschema.Schema) (string, bool) {
+	var patterns []*ecmaregex.Regexp
+	for _, pp := range n.Members("patternProperties") {
+		re, err := ecmaregex.Compile(pp.Name)
+		if err != nil {
+			return "", false // a name it might allow cannot be ruled out
+		}
+		patterns = append(patterns, re)
+	}
+next:
+	for _, name := range []string{"unexpected_property", "Unexpected-Property", "0", "~", " "} {
+		if n.Property(name) != nil {
+			continue
+		}
+		for _, re := range patterns {
+			if ok, err := re.MatchString(name); ok || err != nil {
+				continue next
+			}
+		}
+		return name, true
+	}
+	return "", false
 }
 
 func slicesContains(xs []string, s string) bool {
