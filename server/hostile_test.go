@@ -169,7 +169,8 @@ func TestBeforeInitializeGuardReadsExactNames(t *testing.T) {
 }
 
 // TestRequestIDs: an id the go-sdk would answer with another value (a
-// fraction, an integer beyond 2^53) or that is no string or integer is
+// fraction, an integer beyond 2^53, a string with invalid UTF-8 or a lone
+// surrogate) or that is no string or integer is
 // refused as an invalid request, echoing the id as sent; the others are
 // answered with their own id.
 func TestRequestIDs(t *testing.T) {
@@ -180,6 +181,7 @@ func TestRequestIDs(t *testing.T) {
 		{"123456789012345678901234567890", "123456789012345678901234567890"},
 		{"1.5", "1.5"}, {"-0.5", "-0.5"}, {"9007199254740992", "9007199254740992"}, {"1e300", "1e300"},
 		{"null", "null"}, {"true", "null"}, {`{"a":1}`, "null"}, {"[1]", "null"},
+		{`"\ud800"`, "null"}, {"\"a\xffb\"", "null"}, // the go-sdk reads them as U+FFFD; not echoed as invalid text
 	} {
 		a := e.post(agent, session, []byte(`{"jsonrpc":"2.0","id":`+c.id+`,"method":"ping"}`))
 		if a.status != http.StatusBadRequest || a.Error == nil || a.Error.Code != -32600 || string(a.ID) != c.echo {

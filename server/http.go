@@ -153,18 +153,34 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 			rerr.write(w)
 			return
 		}
-		if r.Header.Get("Mcp-Session-Id") == "" && len(msgs) == 1 {
-			m := &msgs[0]
-			switch {
-			case m.Method == nil || len(m.ID) == 0 || m.hasProtocolVersionMeta():
-			case *m.Method == "initialize" && s.sessions.full():
-				w.Header().Set("Retry-After", "60")
-				(&rpcError{id: m.ID, code: codeTooManySessions, status: http.StatusServiceUnavailable,
-					message: fmt.Sprintf("too many sessions (%d): close one (DELETE) or retry later", s.cfg.MaxSessions)}).write(w)
-				return
-			case !beforeInitialize[*m.Method]:
-				invalidRequest(m.ID, "no session: send initialize first, then use the Mcp-Session-Id it returns").write(w)
-				return
+		if len(msgs) > s.cfg.MaxBatch {
+			invalidRequest(nil, "invalid request: a batch holds at most %d messages", s.cfg.MaxBatch).write(w)
+			return
+		}
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			// Every message of a batch, as of a single message: a batch
+			// must not open a session that a single initialize could not.
+			reserved := false
+			for i := range msgs {
+				m := &msgs[i]
+				switch {
+				case m.Method == nil || len(m.ID) == 0 || m.hasProtocolVersionMeta():
+				case *m.Method == "initialize":
+					if reserved {
+						continue
+					}
+					if !s.sessions.reserve() {
+						w.Header().Set("Retry-After", "60")
+						(&rpcError{id: m.ID, code: codeTooManySessions, status: http.StatusServiceUnavailable,
+							message: fmt.Sprintf("too many sessions (%d): close one (DELETE) or retry later", s.cfg.MaxSessions)}).write(w)
+						return
+					}
+					reserved = true
+					defer s.sessions.release()
+				case !beforeInitialize[*m.Method]:
+					invalidRequest(m.ID, "no session: send initialize first, then use the Mcp-Session-Id it returns").write(w)
+					return
+				}
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

@@ -88,9 +88,10 @@ const maxExactID = 1<<53 - 1
 // executed, and no decoder can read a different message than the one
 // checked. It answers invalid request (-32600) for a message that is not
 // an object with "jsonrpc": "2.0", a method that is not a string, and an
-// id that is not a string or an integer within ±(2^53-1): the go-sdk
-// would turn 1.5 into 1 and larger integers into other numbers, so the
-// answer would carry another id than the request.
+// id that is not a string of Unicode characters or an integer within
+// ±(2^53-1): the go-sdk would turn 1.5 into 1, larger integers into other
+// numbers and invalid strings into U+FFFD, so the answer would carry
+// another id than the request.
 //
 // Invalid UTF-8 and lone surrogates pass here, so that in tool arguments
 // the input validation refuses them naming their JSON pointer.
@@ -170,7 +171,14 @@ func checkEnvelope(m *envelope) *rpcError {
 // string or integer").
 func checkID(id jsontext.Value) error {
 	switch id.Kind() {
-	case 0, '"':
+	case 0:
+		return nil
+	case '"':
+		// The go-sdk reads invalid UTF-8 and lone surrogates as U+FFFD:
+		// two such ids would be answered as one, and under another id.
+		if !id.IsValid() {
+			return errors.New(`"id" is not a string of Unicode characters (invalid UTF-8 or a lone surrogate)`)
+		}
 		return nil
 	case '0':
 		f, err := strconv.ParseFloat(string(id), 64)
@@ -183,9 +191,9 @@ func checkID(id jsontext.Value) error {
 }
 
 // exactID returns id when it can be echoed in an answer as it was sent (a
-// string or a number), else nil (null).
+// string of Unicode characters or a number), else nil (null).
 func exactID(id jsontext.Value) jsontext.Value {
-	if k := id.Kind(); k == '"' || k == '0' {
+	if k := id.Kind(); k == '"' && id.IsValid() || k == '0' {
 		return id
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -415,4 +416,70 @@ func TestRequestsPerCaller(t *testing.T) {
 	}
 	held[0].Close()
 	eventually(t, "served again", func() bool { return status(agent) != http.StatusTooManyRequests })
+}
+
+// TestSessionsTotalHolds: MaxSessions holds for an initialize inside a
+// batch, and for many initializes at once.
+func TestSessionsTotalHolds(t *testing.T) {
+	const limit = 6
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxSessions = limit }})
+	var tokens []string
+	for _, a := range []string{store.SeedBuilderAgent, store.SeedReviewerAgent} {
+		tokens = append(tokens, e.token(store.KindAgent, a), e.token(store.KindRunner, store.SeedBuilderAgent))
+	}
+	var wg sync.WaitGroup
+	for i := range 120 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.post(tokens[i%len(tokens)], "", initializeBody)
+		}()
+	}
+	wg.Wait()
+	if n := len(e.sessionIDs()); n > limit {
+		t.Errorf("%d sessions opened by concurrent initializes, limit %d", n, limit)
+	}
+	for len(e.sessionIDs()) < limit {
+		e.session(tokens[0])
+	}
+	batch := []byte(`[` + string(initializeBody) + `,{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
+	if got := e.post(tokens[1], "", batch); got.status != http.StatusServiceUnavailable {
+		t.Errorf("an initialize in a batch beyond the limit: %d, want 503", got.status)
+	}
+	if n := len(e.sessionIDs()); n > limit {
+		t.Errorf("%d sessions, limit %d", n, limit)
+	}
+}
+
+// TestBatchBound: a batch holds at most MaxBatch messages.
+func TestBatchBound(t *testing.T) {
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxBatch = 4 }})
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	session := e.session(agent)
+	batch := func(n int) []byte {
+		var ms []string
+		for i := range n {
+			ms = append(ms, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i+1))
+		}
+		return []byte("[" + strings.Join(ms, ",") + "]")
+	}
+	// Without Mcp-Protocol-Version a server assumes 2025-03-26, the one
+	// version with batches (the go-sdk refuses them for later ones).
+	post := func(body []byte) (int, string) {
+		req := mcpPost(e.url(), agent, session, body)
+		req.Header.Del("Mcp-Protocol-Version")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := post(batch(4)); status != http.StatusOK || strings.Count(body, `"result"`) != 4 {
+		t.Errorf("a batch of 4: %d %s, want 200 and 4 answers", status, body)
+	}
+	if status, body := post(batch(5)); status != http.StatusBadRequest || !strings.Contains(body, "-32600") || strings.Contains(body, `"result"`) {
+		t.Errorf("a batch of 5: %d %s, want 400 -32600 and no call answered", status, body)
+	}
 }

@@ -57,6 +57,9 @@ const (
 	// read or run at once, well under DefaultMaxConns: one token sending
 	// bodies slowly cannot hold every connection.
 	DefaultMaxRequestsPerPrincipal = 64
+	// DefaultMaxBatch bounds the messages of one JSON-RPC batch, so that
+	// one POST cannot carry thousands of calls past the bound above.
+	DefaultMaxBatch = 16
 	// DefaultShutdownGrace bounds how long a shutdown waits for calls in
 	// flight.
 	DefaultShutdownGrace = 10 * time.Second
@@ -99,6 +102,7 @@ type Config struct {
 	IdleTimeout             time.Duration
 	MaxConns                int
 	MaxRequestsPerPrincipal int
+	MaxBatch                int
 	ShutdownGrace           time.Duration
 	// BaseURL is the server's public base URL (e.g. http://127.0.0.1:8080),
 	// used to make the protected-resource metadata absolute; when empty
@@ -216,6 +220,8 @@ var limits = []limit{
 		func(c *Config) any { return &c.MaxConns }, DefaultMaxConns},
 	{"max-requests-per-caller", "POSTs one caller may have in flight (body being read or call running); beyond it 429",
 		func(c *Config) any { return &c.MaxRequestsPerPrincipal }, DefaultMaxRequestsPerPrincipal},
+	{"max-batch", "JSON-RPC messages in one POST or stdio line (a batch: MCP 2025-03-26 only); beyond it -32600",
+		func(c *Config) any { return &c.MaxBatch }, DefaultMaxBatch},
 	{"shutdown-grace", "how long a shutdown waits for calls in flight",
 		func(c *Config) any { return &c.ShutdownGrace }, DefaultShutdownGrace},
 }

@@ -19,7 +19,7 @@ import (
 //   - one principal holds at most perPrincipal sessions: its next
 //     initialize ends its least recently used one;
 //   - all principals together hold at most max: beyond it, the HTTP layer
-//     answers an initialize 503 (see full);
+//     answers an initialize 503 (see reserve);
 //   - a session whose token was revoked or expired is ended by check.
 type sessions struct {
 	perPrincipal, max int
@@ -27,6 +27,7 @@ type sessions struct {
 
 	mu          sync.Mutex
 	tick        uint64 // a clock for least recently used
+	reserved    int    // places taken by initializes not yet answered
 	all         map[*mcp.ServerSession]*session
 	byPrincipal map[string]map[*mcp.ServerSession]*session
 }
@@ -44,11 +45,25 @@ func newSessions(perPrincipal, max int, log *slog.Logger) *sessions {
 		all: map[*mcp.ServerSession]*session{}, byPrincipal: map[string]map[*mcp.ServerSession]*session{}}
 }
 
-// full reports whether no new session may open.
-func (t *sessions) full() bool {
+// reserve takes a place for a session that an initialize is about to
+// open, and reports whether there was one: the places taken and the
+// sessions open never exceed max, however many initializes arrive at
+// once. The caller releases the place when the initialize is answered
+// (the session, if it opened, is counted then).
+func (t *sessions) reserve() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.all) >= t.max
+	if len(t.all)+t.reserved >= t.max {
+		return false
+	}
+	t.reserved++
+	return true
+}
+
+func (t *sessions) release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.reserved--
 }
 
 // count returns the number of tracked sessions.

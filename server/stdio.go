@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -67,15 +68,21 @@ func (s *Server) filterLines(ctx context.Context, in io.Reader, pw io.Writer, w 
 			var rerr *rpcError
 			if tooLong {
 				rerr = invalidRequest(nil, "invalid request: line exceeds %d bytes", limit)
-			} else {
-				msgs, rerr = readMessages(line)
+			} else if msgs, rerr = readMessages(line); rerr == nil && len(msgs) > s.cfg.MaxBatch {
+				msgs, rerr = nil, invalidRequest(nil, "invalid request: a batch holds at most %d messages", s.cfg.MaxBatch)
 			}
 			if rerr != nil {
 				if werr := w.writeLine(rerr.response()); werr != nil {
 					return werr
 				}
+			} else if dup, ok := w.expect(msgs); !ok {
+				// The go-sdk would answer only one of the two, and the
+				// end of input would wait for the other forever.
+				rerr := invalidRequest(dup, "invalid request: a request with id %s is already in progress", dup)
+				if werr := w.writeLine(rerr.response()); werr != nil {
+					return werr
+				}
 			} else if msgs != nil {
-				w.expect(msgs)
 				if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					return werr
 				}
@@ -145,23 +152,39 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 // Close does nothing: standard output outlives the session.
 func (w *stdioWriter) Close() error { return nil }
 
+// writeLine writes one of the line filter's own answers: it answers a
+// request never passed on, so it settles none that was (one may share its
+// id).
 func (w *stdioWriter) writeLine(b []byte) error {
-	_, err := w.Write(append(b, '\n'))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.w.Write(append(b, '\n'))
 	return err
 }
 
-// expect records the requests among msgs.
-func (w *stdioWriter) expect(msgs []envelope) {
+// expect records the requests among msgs, unless one of them has the id
+// of a request still in progress (or of another in msgs): then it records
+// none and returns that id and false.
+func (w *stdioWriter) expect(msgs []envelope) (dup jsontext.Value, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	var keys []string
 	for _, m := range msgs {
 		if m.Method != nil && len(m.ID) > 0 {
-			if w.pending == nil {
-				w.pending = map[string]int{}
+			k := idKey(m.ID)
+			if w.pending[k] > 0 || slices.Contains(keys, k) {
+				return m.ID, false
 			}
-			w.pending[idKey(m.ID)]++
+			keys = append(keys, k)
 		}
 	}
+	if w.pending == nil {
+		w.pending = map[string]int{}
+	}
+	for _, k := range keys {
+		w.pending[k]++
+	}
+	return nil, true
 }
 
 // answered settles the requests that the responses in p answer.

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 )
@@ -170,5 +171,62 @@ func TestStdioBadLines(t *testing.T) {
 	slices.Sort(nullIDs)
 	if got, want := fmt.Sprint(nullIDs), "[-32700 -32700 -32700 -32700 -32600 -32600]"; got != want {
 		t.Errorf("errors without an id: %s, want %s", got, want)
+	}
+}
+
+// TestStdioDuplicateIDs: two requests in progress with one id (or with
+// ids the go-sdk would read as one, as invalid strings) are each
+// answered, never lost, and the end of input still ends the session.
+func TestStdioDuplicateIDs(t *testing.T) {
+	e := newEnv(t, envOpts{fixture: "world.json"})
+	call := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`
+	}
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	}
+	for range 20 {
+		lines = append(lines, call("2"))
+	}
+	lines = append(lines, call(`"\ud800"`), call(`"\udc00"`), `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	inR, inW := io.Pipe()
+	go func() {
+		inW.Write([]byte(strings.Join(lines, "\n") + "\n"))
+		inW.Close()
+	}()
+	var out testkit.Buffer
+	done := make(chan error, 1)
+	go func() { done <- e.srv.ServeStdio(context.Background(), fxBuilderRunner, inR, &out) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ServeStdio: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the session did not end after its input did; output:\n%s", out.String())
+	}
+	count := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var a struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code int64 `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &a); err != nil {
+			t.Fatalf("output line %q: %v", l, err)
+		}
+		if a.Error != nil && a.Error.Code == -32600 {
+			count["refused "+string(a.ID)]++
+		} else {
+			count[string(a.ID)]++
+		}
+	}
+	if count["2"]+count["refused 2"] != 20 || count["2"] == 0 || count["3"] != 1 || count["1"] != 1 {
+		t.Errorf("answers by id: %v; want each of the 20 requests with id 2 answered (some refused while another is in progress), 1 and 3 once", count)
+	}
+	if count["refused null"] != 2 {
+		t.Errorf("ids that are not Unicode strings: %v, want both refused (id null)", count)
 	}
 }
