@@ -10,9 +10,10 @@
 //	prickle-gen check
 //	prickle-gen diff [-json] OLD NEW
 //
-// PATH is a page or a folder of pages; with none, the bundled pages. Exit
-// status: 0 clean (warnings alone too), 1 an error, a diff or a breaking
-// change, 2 usage or I/O error.
+// PATH is a page or a folder of pages; with none, the module's pages when
+// run inside it, else the pages built in. Exit status: 0 clean (warnings
+// alone too), 1 an error, a diff or a breaking change, 2 usage or I/O
+// error.
 package main
 
 import (

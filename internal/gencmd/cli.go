@@ -105,7 +105,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: prickle-gen COMMAND [flags] [PATH...]")
-	fmt.Fprintln(w, "\nPATH is a page or a folder of pages; with none, the bundled pages.")
+	fmt.Fprintln(w, "\nPATH is a page or a folder of pages; with none, the module's pages (spec/reference)\nwhen run inside it, else the pages built in.")
 	fmt.Fprintln(w, "Exit status: 0 clean (warnings alone too), 1 an error, a diff or a breaking change, 2 usage or I/O error.")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/prickle-dev/prickle/internal/fsx"
@@ -33,12 +34,35 @@ var fmtCommand = &command{
 	run:     runFmt,
 }
 
-// sources reads the PATH arguments, or the bundled pages when there are none.
+// sources reads the PATH arguments; with none, the pages of the module
+// when run inside it (an installed prickle-gen must not generate from the
+// pages it was built with once new ones arrive), else the bundled pages.
 func sources(paths []string) ([]spec.Source, error) {
-	if len(paths) == 0 {
+	if len(paths) > 0 {
+		return spec.ReadPaths(paths)
+	}
+	root, err := moduleRoot()
+	if err != nil {
 		return spec.Bundled(), nil
 	}
-	return spec.ReadPaths(paths)
+	dir := filepath.Join(root, "spec", spec.BundledDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("the module's pages: %w", err)
+	}
+	var out []spec.Source
+	for _, e := range entries {
+		if e.IsDir() || filepath.Ext(e.Name()) != ".md" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("the module's pages: %w", err)
+		}
+		// Named as the bundled pages are, so that findings read the same.
+		out = append(out, spec.Source{File: "spec/" + spec.BundledDir + "/" + e.Name(), Src: b})
+	}
+	return out, nil
 }
 
 func runSpec(c *ctx, cmd *command, args []string) int {
