@@ -10,13 +10,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	segjson "github.com/segmentio/encoding/json"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -219,7 +222,7 @@ func Violations(err error) []Violation {
 			out = append(out, Violation{
 				Pointer:         jsonpointer.Join(e.InstanceLocation),
 				Keyword:         kw,
-				Message:         e.ErrorKind.LocalizedString(printer),
+				Message:         wording(e.ErrorKind),
 				KeywordLocation: loc,
 			})
 			return
@@ -231,6 +234,43 @@ func Violations(err error) []Violation {
 	walk(ve)
 	SortViolations(out)
 	return out
+}
+
+// wording words a violation. A bound's library wording ("got 0, want 0"
+// for exclusiveMinimum 0) does not say which way the bound goes.
+func wording(k jsonschema.ErrorKind) string {
+	rat := func(r *big.Rat) string {
+		if r.IsInt() {
+			return r.Num().String()
+		}
+		f, _ := r.Float64()
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	switch k := k.(type) {
+	case *kind.Minimum:
+		return fmt.Sprintf("minimum: got %s, want at least %s", rat(k.Got), rat(k.Want))
+	case *kind.Maximum:
+		return fmt.Sprintf("maximum: got %s, want at most %s", rat(k.Got), rat(k.Want))
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("exclusiveMinimum: got %s, want more than %s", rat(k.Got), rat(k.Want))
+	case *kind.ExclusiveMaximum:
+		return fmt.Sprintf("exclusiveMaximum: got %s, want less than %s", rat(k.Got), rat(k.Want))
+	case *kind.MultipleOf:
+		return fmt.Sprintf("multipleOf: got %s, want a multiple of %s", rat(k.Got), rat(k.Want))
+	case *kind.MinLength:
+		return fmt.Sprintf("minLength: got %d characters, want at least %d", k.Got, k.Want)
+	case *kind.MaxLength:
+		return fmt.Sprintf("maxLength: got %d characters, want at most %d", k.Got, k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("minItems: got %d items, want at least %d", k.Got, k.Want)
+	case *kind.MaxItems:
+		return fmt.Sprintf("maxItems: got %d items, want at most %d", k.Got, k.Want)
+	case *kind.MinProperties:
+		return fmt.Sprintf("minProperties: got %d properties, want at least %d", k.Got, k.Want)
+	case *kind.MaxProperties:
+		return fmt.Sprintf("maxProperties: got %d properties, want at most %d", k.Got, k.Want)
+	}
+	return k.LocalizedString(printer)
 }
 
 // keywordLocation is the failing keyword's location in the schema, taken

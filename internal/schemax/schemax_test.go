@@ -136,3 +136,22 @@ func TestStrict(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundWording: a bound's violation says which way it goes (the
+// library's "got 0, want 0" for exclusiveMinimum 0 does not).
+func TestBoundWording(t *testing.T) {
+	s, err := Compile("x", []byte(`{"type":"object","properties":{"a":{"exclusiveMinimum":0},"b":{"maximum":5},"c":{"multipleOf":0.5},"d":{"maxLength":2},"e":{"minItems":2}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Validate(s, []byte(`{"a":0,"b":6,"c":0.7,"d":"abc","e":[1]}`))
+	for _, want := range []string{
+		"/a: exclusiveMinimum: got 0, want more than 0", "/b: maximum: got 6, want at most 5",
+		"/c: multipleOf: got 0.7, want a multiple of 0.5", "/d: maxLength: got 3 characters, want at most 2",
+		"/e: minItems: got 1 items, want at least 2",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: want %q", err, want)
+		}
+	}
+}
