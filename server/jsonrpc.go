@@ -154,14 +154,20 @@ func badMember(raw jsontext.Value, err error) *rpcError {
 	return invalidRequest(exactID(id.ID), "invalid request: %s", memberReason(err))
 }
 
-// checkEnvelope checks what the envelope's types do not: the version and
-// the id.
+// checkEnvelope checks what the envelope's types do not: the version, the
+// id and that params, when present, is an object.
 func checkEnvelope(m *envelope) *rpcError {
 	if m.Version != "2.0" {
 		return invalidRequest(exactID(m.ID), `invalid request: "jsonrpc" must be "2.0"`)
 	}
 	if err := checkID(m.ID); err != nil {
 		return invalidRequest(exactID(m.ID), "invalid request: %v", err)
+	}
+	// Every MCP method takes an object; the go-sdk answers other params
+	// with code 0 for some methods.
+	if m.Method != nil && len(m.Params) > 0 && m.Params.Kind() != '{' {
+		return &rpcError{id: exactID(m.ID), code: jsonrpc.CodeInvalidParams, status: http.StatusBadRequest,
+			message: `invalid params: "params" must be an object`}
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/gen/rt"
@@ -263,8 +264,30 @@ func (cfg *Config) LimitFlags(fs *flag.FlagSet) {
 }
 
 func newMCPServer() *mcp.Server {
-	return mcp.NewServer(&mcp.Implementation{Name: "prickled", Title: "Prickle reference server", Version: cmdline.Version()},
+	srv := mcp.NewServer(&mcp.Implementation{Name: "prickled", Title: "Prickle reference server", Version: cmdline.Version()},
 		&mcp.ServerOptions{Instructions: "Prickle reference server. Identity comes from the bearer token, never from a tool argument."})
+	srv.AddReceivingMiddleware(errorCodes)
+	return srv
+}
+
+// errorCodes gives a JSON-RPC error code to the errors the go-sdk returns
+// as plain Go errors (a second initialize, params it cannot decode), which
+// it would write with code 0, a code no client can read: invalid request
+// (-32600), or internal error (-32603) for a tools/call, where they come
+// from a handler.
+func errorCodes(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var je *jsonrpc.Error
+		if err != nil && !errors.As(err, &je) {
+			code := int64(jsonrpc.CodeInvalidRequest)
+			if method == "tools/call" {
+				code = jsonrpc.CodeInternalError
+			}
+			return res, &jsonrpc.Error{Code: code, Message: err.Error()}
+		}
+		return res, err
+	}
 }
 
 // register adds the tools to srv. identify, when set, authenticates each

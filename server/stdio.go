@@ -61,6 +61,7 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.Reader, out
 func (s *Server) filterLines(ctx context.Context, in io.Reader, pw io.Writer, w *stdioWriter) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	limit := int(s.cfg.MaxBodyBytes)
+	initialized := false // an initialize was passed on
 	for {
 		line, tooLong, err := readLine(r, limit)
 		if len(line) > 0 || tooLong {
@@ -75,6 +76,12 @@ func (s *Server) filterLines(ctx context.Context, in io.Reader, pw io.Writer, w 
 				if werr := w.writeLine(rerr.response()); werr != nil {
 					return werr
 				}
+			} else if m := firstUninitialized(msgs, initialized); m != nil {
+				// As over HTTP: the go-sdk would answer it with code 0.
+				rerr := invalidRequest(m.ID, "invalid request: send initialize first")
+				if werr := w.writeLine(rerr.response()); werr != nil {
+					return werr
+				}
 			} else if dup, ok := w.expect(msgs); !ok {
 				// The go-sdk would answer only one of the two, and the
 				// end of input would wait for the other forever.
@@ -83,6 +90,7 @@ func (s *Server) filterLines(ctx context.Context, in io.Reader, pw io.Writer, w 
 					return werr
 				}
 			} else if msgs != nil {
+				initialized = initialized || slices.ContainsFunc(msgs, isInitialize)
 				if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					return werr
 				}
@@ -96,6 +104,22 @@ func (s *Server) filterLines(ctx context.Context, in io.Reader, pw io.Writer, w 
 		}
 	}
 }
+
+// firstUninitialized returns the first request among msgs that the go-sdk
+// refuses before an initialize (see beforeInitialize), or nil.
+func firstUninitialized(msgs []envelope, initialized bool) *envelope {
+	if initialized || slices.ContainsFunc(msgs, isInitialize) {
+		return nil
+	}
+	for i := range msgs {
+		if m := &msgs[i]; m.Method != nil && len(m.ID) > 0 && !beforeInitialize[*m.Method] && !m.hasProtocolVersionMeta() {
+			return m
+		}
+	}
+	return nil
+}
+
+func isInitialize(m envelope) bool { return m.Method != nil && *m.Method == "initialize" }
 
 // readLine returns the next line of r without its line ending, and
 // whether it was longer than limit (it is then read to its end and

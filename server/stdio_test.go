@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -228,5 +229,45 @@ func TestStdioDuplicateIDs(t *testing.T) {
 	}
 	if count["refused null"] != 2 {
 		t.Errorf("ids that are not Unicode strings: %v, want both refused (id null)", count)
+	}
+}
+
+// TestStdioErrorCodes: every error answer carries a JSON-RPC code a client
+// can read (the go-sdk wrote some with code 0): a call before initialize,
+// params that are not an object, a second initialize.
+func TestStdioErrorCodes(t *testing.T) {
+	e := newEnv(t, envOpts{fixture: "world.json"})
+	initialize := `{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"claim_task","arguments":{}}}`,
+		fmt.Sprintf(initialize, 2),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		fmt.Sprintf(initialize, 3),
+		`{"jsonrpc":"2.0","id":4,"method":"initialize","params":[]}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":[]}`,
+		`{"jsonrpc":"2.0","id":6,"method":"nope/nope"}`,
+	}
+	var out bytes.Buffer
+	if err := e.srv.ServeStdio(context.Background(), fxBuilderRunner, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]int64{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var a struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code int64 `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &a); err != nil {
+			t.Fatalf("output line %q: %v", l, err)
+		}
+		if a.Error != nil {
+			codes[string(a.ID)] = a.Error.Code
+		}
+	}
+	want := map[string]int64{"1": -32600, "3": -32600, "4": -32602, "5": -32602, "6": -32601}
+	if !reflect.DeepEqual(codes, want) {
+		t.Errorf("error codes by id: %v, want %v", codes, want)
 	}
 }
