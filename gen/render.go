@@ -154,13 +154,27 @@ func fieldDoc(f *field) string {
 	if cs := constraints(f.node, expressedBy(f.t)); len(cs) > 0 {
 		parts = append(parts, "Schema: "+strings.Join(cs, "; ")+".")
 	}
-	if len(parts) == 1 && strings.HasPrefix(parts[0], "Schema: ") {
-		return f.goName + ": " + strings.TrimPrefix(parts[0], "Schema: ")
+	if annotated(f.node, "readOnly") {
+		parts = append(parts, "Read-only: set by the server.")
 	}
-	if len(parts) == 0 {
-		return ""
+	var doc string
+	switch {
+	case len(parts) == 1 && strings.HasPrefix(parts[0], "Schema: "):
+		doc = f.goName + ": " + strings.TrimPrefix(parts[0], "Schema: ")
+	case len(parts) > 0:
+		doc = f.goName + ": " + strings.Join(parts, " ")
 	}
-	return f.goName + ": " + strings.Join(parts, " ")
+	if annotated(f.node, "deprecated") {
+		// The paragraph Go's tools (gopls, staticcheck) flag uses of.
+		doc += "\n\nDeprecated: the page marks " + f.json + " deprecated."
+	}
+	return doc
+}
+
+// annotated reports whether the boolean annotation kw is true on n.
+func annotated(n *jsonschema.Schema, kw string) bool {
+	k := n.Get(kw)
+	return k != nil && string(k.Value) == "true"
 }
 
 // constraintKeys are shown in comments and the reference, in this order.
