@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
@@ -269,8 +270,31 @@ func wording(k jsonschema.ErrorKind) string {
 		return fmt.Sprintf("minProperties: got %d properties, want at least %d", k.Got, k.Want)
 	case *kind.MaxProperties:
 		return fmt.Sprintf("maxProperties: got %d properties, want at most %d", k.Got, k.Want)
+	case *kind.Pattern:
+		// The value they quote is cut, so that a refusal stays small
+		// whatever the caller sent.
+		c := *k
+		c.Got = cut(k.Got)
+		return c.LocalizedString(printer)
+	case *kind.Format:
+		if str, ok := k.Got.(string); ok {
+			c := *k
+			c.Got = cut(str)
+			return c.LocalizedString(printer)
+		}
 	}
 	return k.LocalizedString(printer)
+}
+
+// maxQuoted bounds the characters of a value a violation quotes.
+const maxQuoted = 64
+
+// cut shortens s to maxQuoted characters, marking the cut.
+func cut(s string) string {
+	if utf8.RuneCountInString(s) <= maxQuoted {
+		return s
+	}
+	return string([]rune(s)[:maxQuoted]) + "…"
 }
 
 // keywordLocation is the failing keyword's location in the schema, taken

@@ -155,3 +155,17 @@ func TestBoundWording(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotedValuesCut: a violation quotes at most maxQuoted characters of
+// the value, so that a refusal stays small whatever the caller sent.
+func TestQuotedValuesCut(t *testing.T) {
+	s, err := Compile("x", []byte(`{"type":"object","properties":{"a":{"pattern":"^[a-z]+$"},"b":{"format":"date-time"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("Z", 100000)
+	err = Validate(s, []byte(`{"a":"`+long+`","b":"`+long+`"}`))
+	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), strings.Repeat("Z", 64)+"…") {
+		t.Errorf("a refusal of %v", err)
+	}
+}
