@@ -208,20 +208,11 @@ func TestStdioDuplicateIDs(t *testing.T) {
 		t.Fatalf("the session did not end after its input did; output:\n%s", out.String())
 	}
 	count := map[string]int{}
-	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var a struct {
-			ID    json.RawMessage `json:"id"`
-			Error *struct {
-				Code int64 `json:"code"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal([]byte(l), &a); err != nil {
-			t.Fatalf("output line %q: %v", l, err)
-		}
-		if a.Error != nil && a.Error.Code == -32600 {
-			count["refused "+string(a.ID)]++
+	for _, a := range stdioAnswers(t, out.String()) {
+		if a.code == -32600 {
+			count["refused "+a.id]++
 		} else {
-			count[string(a.ID)]++
+			count[a.id]++
 		}
 	}
 	if count["2"]+count["refused 2"] != 20 || count["2"] == 0 || count["3"] != 1 || count["1"] != 1 {
@@ -252,7 +243,28 @@ func TestStdioErrorCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	codes := map[string]int64{}
-	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+	for _, a := range stdioAnswers(t, out.String()) {
+		if a.code != 0 {
+			codes[a.id] = a.code
+		}
+	}
+	want := map[string]int64{"1": -32600, "3": -32600, "4": -32602, "5": -32602, "6": -32601}
+	if !reflect.DeepEqual(codes, want) {
+		t.Errorf("error codes by id: %v, want %v", codes, want)
+	}
+}
+
+// stdioAnswer is one line of a stdio session's output: its id (as JSON)
+// and its JSON-RPC error code (0 for a result).
+type stdioAnswer struct {
+	id   string
+	code int64
+}
+
+func stdioAnswers(t *testing.T, out string) []stdioAnswer {
+	t.Helper()
+	var as []stdioAnswer
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		var a struct {
 			ID    json.RawMessage `json:"id"`
 			Error *struct {
@@ -262,12 +274,11 @@ func TestStdioErrorCodes(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &a); err != nil {
 			t.Fatalf("output line %q: %v", l, err)
 		}
+		sa := stdioAnswer{id: string(a.ID)}
 		if a.Error != nil {
-			codes[string(a.ID)] = a.Error.Code
+			sa.code = a.Error.Code
 		}
+		as = append(as, sa)
 	}
-	want := map[string]int64{"1": -32600, "3": -32600, "4": -32602, "5": -32602, "6": -32601}
-	if !reflect.DeepEqual(codes, want) {
-		t.Errorf("error codes by id: %v, want %v", codes, want)
-	}
+	return as
 }
