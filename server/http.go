@@ -113,12 +113,14 @@ func splitHostPort(hostport, def string) (host, port string) {
 //     the HTTP server's read and write deadlines are lifted for it;
 //   - a POST's body is read whole (at most cfg.MaxBodyBytes, else 413)
 //     and checked by readMessages (a parse error or invalid request is
-//     answered here, HTTP 400);
+//     answered here, HTTP 400), a batch of more than cfg.MaxBatch
+//     messages too;
 //   - a request that opens no session and is not an initialize (a
 //     tools/call sent first) is answered JSON-RPC -32600 and HTTP 400
-//     (the go-sdk alone would answer code 0, which no client can read);
-//   - an initialize while cfg.MaxSessions sessions are open is answered
-//     503;
+//     (the go-sdk alone would answer code 0, which no client can read),
+//     each message of a batch alike;
+//   - an initialize while cfg.MaxSessions sessions are open or about to
+//     open is answered 503;
 //   - the POST is then handed to the go-sdk with the very bytes that were
 //     checked. It counts as in flight (Drain waits for it) from the start.
 func (s *Server) frontDoor(h http.Handler) http.Handler {
