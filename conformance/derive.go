@@ -16,6 +16,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
+	"github.com/prickle-dev/prickle/internal/regexlang"
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -84,6 +85,7 @@ var derivedKeywords = map[string]bool{
 	"minLength": true, "maxLength": true, "pattern": true, "enum": true, "const": true,
 	"format": true, "minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
 	"minProperties": true, "maxProperties": true, "minItems": true, "maxItems": true, "uniqueItems": true, "items": true,
+	"patternProperties": true, "multipleOf": true,
 }
 
 // covered reports whether the derivation covers keyword k.
@@ -321,6 +323,22 @@ func (d *deriver) object(n *jsonschema.Schema, path []string) {
 		}
 	}
 	d.propertyCounts(n, path)
+	// The values of properties the schema does not name: one name under
+	// each patternProperties pattern, one under additionalProperties, each
+	// value broken keyword by keyword as a named property's is.
+	for _, pp := range n.Members("patternProperties") {
+		name, err := regexlang.Sample(pp.Name, 1, -1)
+		if err != nil || props[name] != nil {
+			d.warns = append(d.warns, fmt.Sprintf("%s: %s patternProperties %q: no name to try; no derived case", d.tool.Name, schemaPtr(path), pp.Name))
+			continue
+		}
+		d.unnamed(pp.Schema, path, name)
+	}
+	if ap := n.Sub("additionalProperties"); ap != nil && !ap.IsFalse() && len(ap.Keywords()) > 0 {
+		if name, ok := unexpectedName(n); ok {
+			d.unnamed(ap, path, name)
+		}
+	}
 	for _, name := range names {
 		ps := props[name]
 		fpath := append(append([]string{}, path...), name)
@@ -329,6 +347,13 @@ func (d *deriver) object(n *jsonschema.Schema, path []string) {
 			d.object(ps, fpath)
 		}
 	}
+}
+
+// unnamed derives the cases of the value of property name, which the
+// object at path allows through schema n without naming it.
+func (d *deriver) unnamed(n *jsonschema.Schema, path []string, name string) {
+	fpath := append(append([]string{}, path...), name)
+	d.field(n, fpath)
 }
 
 // unexpectedName returns a property name that object schema n neither
@@ -515,7 +540,63 @@ func (d *deriver) breakers(n *jsonschema.Schema, path []string, valid any, ok bo
 	if hi, ok := numberOf(n, "exclusiveMaximum"); ok {
 		set("exclusiveMaximum", "", fmt.Sprintf("is not below %s", num(hi)), number(hi, isInt))
 	}
+	if m, ok := numberOf(n, "multipleOf"); ok {
+		if bad, ok := notMultiple(n, valid, m, isInt); ok {
+			set("multipleOf", "", fmt.Sprintf("is not a multiple of %s", num(m)), bad)
+		} else {
+			d.warnAt(path, "multipleOf", "no value within the bounds breaks it alone")
+		}
+	}
 	return out
+}
+
+// notMultiple returns a number next to valid (a multiple of m) that is not
+// a multiple of m and keeps the schema's bounds: valid ± m/2, or ± 1 for
+// an integer (m an integer above 1).
+func notMultiple(n *jsonschema.Schema, valid any, m float64, integer bool) (json.Number, bool) {
+	var v float64
+	switch x := valid.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return "", false
+		}
+		v = f
+	case float64:
+		v = x
+	case int64:
+		v = float64(x)
+	default:
+		return "", false
+	}
+	step := m / 2
+	if integer {
+		if m != math.Trunc(m) || m < 2 {
+			return "", false
+		}
+		step = 1
+	}
+	within := func(f float64) bool {
+		if lo, ok := numberOf(n, "minimum"); ok && f < lo {
+			return false
+		}
+		if hi, ok := numberOf(n, "maximum"); ok && f > hi {
+			return false
+		}
+		if lo, ok := numberOf(n, "exclusiveMinimum"); ok && f <= lo {
+			return false
+		}
+		if hi, ok := numberOf(n, "exclusiveMaximum"); ok && f >= hi {
+			return false
+		}
+		return true
+	}
+	for _, f := range []float64{v + step, v - step} {
+		if within(f) {
+			return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), true
+		}
+	}
+	return "", false
 }
 
 // propertyCounts derives the cases of an object's minProperties and
