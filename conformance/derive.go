@@ -360,25 +360,10 @@ func (d *deriver) unnamed(n *jsonschema.Schema, path []string, name string) {
 // names nor allows through a patternProperties pattern, and whether it
 // found one.
 func unexpectedName(n *jsonschema.Schema) (string, bool) {
-	var patterns []*ecmaregex.Regexp
-	for _, pp := range n.Members("patternProperties") {
-		re, err := ecmaregex.Compile(pp.Name)
-		if err != nil {
-			return "", false // a name it might allow cannot be ruled out
-		}
-		patterns = append(patterns, re)
-	}
-next:
 	for _, name := range []string{"unexpected_property", "Unexpected-Property", "0", "~", " "} {
-		if n.Property(name) != nil {
-			continue
+		if _, via := n.ValueSchema(name); via == "additionalProperties" {
+			return name, true
 		}
-		for _, re := range patterns {
-			if ok, err := re.MatchString(name); ok || err != nil {
-				continue next
-			}
-		}
-		return name, true
 	}
 	return "", false
 }

@@ -150,13 +150,9 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", s.cfg.MaxBodyBytes), http.StatusRequestEntityTooLarge)
 			return
 		}
-		msgs, rerr := readMessages(body)
+		msgs, rerr := s.readMessages(body)
 		if rerr != nil {
 			rerr.write(w)
-			return
-		}
-		if len(msgs) > s.cfg.MaxBatch {
-			invalidRequest(nil, "invalid request: a batch holds at most %d messages", s.cfg.MaxBatch).write(w)
 			return
 		}
 		if r.Header.Get("Mcp-Session-Id") == "" {
@@ -165,24 +161,27 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 			reserved := false
 			for i := range msgs {
 				m := &msgs[i]
-				switch {
-				case m.Method == nil || len(m.ID) == 0 || m.hasProtocolVersionMeta():
-				case *m.Method == "initialize":
-					if reserved {
-						continue
-					}
-					if !s.sessions.reserve() {
-						w.Header().Set("Retry-After", "60")
-						(&rpcError{id: m.ID, code: codeTooManySessions, status: http.StatusServiceUnavailable,
-							message: fmt.Sprintf("too many sessions (%d): close one (DELETE) or retry later", s.cfg.MaxSessions)}).write(w)
-						return
-					}
-					reserved = true
-					defer s.sessions.release()
-				case !beforeInitialize[*m.Method]:
+				if m.needsSession() {
 					invalidRequest(m.ID, "no session: send initialize first, then use the Mcp-Session-Id it returns").write(w)
 					return
 				}
+				if reserved || !isInitialize(*m) || len(m.ID) == 0 || m.hasProtocolVersionMeta() {
+					continue
+				}
+				res := s.sessions.reserve()
+				if res == nil {
+					w.Header().Set("Retry-After", "60")
+					(&rpcError{id: m.ID, code: codeTooManySessions, status: http.StatusServiceUnavailable,
+						message: fmt.Sprintf("too many sessions (%d): close one (DELETE) or retry later", s.cfg.MaxSessions)}).write(w)
+					return
+				}
+				// The session, once tracked, takes the place over: the
+				// answer may reach the client before this handler returns.
+				if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && ti.Extra != nil {
+					ti.Extra[reservationExtra] = res
+				}
+				reserved = true
+				defer s.sessions.release(res)
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -244,6 +243,22 @@ func (c *callers) release(caller string) {
 // because cfg.MaxSessions sessions are open (a server error code of
 // JSON-RPC 2.0's reserved range).
 const codeTooManySessions = -32001
+
+// readMessages is readMessages with the bound on a batch's messages.
+func (s *Server) readMessages(b []byte) ([]envelope, *rpcError) {
+	msgs, rerr := readMessages(b)
+	if rerr == nil && len(msgs) > s.cfg.MaxBatch {
+		return nil, invalidRequest(nil, "invalid request: a batch holds at most %d messages", s.cfg.MaxBatch)
+	}
+	return msgs, rerr
+}
+
+// needsSession reports whether m is a request the go-sdk refuses on a
+// session that has not been initialized (the sessionless protocol's
+// requests need none).
+func (m *envelope) needsSession() bool {
+	return m.Method != nil && len(m.ID) > 0 && !beforeInitialize[*m.Method] && !m.hasProtocolVersionMeta()
+}
 
 // beforeInitialize are the methods the go-sdk accepts on a session that
 // has not been initialized (requests; notifications always pass).

@@ -401,11 +401,14 @@ func toolError(err error) error {
 	return err
 }
 
-// Keys of auth.TokenInfo.Extra: the caller, and the hash of its token
-// (the session bounds re-check it).
+// Keys of auth.TokenInfo.Extra, which is made anew for each request: the
+// caller, the hash of its token (the session bounds re-check it) and an
+// initialize's place among the sessions.
 const (
 	principalExtra = "prickle.principal"
 	tokenHashExtra = "prickle.token_hash"
+	// reservationExtra holds an initialize's *reservation (see sessions).
+	reservationExtra = "prickle.reservation"
 )
 
 // verify is the bearer-token verifier for auth.RequireBearerToken.

@@ -45,25 +45,36 @@ func newSessions(perPrincipal, max int, log *slog.Logger) *sessions {
 		all: map[*mcp.ServerSession]*session{}, byPrincipal: map[string]map[*mcp.ServerSession]*session{}}
 }
 
-// reserve takes a place for a session that an initialize is about to
-// open, and reports whether there was one: the places taken and the
-// sessions open never exceed max, however many initializes arrive at
-// once. The caller releases the place when the initialize is answered
-// (the session, if it opened, is counted then).
-func (t *sessions) reserve() bool {
+// A reservation is the place an initialize holds from before the go-sdk
+// runs it until its session is tracked (add) or it is answered without
+// one (release), whichever comes first: the places held and the sessions
+// open never exceed max, however many initializes arrive at once, and a
+// session is never counted twice.
+type reservation struct{ done bool }
+
+// reserve takes a place, or returns nil when there is none.
+func (t *sessions) reserve() *reservation {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.all)+t.reserved >= t.max {
-		return false
+		return nil
 	}
 	t.reserved++
-	return true
+	return &reservation{}
 }
 
-func (t *sessions) release() {
+// release gives back r's place unless its session took it.
+func (t *sessions) release(r *reservation) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.reserved--
+	t.releaseLocked(r)
+}
+
+func (t *sessions) releaseLocked(r *reservation) {
+	if r != nil && !r.done {
+		r.done = true
+		t.reserved--
+	}
 }
 
 // count returns the number of tracked sessions.
@@ -89,7 +100,8 @@ func (t *sessions) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if err == nil && ss.ID() != "" {
 			if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
 				if h, ok := extra.TokenInfo.Extra[tokenHashExtra].(store.TokenHash); ok {
-					t.add(ss, extra.TokenInfo.UserID, h)
+					r, _ := extra.TokenInfo.Extra[reservationExtra].(*reservation)
+					t.add(ss, extra.TokenInfo.UserID, h, r)
 				}
 			}
 		}
@@ -106,10 +118,12 @@ func (t *sessions) touch(ss *mcp.ServerSession) {
 	}
 }
 
-// add tracks ss, opened by principal with the token hashed as h, and ends
-// the principal's least recently used sessions beyond perPrincipal.
-func (t *sessions) add(ss *mcp.ServerSession, principal string, h store.TokenHash) {
+// add tracks ss, opened by principal with the token hashed as h in place
+// of reservation r, and ends the principal's least recently used sessions
+// beyond perPrincipal.
+func (t *sessions) add(ss *mcp.ServerSession, principal string, h store.TokenHash, r *reservation) {
 	t.mu.Lock()
+	t.releaseLocked(r)
 	if t.all[ss] != nil {
 		t.mu.Unlock()
 		return

@@ -60,36 +60,16 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.Reader, out
 // the end of its input, drops none.
 func (s *Server) filterLines(ctx context.Context, in io.Reader, pw io.Writer, w *stdioWriter) error {
 	r := bufio.NewReaderSize(in, 64<<10)
-	limit := int(s.cfg.MaxBodyBytes)
 	initialized := false // an initialize was passed on
 	for {
-		line, tooLong, err := readLine(r, limit)
+		line, tooLong, err := readLine(r, int(s.cfg.MaxBodyBytes))
 		if len(line) > 0 || tooLong {
-			var msgs []envelope
-			var rerr *rpcError
-			if tooLong {
-				rerr = invalidRequest(nil, "invalid request: line exceeds %d bytes", limit)
-			} else if msgs, rerr = readMessages(line); rerr == nil && len(msgs) > s.cfg.MaxBatch {
-				msgs, rerr = nil, invalidRequest(nil, "invalid request: a batch holds at most %d messages", s.cfg.MaxBatch)
-			}
+			msgs, rerr := s.admit(line, tooLong, initialized, w)
 			if rerr != nil {
 				if werr := w.writeLine(rerr.response()); werr != nil {
 					return werr
 				}
-			} else if m := firstUninitialized(msgs, initialized); m != nil {
-				// As over HTTP: the go-sdk would answer it with code 0.
-				rerr := invalidRequest(m.ID, "invalid request: send initialize first")
-				if werr := w.writeLine(rerr.response()); werr != nil {
-					return werr
-				}
-			} else if dup, ok := w.expect(msgs); !ok {
-				// The go-sdk would answer only one of the two, and the
-				// end of input would wait for the other forever.
-				rerr := invalidRequest(dup, "invalid request: a request with id %s is already in progress", dup)
-				if werr := w.writeLine(rerr.response()); werr != nil {
-					return werr
-				}
-			} else if msgs != nil {
+			} else {
 				initialized = initialized || slices.ContainsFunc(msgs, isInitialize)
 				if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					return werr
@@ -105,18 +85,31 @@ func (s *Server) filterLines(ctx context.Context, in io.Reader, pw io.Writer, w 
 	}
 }
 
-// firstUninitialized returns the first request among msgs that the go-sdk
-// refuses before an initialize (see beforeInitialize), or nil.
-func firstUninitialized(msgs []envelope, initialized bool) *envelope {
-	if initialized || slices.ContainsFunc(msgs, isInitialize) {
-		return nil
+// admit checks a line before the go-sdk reads it, and returns its
+// messages to pass on, or the answer that refuses it: a line too long,
+// not JSON-RPC or too large a batch (as over HTTP); a call the go-sdk
+// refuses before an initialize, with code 0; a request whose id one in
+// progress has, of which the go-sdk would answer one, and the end of
+// input would wait for the other forever.
+func (s *Server) admit(line []byte, tooLong, initialized bool, w *stdioWriter) ([]envelope, *rpcError) {
+	if tooLong {
+		return nil, invalidRequest(nil, "invalid request: line exceeds %d bytes", s.cfg.MaxBodyBytes)
 	}
-	for i := range msgs {
-		if m := &msgs[i]; m.Method != nil && len(m.ID) > 0 && !beforeInitialize[*m.Method] && !m.hasProtocolVersionMeta() {
-			return m
+	msgs, rerr := s.readMessages(line)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if !initialized && !slices.ContainsFunc(msgs, isInitialize) {
+		for i := range msgs {
+			if m := &msgs[i]; m.needsSession() {
+				return nil, invalidRequest(m.ID, "invalid request: send initialize first")
+			}
 		}
 	}
-	return nil
+	if dup, ok := w.expect(msgs); !ok {
+		return nil, invalidRequest(dup, "invalid request: a request with id %s is already in progress", dup)
+	}
+	return msgs, nil
 }
 
 func isInitialize(m envelope) bool { return m.Method != nil && *m.Method == "initialize" }
@@ -162,8 +155,8 @@ type stdioWriter struct {
 	w io.Writer
 
 	mu      sync.Mutex
-	pending map[string]int // request id (as JSON) -> requests passed on with it
-	settled chan struct{}  // closed when pending empties; nil when nobody waits
+	pending map[string]bool // ids (idKey) of the requests passed on and not yet answered
+	settled chan struct{}   // closed when pending empties; nil when nobody waits
 }
 
 func (w *stdioWriter) Write(p []byte) (int, error) {
@@ -196,17 +189,17 @@ func (w *stdioWriter) expect(msgs []envelope) (dup jsontext.Value, ok bool) {
 	for _, m := range msgs {
 		if m.Method != nil && len(m.ID) > 0 {
 			k := idKey(m.ID)
-			if w.pending[k] > 0 || slices.Contains(keys, k) {
+			if w.pending[k] || slices.Contains(keys, k) {
 				return m.ID, false
 			}
 			keys = append(keys, k)
 		}
 	}
 	if w.pending == nil {
-		w.pending = map[string]int{}
+		w.pending = map[string]bool{}
 	}
 	for _, k := range keys {
-		w.pending[k]++
+		w.pending[k] = true
 	}
 	return nil, true
 }
@@ -224,12 +217,7 @@ func (w *stdioWriter) answered(p []byte) {
 		if m.Method != nil || len(m.ID) == 0 {
 			continue
 		}
-		k := idKey(m.ID)
-		if w.pending[k] > 1 {
-			w.pending[k]--
-		} else {
-			delete(w.pending, k)
-		}
+		delete(w.pending, idKey(m.ID))
 	}
 	if len(w.pending) == 0 && w.settled != nil {
 		close(w.settled)

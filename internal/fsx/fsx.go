@@ -19,7 +19,7 @@ func WriteFileAtomic(name string, data []byte, perm os.FileMode) error {
 			perm = fi.Mode().Perm()
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	tmp, err := createTemp(name)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
@@ -45,10 +45,16 @@ func WriteFileAtomic(name string, data []byte, perm os.FileMode) error {
 // WriteFileAtomic): its folder exists and takes a new file. A command
 // checks it before it creates what it will write there.
 func CheckWritable(name string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	tmp, err := createTemp(name)
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", name, err)
 	}
 	tmp.Close()
 	return os.Remove(tmp.Name())
+}
+
+// createTemp creates the temporary file (mode 0600) that a write of name
+// goes through, hidden beside it.
+func createTemp(name string) (*os.File, error) {
+	return os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
 }

@@ -241,21 +241,13 @@ func (s *Schema) object(depth int) (any, error) {
 }
 
 // unnamed returns a value for property name, which properties does not
-// name: one its patternProperties (the first whose pattern matches) or
-// else additionalProperties allow.
+// name (see ValueSchema).
 func (s *Schema) unnamed(name string, depth int) (any, error) {
-	for _, pp := range s.Members("patternProperties") {
-		if re, err := ecmaregex.Compile(pp.Name); err == nil {
-			if ok, err := re.MatchString(name); ok && err == nil {
-				return pp.Schema.instance(depth + 1)
-			}
-		}
-	}
-	ap := s.Applied("additionalProperties")
-	if ap == nil || ap.IsFalse() {
+	v, _ := s.ValueSchema(name)
+	if v == nil {
 		return nil, &InstanceError{Ptr: s.ptr, Reason: fmt.Sprintf("property %q is not among the properties it allows", name)}
 	}
-	return ap.instance(depth + 1)
+	return v.instance(depth + 1)
 }
 
 // maxExtraTries bounds the names tried for the properties minProperties

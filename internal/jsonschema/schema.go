@@ -27,6 +27,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 )
 
@@ -414,6 +415,29 @@ func (s *Schema) Property(name string) *Schema {
 		}
 	}
 	return nil
+}
+
+// ValueSchema returns the schema the value of property name must satisfy,
+// and the keyword that gives it: "properties", else "patternProperties"
+// (the first pattern that matches name; JSON Schema applies every match,
+// the pages use one), else "additionalProperties" (true when absent). A
+// nil schema means the name is not allowed (additionalProperties false).
+func (s *Schema) ValueSchema(name string) (*Schema, string) {
+	if p := s.Property(name); p != nil {
+		return p, "properties"
+	}
+	for _, pp := range s.Members("patternProperties") {
+		if re, err := ecmaregex.Compile(pp.Name); err == nil {
+			if ok, err := re.MatchString(name); ok && err == nil {
+				return pp.Schema, "patternProperties"
+			}
+		}
+	}
+	ap := s.Applied("additionalProperties")
+	if ap != nil && ap.IsFalse() {
+		ap = nil
+	}
+	return ap, "additionalProperties"
 }
 
 // Required returns the "required" names as written.

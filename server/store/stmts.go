@@ -156,12 +156,15 @@ type preparer interface {
 func (st *statements) get(id stmtID) *sql.Stmt { return st.byID[id] }
 
 // close closes every prepared statement.
-func (st *statements) close() error {
+func (st *statements) close() error { return closeStmts(st.byID[:]) }
+
+// closeStmts closes the statements of ss and clears them.
+func closeStmts(ss []*sql.Stmt) error {
 	var errs []error
-	for i, p := range st.byID {
+	for i, p := range ss {
 		if p != nil {
 			errs = append(errs, p.Close())
-			st.byID[i] = nil
+			ss[i] = nil
 		}
 	}
 	return errors.Join(errs...)

@@ -107,13 +107,7 @@ func (w *writer) close() error {
 }
 
 func (w *writer) closeConn() error {
-	var errs []error
-	for i, s := range w.ctl {
-		if s != nil {
-			errs = append(errs, s.Close())
-			w.ctl[i] = nil
-		}
-	}
+	errs := []error{closeStmts(w.ctl[:])}
 	if w.st != nil && w.conn != nil {
 		errs = append(errs, w.st.close())
 	}
