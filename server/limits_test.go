@@ -32,12 +32,14 @@ func (e *env) sessionIDs() []string {
 	return ids
 }
 
-// eventually polls cond until it holds or 5 s pass.
+// eventually polls cond until it holds, or fails after 30 s: a guard
+// against a hang, not a timing target (it returns at the first success;
+// under a loaded CI machine 5 s was not always enough).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("still not %s after 5s", what)
+			t.Fatalf("still not %s after 30s", what)
 		}
 	}
 }
