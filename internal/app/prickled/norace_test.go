@@ -1,5 +1,5 @@
 //go:build !race
 
-package main
+package prickled
 
 const raceEnabled = false

@@ -1,6 +1,6 @@
 //go:build pprof
 
-package main
+package prickled
 
 // Profiling build: go build -tags pprof ./cmd/prickled. With
 // PRICKLED_PPROF=127.0.0.1:6060 in its environment, prickled serves
@@ -9,20 +9,22 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/prickle-dev/prickle/internal/pprofx"
 )
 
-func init() {
+// startPprof serves pprof on $PRICKLED_PPROF, when it is set.
+func startPprof(stderr io.Writer) error {
 	addr := os.Getenv("PRICKLED_PPROF")
 	if addr == "" {
-		return
+		return nil
 	}
 	at, err := pprofx.Serve(addr)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "prickled: PRICKLED_PPROF: %v\n", err)
-		os.Exit(1)
+		return fmt.Errorf("PRICKLED_PPROF: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "prickled: pprof on http://%s/debug/pprof/\n", at)
+	fmt.Fprintf(stderr, "prickled: pprof on http://%s/debug/pprof/\n", at)
+	return nil
 }

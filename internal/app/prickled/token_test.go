@@ -1,4 +1,4 @@
-package main
+package prickled
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func principal(t *testing.T, db, tok string) (*store.Principal, error) {
 // tokenRun runs "prickled token ARGS..." in-process.
 func tokenRun(args ...string) (code int, stdout, stderr string) {
 	var out, errb testkit.Buffer
-	code = run(append([]string{"token"}, args...), strings.NewReader(""), &out, &errb)
+	code = Main(context.Background(), append([]string{"token"}, args...), strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -270,7 +270,7 @@ func TestVersion(t *testing.T) {
 // from the repository's root: the fixture it names exists, and its token
 // is the fixture's runner's.
 func TestReadmeStdioExample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestReadmeStdioExample(t *testing.T) {
 		t.Fatalf("README has no stdio example of the form PRICKLE_TOKEN=... go run ./cmd/prickled --stdio ...: %q", line)
 	}
 	cmd := exec.Command(binary, strings.Fields(command)...)
-	cmd.Dir = "../.."
+	cmd.Dir = "../../.."
 	cmd.Env = append(os.Environ(), env)
 	stderr := &testkit.Buffer{}
 	cmd.Stderr = stderr

@@ -1,6 +1,6 @@
 //go:build race
 
-package main
+package prickled
 
 // raceEnabled builds the binary under test with the race detector too.
 const raceEnabled = true

@@ -1,4 +1,4 @@
-package main
+package prickled
 
 // Process tests: the real binary, built once in TestMain, driven by real
 // MCP clients over HTTP and stdio, stopped with SIGTERM and killed with
@@ -722,7 +722,7 @@ func TestCrashRecovery(t *testing.T) {
 // TestStdio: --stdio with PRICKLE_TOKEN, driven by the go-sdk's
 // CommandTransport, calling all three tools.
 func TestStdio(t *testing.T) {
-	fixture, err := filepath.Abs("../../server/testdata/world.json")
+	fixture, err := filepath.Abs("../../../server/testdata/world.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -916,7 +916,7 @@ func checkDB(t *testing.T, path string, tasks int) {
 func TestFixtureOnAWorld(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "p.db")
-	fixture, err := filepath.Abs(filepath.Join("..", "..", "server", "testdata", "world.json"))
+	fixture, err := filepath.Abs(filepath.Join("..", "..", "..", "server", "testdata", "world.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1004,7 +1004,7 @@ func TestFixtureOnAWorld(t *testing.T) {
 // prickled goes on: the calls before and after it are answered, and it
 // exits 0 when its input ends.
 func TestStdioBadLine(t *testing.T) {
-	fixture, err := filepath.Abs("../../server/testdata/world.json")
+	fixture, err := filepath.Abs("../../../server/testdata/world.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,8 @@
+//go:build !pprof
+
+package prickled
+
+import "io"
+
+// startPprof does nothing: only a build with -tags pprof serves pprof.
+func startPprof(io.Writer) error { return nil }

@@ -1,0 +1,203 @@
+// Package prickled is the prickled command, the reference Prickle server,
+// as a function: cmd/prickled calls [Main], and tests run it in-process.
+// The command's usage and behaviour are documented in cmd/prickled and
+// server/README.md.
+package prickled
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/prickle-dev/prickle/internal/cmdline"
+	"github.com/prickle-dev/prickle/internal/fsx"
+	"github.com/prickle-dev/prickle/server"
+	"github.com/prickle-dev/prickle/server/store"
+)
+
+// Main runs one prickled command line (args without the program name)
+// until it is done or ctx ends, and returns the exit status.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "token" {
+		return runToken(ctx, args[1:], stdout, stderr)
+	}
+	return serve(ctx, args, stdin, stdout, stderr)
+}
+
+// serve runs the server until ctx is done; it returns the exit status.
+func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("prickled", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
+	db := fs.String("db", "prickled.db", "SQLite database `FILE`, or :memory:")
+	fixture := fs.String("fixture", "", "add the world described in `FILE` (server/store/FIXTURE.md) to the database, instead of seeding an empty one")
+	tokensOut := fs.String("tokens-out", "", "write the new tokens as JSON to `FILE` (mode 0600) instead of printing them")
+	launch := fs.Duration("launch-timeout", store.DefaultLaunchTimeout, "lifetime of an execution credential")
+	stdio := fs.Bool("stdio", false, "serve MCP on standard input and output; the caller's token is $PRICKLE_TOKEN")
+	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text")
+	version := fs.Bool("version", false, "print prickled's version and exit")
+	var cfg server.Config
+	fs.Func("allow-origin", "also allow browser requests from `ORIGIN` (scheme://host[:port]; repeatable)", func(v string) error {
+		cfg.AllowedOrigins = append(cfg.AllowedOrigins, v)
+		return nil
+	})
+	cfg.LimitFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: prickled [flags]\n       prickled token issue|rotate -h\n\nThe reference Prickle server. Flags:")
+		fs.PrintDefaults()
+	}
+	if code, ok := cmdline.Parse(fs, args, false); !ok {
+		return code
+	}
+	if *version {
+		fmt.Fprintln(stdout, "prickled", cmdline.Version())
+		return 0
+	}
+	if _, _, err := net.SplitHostPort(*addr); err != nil && !*stdio {
+		fmt.Fprintf(stderr, "prickled: --addr %q is not HOST:PORT (e.g. 127.0.0.1:8080, or 127.0.0.1:0 for any free port)\n", *addr)
+		return cmdline.ExitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "prickled: %v\n", err)
+		return 1
+	}
+	if err := startPprof(stderr); err != nil {
+		return fail(err)
+	}
+
+	var lh slog.Handler = slog.NewTextHandler(stderr, nil)
+	if *logJSON {
+		lh = slog.NewJSONHandler(stderr, nil)
+	}
+	logger := slog.New(lh)
+	cfg.DB, cfg.LaunchTimeout, cfg.Logger = *db, *launch, logger
+	// What can be checked before anything is created is checked first: a
+	// world must not be seeded with tokens that cannot be shown.
+	stdioToken := os.Getenv("PRICKLE_TOKEN")
+	if *stdio && stdioToken == "" {
+		return fail(errors.New("--stdio needs the caller's token in PRICKLE_TOKEN"))
+	}
+	if *fixture != "" {
+		f, err := os.Open(*fixture)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		cfg.Fixture = f
+	}
+	if *tokensOut != "" {
+		if err := fsx.CheckWritable(*tokensOut); err != nil {
+			return fail(fmt.Errorf("tokens: %w", err))
+		}
+	}
+	var ln net.Listener
+	if !*stdio {
+		var err error
+		if ln, err = net.Listen("tcp", *addr); err != nil {
+			return fail(err)
+		}
+		defer ln.Close()
+		cfg.BaseURL = "http://" + ln.Addr().String()
+	}
+	srv, issued, err := server.New(ctx, cfg)
+	if err != nil {
+		return failStart(stderr, *fixture, err)
+	}
+	defer srv.Close()
+	// Tokens go to the terminal (or only to --tokens-out), never to the
+	// log. With --stdio, stdout is the protocol, so they go to stderr.
+	tokOut := stdout
+	if *stdio {
+		tokOut = stderr
+	}
+	if err := showTokens(tokOut, *tokensOut, *db, *fixture != "", issued); err != nil {
+		return fail(err)
+	}
+
+	if *stdio {
+		if err := srv.ServeStdio(ctx, stdioToken, stdin, stdout); err != nil && ctx.Err() == nil {
+			return fail(err)
+		}
+		return 0
+	}
+
+	logger.Info("listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+server.PathMCP, "db", *db,
+		"version", cmdline.Version())
+	if err := srv.Serve(ctx, ln); err != nil {
+		return fail(err)
+	}
+	logger.Info("stopped")
+	return 0
+}
+
+// showTokens shows the tokens created now, once: written to tokensOut
+// (mode 0600) when it is set, and then only their number and the file are
+// printed; otherwise, or when that write fails, printed to w. A start that
+// created none says how to get one.
+func showTokens(w io.Writer, tokensOut, db string, fixture bool, issued []store.IssuedToken) error {
+	if len(issued) == 0 {
+		// Never overwrite an earlier tokens file with nothing.
+		if fixture {
+			fmt.Fprintln(w, "prickled: the fixture holds no agents or runners: no new tokens")
+			return nil
+		}
+		fmt.Fprintf(w, "prickled: %s already holds a world; its tokens were shown when it was created.\n", db)
+		fmt.Fprintf(w, "prickled: a new token: %s; one in place of a lost or leaked one: %s\n",
+			tokenCommand("issue", db, "", ""), tokenCommand("rotate", db, "", ""))
+		return nil
+	}
+	var werr error
+	if tokensOut != "" {
+		if werr = writeTokens(tokensOut, issued); werr == nil {
+			fmt.Fprintf(w, "prickled: %d new tokens written to %s (mode 0600; shown nowhere else)\n", len(issued), tokensOut)
+			return nil
+		}
+		// They exist now, and are stored only hashed: printed rather
+		// than lost.
+		werr = fmt.Errorf("%w; the tokens are printed instead", werr)
+	}
+	fmt.Fprintln(w, "prickled: new tokens (shown once, not stored; keep them out of logs):")
+	for _, t := range issued {
+		fmt.Fprintf(w, "  %-6s %-20s %s\n", t.Kind, t.Agent, t.Token)
+	}
+	return werr
+}
+
+// writeTokens writes a tokens file (server/README.md, "The tokens file"):
+// through a temporary file (mode 0600) renamed into place, so the tokens
+// are never readable by others, nor half-written.
+func writeTokens(name string, tokens []store.IssuedToken) error {
+	b, err := json.MarshalIndent(tokens, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := fsx.WriteFileAtomic(name, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write tokens: %w", err)
+	}
+	return nil
+}
+
+// failStart reports a failed start. A fixture's problems are one line
+// each, led by the place in the fixture file (FILE:LINE:COLUMN) when it is
+// known, so that an editor can jump to it.
+func failStart(stderr io.Writer, file string, err error) int {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var fe *store.FixtureError
+		if file != "" && errors.As(e, &fe) && fe.Line > 0 {
+			fmt.Fprintf(stderr, "prickled: %s:%d:%d: %v\n", file, fe.Line, fe.Column, e)
+			continue
+		}
+		fmt.Fprintf(stderr, "prickled: %v\n", e)
+	}
+	return 1
+}
