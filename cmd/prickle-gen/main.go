@@ -17,11 +17,17 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
 
-	"github.com/prickle-dev/prickle/internal/gencmd"
+	"github.com/prickle-dev/prickle/internal/app/pricklegen"
 )
 
 func main() {
-	os.Exit(gencmd.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := pricklegen.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/prickle-dev/prickle/internal/gencmd"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -13,7 +12,7 @@ var update = flag.Bool("update", false, "rewrite the txtar goldens with the actu
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"prickle-gen": func() { os.Exit(gencmd.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"prickle-gen": main,
 	})
 }
 

@@ -1,4 +1,4 @@
-package gencmd
+package pricklegen
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ var diffCommand = &command{
 	run: runDiff,
 }
 
-func runDiff(c *ctx, cmd *command, args []string) int {
+func runDiff(c *invocation, cmd *command, args []string) int {
 	fs := c.flags(cmd)
 	asJSON := fs.Bool("json", false, "print the report as a JSON object {changes, breaking, go_api}")
 	failGo := fs.Bool("fail-go", false, "exit 1 also when the generated Go API changes")

@@ -1,9 +1,10 @@
-// Package gencmd holds the commands of prickle-gen (spec, lint, fmt,
-// generate, check, diff), so that tests can run them in-process (see
-// cmd/prickle-gen and its testscript goldens).
-package gencmd
+// Package pricklegen is the prickle-gen command (spec, lint, fmt,
+// generate, check, diff) as a function: cmd/prickle-gen calls [Main], and
+// its testscript goldens run it in-process.
+package pricklegen
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -24,7 +25,7 @@ type command struct {
 	name    string
 	usage   string // argument synopsis
 	summary string
-	run     func(c *ctx, cmd *command, args []string) int
+	run     func(c *invocation, cmd *command, args []string) int
 }
 
 // commands lists prickle-gen's commands in the order usage shows them.
@@ -42,20 +43,20 @@ func lookup(name string) *command {
 	return nil
 }
 
-// ctx carries the streams of one invocation.
-type ctx struct {
+// invocation carries the streams of one invocation.
+type invocation struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
 // fail prints a one-line reason and returns ExitUsage.
-func (c *ctx) fail(format string, args ...any) int {
+func (c *invocation) fail(format string, args ...any) int {
 	fmt.Fprintf(c.stderr, "prickle-gen: "+format+"\n", args...)
 	return ExitUsage
 }
 
 // flags returns a flag set for a subcommand that prints its usage on -h.
-func (c *ctx) flags(cmd *command) *flag.FlagSet {
+func (c *invocation) flags(cmd *command) *flag.FlagSet {
 	fs := flag.NewFlagSet("prickle-gen "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.Usage = func() {
@@ -76,14 +77,15 @@ func hasFlags(fs *flag.FlagSet) bool {
 
 // parse parses flags (subcommands take positional arguments); ok is false
 // when the command should exit with code.
-func (c *ctx) parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
+func (c *invocation) parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	return cmdline.Parse(fs, args, true)
 }
 
-// Run runs prickle-gen with args (without the program name) and returns
-// the exit status.
-func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &ctx{stdin: stdin, stdout: stdout, stderr: stderr}
+// Main runs prickle-gen with args (without the program name) and returns
+// the exit status. Its commands are short-lived and read files only, so
+// ctx is not watched.
+func Main(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &invocation{stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		usage(stderr)
 		return ExitUsage

@@ -1,4 +1,4 @@
-package gencmd
+package pricklegen
 
 import (
 	"bytes"
@@ -65,7 +65,7 @@ func sources(paths []string) ([]spec.Source, error) {
 	return out, nil
 }
 
-func runSpec(c *ctx, cmd *command, args []string) int {
+func runSpec(c *invocation, cmd *command, args []string) int {
 	fs := c.flags(cmd)
 	out := fs.String("o", "", "write the spec to `FILE` instead of standard output")
 	if code, ok := c.parse(fs, args); !ok {
@@ -100,7 +100,7 @@ func runSpec(c *ctx, cmd *command, args []string) int {
 	return ExitOK
 }
 
-func runLint(c *ctx, cmd *command, args []string) int {
+func runLint(c *invocation, cmd *command, args []string) int {
 	fs := c.flags(cmd)
 	asJSON := fs.Bool("json", false, "print the findings as a JSON array")
 	if code, ok := c.parse(fs, args); !ok {
@@ -133,7 +133,7 @@ func runLint(c *ctx, cmd *command, args []string) int {
 	return ExitOK
 }
 
-func runFmt(c *ctx, cmd *command, args []string) int {
+func runFmt(c *invocation, cmd *command, args []string) int {
 	fs := c.flags(cmd)
 	list := fs.Bool("l", false, "list pages whose formatting differs")
 	showDiff := fs.Bool("d", false, "print a unified diff for pages whose formatting differs")

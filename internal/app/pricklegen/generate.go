@@ -1,4 +1,4 @@
-package gencmd
+package pricklegen
 
 import (
 	"bufio"
@@ -46,7 +46,7 @@ type genTarget struct {
 
 // plan parses the flags shared by generate and check and builds every file
 // in memory. code is non-zero when the command must stop with it.
-func plan(c *ctx, cmd *command, args []string) (*genTarget, int) {
+func plan(c *invocation, cmd *command, args []string) (*genTarget, int) {
 	name := cmd.name
 	fs := c.flags(cmd)
 	out := fs.String("o", "", "write the Go package into `DIR` (default: this module's api/)")
@@ -152,13 +152,13 @@ func isGenerated(path string) bool {
 	return strings.TrimSpace(line) == "// "+gen.Header
 }
 
-func printNotes(c *ctx, notes spec.Diagnostics) {
+func printNotes(c *invocation, notes spec.Diagnostics) {
 	for _, d := range notes {
 		fmt.Fprintln(c.stderr, d)
 	}
 }
 
-func runGenerate(c *ctx, cmd *command, args []string) int {
+func runGenerate(c *invocation, cmd *command, args []string) int {
 	t, code := plan(c, cmd, args)
 	if t == nil {
 		return code
@@ -183,7 +183,7 @@ func runGenerate(c *ctx, cmd *command, args []string) int {
 	return ExitOK
 }
 
-func runCheck(c *ctx, cmd *command, args []string) int {
+func runCheck(c *invocation, cmd *command, args []string) int {
 	t, code := plan(c, cmd, args)
 	if t == nil {
 		return code
