@@ -13,21 +13,16 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/prickle-dev/prickle/internal/load"
+	"github.com/prickle-dev/prickle/internal/app/prickleload"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-}
-
-// run runs prickle-load until it is done or interrupted (SIGINT, SIGTERM).
-func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return load.Main(ctx, args, stdout, stderr)
+	code := prickleload.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

@@ -2,6 +2,7 @@
 package fsx
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,16 @@ func WriteFileAtomic(name string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
+}
+
+// WriteJSON writes v as indented JSON, with a final newline, through
+// WriteFileAtomic.
+func WriteJSON(name string, v any, perm os.FileMode) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(name, append(b, '\n'), perm)
 }
 
 // CheckWritable reports whether a file name can be written (by

@@ -180,16 +180,7 @@ func WriteOutputs(file string, o Outputs) error {
 	for name, raw := range o {
 		texts[name] = string(raw)
 	}
-	return writeJSONFile(file, texts, 0o600)
-}
-
-// writeJSONFile writes v as indented JSON to file, atomically, with perm.
-func writeJSONFile(file string, v any, perm os.FileMode) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return fsx.WriteFileAtomic(file, append(b, '\n'), perm)
+	return fsx.WriteJSON(file, texts, 0o600)
 }
 
 // BareOptions configures a bare server.
@@ -251,8 +242,8 @@ func Bare(outputs Outputs, opts *BareOptions) (http.Handler, error) {
 	return mux, nil
 }
 
-// tokensOf adapts a tokens file's entries for SelectTokens.
-func tokensOf(file string) ([]conformance.Token, error) {
+// ReadTokensFile reads a tokens file's entries, for SelectTokens.
+func ReadTokensFile(file string) ([]conformance.Token, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/conformance"
@@ -156,44 +155,5 @@ func TestSelectTokens(t *testing.T) {
 	r, a, err := SelectTokens(toks[:2], "", "")
 	if err != nil || r != "" || a != "A-maya" {
 		t.Errorf("agents only: %q, %q, %v", r, a, err)
-	}
-}
-
-func TestParseRun(t *testing.T) {
-	base := []string{"-url", "http://127.0.0.1:8080", "-tokens", "t.json"}
-	f, code, ok := parseRun(base, &bytes.Buffer{})
-	if !ok || code != ExitOK {
-		t.Fatalf("defaults: exit %d", code)
-	}
-	if f.cfg.Endpoint != "http://127.0.0.1:8080/mcp" || f.cfg.Duration != 10*time.Second || f.cfg.Calls != 0 ||
-		f.cfg.Clients != 1 || f.cfg.WarmupDuration != 2*time.Second || FormatMix(f.cfg.Mix) != "claim_task:1,claim_discussion:1,discover_team_agents:1" {
-		t.Errorf("defaults: %+v", f.cfg)
-	}
-	f, _, ok = parseRun(append(slices.Clone(base), "-n", "500", "-c", "16", "-mix", "claim_task_fresh:2,discover_team_agents",
-		"-fresh-first", "100", "-fresh-count", "900", "-warmup", "0", "-warmup-calls", "50", "-protocol", "2025-06-18"), &bytes.Buffer{})
-	if !ok || f.cfg.Calls != 500 || f.cfg.Duration != 0 || f.cfg.Clients != 16 || f.cfg.WarmupCalls != 50 || f.cfg.WarmupDuration != 0 ||
-		f.cfg.World.FreshFirst != 100 || f.cfg.World.FreshCount != 900 || f.cfg.Protocol != "2025-06-18" || len(f.cfg.Mix) != 2 {
-		t.Errorf("flags not applied: %+v", f.cfg)
-	}
-	for _, c := range []struct {
-		args []string
-		code int
-		msg  string
-	}{
-		{[]string{"-tokens", "t.json"}, ExitUsage, "-url is required"},
-		{[]string{"-url", "http://x"}, ExitUsage, "-tokens is required"},
-		{append(slices.Clone(base), "-n", "5", "-d", "1s"), ExitUsage, "-n and -d exclude each other"},
-		{append(slices.Clone(base), "-c", "0"), ExitUsage, "-c must be at least 1"},
-		{append(slices.Clone(base), "-mix", "claim_task,bogus"), ExitUsage, `-mix: mix item 2 "bogus"`},
-		{append(slices.Clone(base), "-mix", "claim_task_fresh"), ExitUsage, "needs -fresh-count"},
-		{[]string{"-url", "ftp://x", "-tokens", "t"}, ExitUsage, "not an http(s) URL"},
-		{append(slices.Clone(base), "stray"), ExitUsage, `unexpected argument "stray"`},
-		{[]string{"-h"}, ExitOK, "usage: prickle-load run"},
-	} {
-		var stderr bytes.Buffer
-		_, code, ok := parseRun(c.args, &stderr)
-		if ok || code != c.code || !strings.Contains(stderr.String(), c.msg) {
-			t.Errorf("parseRun(%q): ok %v exit %d, stderr %q; want exit %d and %q", c.args, ok, code, stderr.String(), c.code, c.msg)
-		}
 	}
 }

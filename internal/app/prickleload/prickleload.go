@@ -1,4 +1,7 @@
-package load
+// Package prickleload is the prickle-load command as a function:
+// cmd/prickle-load calls [Main]. The load engine, the bare baseline and
+// the comparison are internal/load's.
+package prickleload
 
 import (
 	"context"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/fsx"
+	"github.com/prickle-dev/prickle/internal/load"
 	"github.com/prickle-dev/prickle/internal/pprofx"
 	"github.com/prickle-dev/prickle/server"
 )
@@ -39,9 +43,9 @@ Commands:
 "prickle-load COMMAND -h" lists a command's flags.
 `
 
-// Main is prickle-load: it runs the command in args until it is done or
-// ctx ends, and returns the exit status.
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Main runs prickle-load with args (without the program name) until it is
+// done or ctx ends, and returns the exit status. It reads no input.
+func Main(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
@@ -81,22 +85,22 @@ func failf(stderr io.Writer, code int, format string, args ...any) int {
 	return code
 }
 
-// runFlags are the flags of run, parsed into a Config.
+// runFlags are the flags of run, parsed into a load.Config.
 type runFlags struct {
 	url, tokens, runner, agent, mix string
-	world                           World
-	cfg                             Config
+	world                           load.World
+	cfg                             load.Config
 	jsonOut                         bool
 }
 
 func parseRun(args []string, stderr io.Writer) (*runFlags, int, bool) {
 	fs := newFlags("run", "Load the Prickle server at -url with the tokens of -tokens and report\nlatency (p50, p90, p99) and throughput per operation.", stderr)
-	f := &runFlags{world: DefaultWorld()}
+	f := &runFlags{world: load.DefaultWorld()}
 	fs.StringVar(&f.url, "url", "", "the server's MCP `URL` (a URL without a path gets /mcp)")
 	fs.StringVar(&f.tokens, "tokens", "", "tokens `FILE` in the format of prickled --tokens-out")
 	fs.StringVar(&f.runner, "runner", "", "the runner whose token makes the claims, by runner `ID` or paired agent (default: the first runner)")
 	fs.StringVar(&f.agent, "agent", "", "the agent `OWNER/NAME` whose token calls discover_team_agents (default: the runner's agent)")
-	fs.StringVar(&f.mix, "mix", OpClaimReplay+","+OpDiscussion+","+OpDiscover, "operations and weights, `OP[:W],...`; OP one of "+strings.Join(Ops, ", "))
+	fs.StringVar(&f.mix, "mix", load.OpClaimReplay+","+load.OpDiscussion+","+load.OpDiscover, "operations and weights, `OP[:W],...`; OP one of "+strings.Join(load.Ops, ", "))
 	fs.IntVar(&f.cfg.Clients, "c", 1, "concurrent clients, each with its own sessions and connections")
 	fs.DurationVar(&f.cfg.Duration, "d", 0, "measure for `DURATION` (default 10s unless -n is given)")
 	fs.IntVar(&f.cfg.Calls, "n", 0, "measure `N` calls instead of a duration")
@@ -140,12 +144,12 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, int, bool) {
 		return nil, failf(stderr, ExitUsage, "run: -url: %v", err), false
 	}
 	f.cfg.Endpoint = endpoint
-	if f.cfg.Mix, err = ParseMix(f.mix); err != nil {
+	if f.cfg.Mix, err = load.ParseMix(f.mix); err != nil {
 		return nil, failf(stderr, ExitUsage, "run: -mix: %v", err), false
 	}
 	for _, w := range f.cfg.Mix {
-		if w.Op == OpClaimFresh && f.world.FreshCount == 0 {
-			return nil, failf(stderr, ExitUsage, "run: -mix %s needs -fresh-count (the tasks of prickle-load fixture -tasks N)", OpClaimFresh), false
+		if w.Op == load.OpClaimFresh && f.world.FreshCount == 0 {
+			return nil, failf(stderr, ExitUsage, "run: -mix %s needs -fresh-count (the tasks of prickle-load fixture -tasks N)", load.OpClaimFresh), false
 		}
 	}
 	f.cfg.World = f.world
@@ -157,14 +161,14 @@ func mainRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	toks, err := tokensOf(f.tokens)
+	toks, err := load.ReadTokensFile(f.tokens)
 	if err != nil {
 		return failf(stderr, ExitUsage, "run: -tokens: %v", err)
 	}
-	if f.cfg.RunnerToken, f.cfg.AgentToken, err = SelectTokens(toks, f.runner, f.agent); err != nil {
+	if f.cfg.RunnerToken, f.cfg.AgentToken, err = load.SelectTokens(toks, f.runner, f.agent); err != nil {
 		return failf(stderr, ExitUsage, "run: -tokens: %v", err)
 	}
-	rep, err := Run(ctx, f.cfg)
+	rep, err := load.Run(ctx, f.cfg)
 	if rep == nil {
 		return failf(stderr, ExitFailed, "run: %v", err)
 	}
@@ -187,19 +191,19 @@ func mainRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func mainFixture(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("fixture", "Write a world (server/store/FIXTURE.md) for load runs: the standard seed world\nwith fresh random tokens, plus tasks "+FreshTaskPrefix+"0 ... "+FreshTaskPrefix+"(N-1) for claim_task_fresh.", stderr)
+	fs := newFlags("fixture", "Write a world (server/store/FIXTURE.md) for load runs: the standard seed world\nwith fresh random tokens, plus tasks "+load.FreshTaskPrefix+"0 ... "+load.FreshTaskPrefix+"(N-1) for claim_task_fresh.", stderr)
 	tasks := fs.Int("tasks", 10000, "add `N` tasks to claim")
 	out := fs.String("o", "", "write the world to `FILE` (mode 0600) instead of standard output")
 	tokensOut := fs.String("tokens-out", "", "write its tokens to `FILE` (mode 0600, prickled --tokens-out format)")
 	if code, ok := cmdline.Parse(fs, args, false); !ok {
 		return code
 	}
-	world, tokens, err := Fixture(*tasks)
+	world, tokens, err := load.Fixture(*tasks)
 	if err != nil {
 		return failf(stderr, ExitUsage, "fixture: %v", err)
 	}
 	if *tokensOut != "" {
-		if err := writeJSONFile(*tokensOut, tokens, 0o600); err != nil {
+		if err := fsx.WriteJSON(*tokensOut, tokens, 0o600); err != nil {
 			return failf(stderr, ExitFailed, "fixture: %v", err)
 		}
 	}
@@ -235,25 +239,25 @@ func mainBare(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		fmt.Fprintf(stderr, "prickle-load bare: pprof on http://%s/debug/pprof/\n", at)
 	}
-	var outputs Outputs
+	var outputs load.Outputs
 	var err error
 	switch {
 	case *outputsFile != "" && *like != "":
 		return failf(stderr, ExitUsage, "bare: -outputs and -like exclude each other")
 	case *outputsFile != "":
-		outputs, err = ReadOutputs(*outputsFile)
+		outputs, err = load.ReadOutputs(*outputsFile)
 	case *like != "":
 		if *tokensFile == "" {
 			return failf(stderr, ExitUsage, "bare: -like needs -tokens")
 		}
 		outputs, err = recordLike(ctx, *like, *tokensFile)
 	default:
-		outputs, err = RecordReference(ctx)
+		outputs, err = load.RecordReference(ctx)
 	}
 	if err != nil {
 		return failf(stderr, ExitFailed, "bare: %v", err)
 	}
-	h, err := Bare(outputs, nil)
+	h, err := load.Bare(outputs, nil)
 	if err != nil {
 		return failf(stderr, ExitFailed, "bare: %v", err)
 	}
@@ -279,25 +283,25 @@ func mainBare(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // recordLike records the answers of the server at rawURL.
-func recordLike(ctx context.Context, rawURL, tokensFile string) (Outputs, error) {
+func recordLike(ctx context.Context, rawURL, tokensFile string) (load.Outputs, error) {
 	endpoint, err := cmdline.MCPEndpoint(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	toks, err := tokensOf(tokensFile)
+	toks, err := load.ReadTokensFile(tokensFile)
 	if err != nil {
 		return nil, err
 	}
-	runner, agent, err := SelectTokens(toks, "", "")
+	runner, agent, err := load.SelectTokens(toks, "", "")
 	if err != nil {
 		return nil, err
 	}
-	return Record(ctx, endpoint, runner, agent, "", DefaultWorld())
+	return load.Record(ctx, endpoint, runner, agent, "", load.DefaultWorld())
 }
 
 func mainCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("compare", "Start the server of -server-cmd and a baseline (by default this program's bare\nserver, answering what the server answered), both as processes in the\nconventions of prickle-conformance --server-cmd ($PRICKLE_ADDR,\n$PRICKLE_FIXTURE, $PRICKLE_STATE_DIR, GET /healthz), on a world written for\nthe run; run each scenario -runs times on each, alternating which goes\nfirst; print the server/baseline ratios.", stderr)
-	var cfg CompareConfig
+	var cfg load.CompareConfig
 	fs.StringVar(&cfg.ServerCmd, "server-cmd", "", "start the server under test with sh -c `CMD` (use exec)")
 	fs.StringVar(&cfg.BaselineCmd, "baseline-cmd", "", "start the baseline with sh -c `CMD` ($PRICKLE_LOAD_OUTPUTS: the server's recorded outputs; default this program's bare)")
 	fs.IntVar(&cfg.Runs, "runs", 3, "runs of each scenario on each server")
@@ -342,7 +346,7 @@ func mainCompare(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		cfg.Self = self
 	}
-	cmp, err := Compare(ctx, cfg)
+	cmp, err := load.Compare(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return failf(stderr, ExitFailed, "compare: interrupted")
@@ -351,7 +355,7 @@ func mainCompare(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	cmp.WriteText(stdout)
 	if *jsonOut != "" {
-		if err := writeJSONFile(*jsonOut, cmp, 0o644); err != nil {
+		if err := fsx.WriteJSON(*jsonOut, cmp, 0o644); err != nil {
 			return failf(stderr, ExitFailed, "compare: %v", err)
 		}
 	}
