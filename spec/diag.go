@@ -107,6 +107,21 @@ func (ds Diagnostics) HasErrors() bool {
 	return false
 }
 
+// Summary counts the findings by severity: "1 error, 2 warnings, 0 infos".
+func (ds Diagnostics) Summary() string {
+	var n [Info + 1]int
+	for _, d := range ds {
+		n[d.Severity]++
+	}
+	plural := func(k int, word string) string {
+		if k == 1 {
+			return fmt.Sprintf("%d %s", k, word)
+		}
+		return fmt.Sprintf("%d %ss", k, word)
+	}
+	return plural(n[Error], "error") + ", " + plural(n[Warning], "warning") + ", " + plural(n[Info], "info")
+}
+
 // Errors returns only the findings of severity error.
 func (ds Diagnostics) Errors() Diagnostics {
 	var out Diagnostics

@@ -4,16 +4,17 @@
 // Usage:
 //
 //	prickle-gen spec [-o FILE] [PATH...]
-//	prickle-gen lint [-json] [PATH...]
+//	prickle-gen lint [-format text|json|github|markdown] [PATH...]
 //	prickle-gen fmt [-l] [-d] [-w] [PATH...]
 //	prickle-gen generate [-o DIR] [-pkg NAME] [-docs DIR] [PATH...]
 //	prickle-gen check
-//	prickle-gen diff [-json] OLD NEW
+//	prickle-gen diff [-format text|json|github|markdown] [-fail-go] OLD NEW
 //
 // PATH is a page or a folder of pages; with none, the module's pages when
 // run inside it, else the pages built in. Exit status: 0 clean (warnings
 // alone too), 1 an error, a diff or a breaking change, 2 usage or I/O
-// error.
+// error. -format github prints GitHub Actions annotations, -format
+// markdown a summary for a job summary or a pull-request comment.
 package main
 
 import (

@@ -47,6 +47,20 @@ type Change struct {
 	NewPos spec.Pos `json:"new_pos,omitzero"`
 }
 
+// Grade is who the change breaks, as the text form shows it: "BREAKING"
+// (clients on the wire), "GO-API" (Go code that imports the generated
+// API) or "non-breaking".
+func (c Change) Grade() string {
+	switch {
+	case c.Side == SideGo:
+		return "GO-API"
+	case c.Breaking:
+		return "BREAKING"
+	default:
+		return "non-breaking"
+	}
+}
+
 // Pos is the position to show: the new side's when known, else the old's.
 func (c Change) Pos() spec.Pos {
 	if c.NewPos != (spec.Pos{}) {
@@ -68,14 +82,8 @@ func (c Change) String() string {
 		b.WriteString(p.String())
 		b.WriteString(": ")
 	}
-	switch {
-	case c.Side == SideGo:
-		b.WriteString("GO-API ")
-	case c.Breaking:
-		b.WriteString("BREAKING ")
-	default:
-		b.WriteString("non-breaking ")
-	}
+	b.WriteString(c.Grade())
+	b.WriteString(" ")
 	b.WriteString(c.Tool)
 	b.WriteString(" ")
 	b.WriteString(c.Side)

@@ -1,7 +1,6 @@
 package pricklegen
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +13,7 @@ import (
 
 var diffCommand = &command{
 	name:  "diff",
-	usage: "[-json] OLD NEW",
+	usage: "[-format text|json|github|markdown] [-fail-go] OLD NEW",
 	summary: "Report the changes between two versions of the API, graded by who breaks.\n" +
 		"OLD and NEW are each a page, a folder of pages or a spec file (.json, from 'prickle-gen spec').\n" +
 		"One line per change (file:line:col: BREAKING|non-breaking tool side /pointer: message [kind]),\n" +
@@ -24,10 +23,14 @@ var diffCommand = &command{
 
 func runDiff(c *invocation, cmd *command, args []string) int {
 	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, "print the report as a JSON object {changes, breaking, go_api}")
+	outFormat := formatFlags(fs, "print the report as a JSON object {changes, breaking, go_api}")
 	failGo := fs.Bool("fail-go", false, "exit 1 also when the generated Go API changes")
 	if code, ok := c.parse(fs, args); !ok {
 		return code
+	}
+	f, err := outFormat()
+	if err != nil {
+		return c.fail("diff: %v", err)
 	}
 	if fs.NArg() != 2 {
 		return c.fail("diff needs two arguments, OLD and NEW; got %d (usage: prickle-gen diff %s)", fs.NArg(), cmd.usage)
@@ -46,18 +49,8 @@ func runDiff(c *invocation, cmd *command, args []string) int {
 		return c.fail("%v", err)
 	}
 	r.Add(goChanges...)
-	if *asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
-			return c.fail("%v", err)
-		}
-	} else {
-		for _, ch := range r.Changes {
-			fmt.Fprintln(c.stdout, ch)
-		}
-		fmt.Fprintln(c.stdout, r.Summary())
+	if err := writeDiff(c.stdout, f, r, *failGo); err != nil {
+		return c.fail("%v", err)
 	}
 	if r.Breaking > 0 || *failGo && r.GoAPI > 0 {
 		return ExitFindings

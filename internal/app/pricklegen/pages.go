@@ -2,7 +2,6 @@ package pricklegen
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -22,7 +21,7 @@ var specCommand = &command{
 
 var lintCommand = &command{
 	name:    "lint",
-	usage:   "[-json] [PATH...]",
+	usage:   "[-format text|json|github|markdown] [PATH...]",
 	summary: "Check the pages: structure, JSON, schemas, patterns, examples, drift.\nFindings print as file:line:col: severity: message [rule]; exit 1 on any error.",
 	run:     runLint,
 }
@@ -102,9 +101,13 @@ func runSpec(c *invocation, cmd *command, args []string) int {
 
 func runLint(c *invocation, cmd *command, args []string) int {
 	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, "print the findings as a JSON array")
+	outFormat := formatFlags(fs, "print the findings as a JSON array")
 	if code, ok := c.parse(fs, args); !ok {
 		return code
+	}
+	f, err := outFormat()
+	if err != nil {
+		return c.fail("lint: %v", err)
 	}
 	srcs, err := sources(fs.Args())
 	if err != nil {
@@ -112,20 +115,8 @@ func runLint(c *invocation, cmd *command, args []string) int {
 	}
 	pages, pd := spec.ParseAll(srcs)
 	_, ds := spec.Lint(pages, pd)
-	if *asJSON {
-		if ds == nil {
-			ds = spec.Diagnostics{}
-		}
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(ds); err != nil {
-			return c.fail("%v", err)
-		}
-	} else {
-		for _, d := range ds {
-			fmt.Fprintln(c.stdout, d)
-		}
+	if err := writeLint(c.stdout, f, ds); err != nil {
+		return c.fail("%v", err)
 	}
 	if ds.HasErrors() {
 		return ExitFindings
