@@ -336,3 +336,52 @@ func TestServerInfoVersion(t *testing.T) {
 		t.Errorf("serverInfo %+v (%v), want prickled %s", r.ServerInfo, err, cmdline.Version())
 	}
 }
+
+// TestHTTPMessagesTheGoSDKRefuses: a body the go-sdk cannot read (the
+// lines of TestStdioLinesTheGoSDKRefuses) is answered by the front door
+// as JSON-RPC, HTTP 400 with -32600, never the go-sdk's plain-text 400;
+// the messages the go-sdk reads are answered (200) or accepted (202).
+func TestHTTPMessagesTheGoSDKRefuses(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	runner := e.token(store.KindRunner, "maya/builder")
+	for _, c := range sdkLines {
+		t.Run(c.name, func(t *testing.T) {
+			init := bytes.Replace(initializeBody, []byte(protoTS), []byte(c.proto), 1)
+			resp, err := http.DefaultClient.Do(mcpPost(e.url(), runner, "", init))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			session := resp.Header.Get("Mcp-Session-Id")
+			req := mcpPost(e.url(), runner, session, []byte(c.line))
+			req.Header.Set("Mcp-Protocol-Version", c.proto)
+			resp, err = http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var b bytes.Buffer
+			b.ReadFrom(resp.Body)
+			var status int
+			var code int64
+			switch {
+			case c.code != 0:
+				status, code = http.StatusBadRequest, c.code
+			case c.id == "":
+				status = http.StatusAccepted
+			default:
+				status = http.StatusOK
+			}
+			if resp.StatusCode != status {
+				t.Fatalf("HTTP %d %s, want %d", resp.StatusCode, b.Bytes(), status)
+			}
+			if code == 0 {
+				return
+			}
+			var a rpcAnswer
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" || json.Unmarshal(b.Bytes(), &a) != nil || a.Error == nil || a.Error.Code != code {
+				t.Errorf("%s %s, want JSON-RPC error %d", resp.Header.Get("Content-Type"), b.Bytes(), code)
+			}
+		})
+	}
+}

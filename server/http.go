@@ -151,6 +151,9 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 			return
 		}
 		msgs, rerr := s.readMessages(body)
+		if rerr == nil {
+			rerr = refuseBatch(body, r.Header.Get("Mcp-Protocol-Version"))
+		}
 		if rerr != nil {
 			rerr.write(w)
 			return
@@ -257,7 +260,7 @@ func (s *Server) readMessages(b []byte) ([]envelope, *rpcError) {
 // session that has not been initialized (the sessionless protocol's
 // requests need none).
 func (m *envelope) needsSession() bool {
-	return m.Method != nil && len(m.ID) > 0 && !beforeInitialize[*m.Method] && !m.hasProtocolVersionMeta()
+	return m.isCall() && !beforeInitialize[m.Method] && !m.hasProtocolVersionMeta()
 }
 
 // beforeInitialize are the methods the go-sdk accepts on a session that

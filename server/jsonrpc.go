@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,14 +14,36 @@ import (
 )
 
 // envelope is what the server reads of one incoming JSON-RPC message
-// before the go-sdk reads it, with exact member names (the go-sdk matches
-// them exactly too).
+// before the go-sdk reads it: the members the go-sdk's decoder
+// (jsonrpc.DecodeMessage) reads, with the same names, matched exactly as
+// it matches them, and the types it decodes them into, so that what
+// passes here is what the go-sdk can read.
 type envelope struct {
-	Version string         `json:"jsonrpc"`
-	ID      jsontext.Value `json:"id"`     // absent: nil
-	Method  *string        `json:"method"` // absent: a response
-	Params  jsontext.Value `json:"params"`
+	Version   string         `json:"jsonrpc"`
+	ID        jsontext.Value `json:"id"`     // absent: nil
+	RawMethod jsontext.Value `json:"method"` // absent: a response (null is present, as for the go-sdk)
+	Params    jsontext.Value `json:"params"`
+	Result    jsontext.Value `json:"result"`
+	Error     *errorObject   `json:"error"`
+	Method    string         `json:"-"` // RawMethod's string (checkEnvelope)
+	raw       jsontext.Value // the message as sent
 }
+
+// errorObject is a JSON-RPC error object as the go-sdk decodes it
+// (jsonrpc.Error): an error member of another shape is a message the
+// go-sdk cannot read.
+type errorObject struct {
+	Code    int64          `json:"code"`
+	Message string         `json:"message"`
+	Data    jsontext.Value `json:"data"`
+}
+
+// isRequest reports whether m is a request (a call or a notification)
+// rather than a response: it has a method member, as the go-sdk decides.
+func (m *envelope) isRequest() bool { return len(m.RawMethod) > 0 }
+
+// isCall reports whether m is a request with an id.
+func (m *envelope) isCall() bool { return m.isRequest() && len(m.ID) > 0 }
 
 // hasProtocolVersionMeta reports whether the message carries the
 // per-request protocol version of the sessionless protocol (2026-07-28,
@@ -80,18 +103,41 @@ func invalidRequest(id jsontext.Value, format string, args ...any) *rpcError {
 // ids as float64, then int64.
 const maxExactID = 1<<53 - 1
 
+// batchesRemoved is the first MCP version without JSON-RPC batches: the
+// go-sdk refuses a batch on a session that negotiated it or a later one
+// (over stdio by ending the session).
+const batchesRemoved = "2025-06-18"
+
+// refuseBatch refuses body when it is a batch and version, the protocol
+// version of the session it is sent on, has none.
+func refuseBatch(body []byte, version string) *rpcError {
+	if jsontext.Value(body).Kind() == '[' && version >= batchesRemoved {
+		return invalidRequest(nil, "invalid request: protocol version %s has no JSON-RPC batches", version)
+	}
+	return nil
+}
+
+// maxDepth is how deep a body may nest objects and arrays, the message's
+// own object (and a batch's array) included: the go-sdk's decoder refuses
+// deeper ones (its internal/json defaultMaxDepth), and over stdio that
+// refusal ends the session. TestDepthIsTheGoSDKs holds the two together.
+const maxDepth = 1000
+
 // readMessages checks the body of one HTTP POST or one stdio line before
 // the go-sdk reads it, and returns its messages (more than one for a
-// batch). It answers a parse error (-32700) for anything but exactly one
+// batch); it is the one place that decides which messages the go-sdk
+// gets. It answers a parse error (-32700) for anything but exactly one
 // JSON value in which no object names a member twice: text after the
 // value (a claim followed by "xyz", two concatenated objects) is never
 // executed, and no decoder can read a different message than the one
-// checked. It answers invalid request (-32600) for a message that is not
-// an object with "jsonrpc": "2.0", a method that is not a string, and an
-// id that is not a string of Unicode characters or an integer within
-// ±(2^53-1): the go-sdk would turn 1.5 into 1, larger integers into other
-// numbers and invalid strings into U+FFFD, so the answer would carry
-// another id than the request.
+// checked. It answers invalid request (-32600) for a body nested deeper
+// than maxDepth, and for a message the go-sdk could not read or would
+// read as another: not an object with "jsonrpc": "2.0"; a method that is
+// not a string; a response without an id; an error member that is not a
+// JSON-RPC error object; an id that is not a string of Unicode characters
+// or an integer within ±(2^53-1) (the go-sdk would turn 1.5 into 1, larger
+// integers into other numbers and invalid strings into U+FFFD, so the
+// answer would carry another id than the request).
 //
 // Invalid UTF-8 and lone surrogates pass here, so that in tool arguments
 // the input validation refuses them naming their JSON pointer.
@@ -107,9 +153,13 @@ func readMessages(b []byte) ([]envelope, *rpcError) {
 			}
 			return nil, badMember(v, err)
 		}
+		if nesting(b) > maxDepth {
+			return nil, tooDeep(m[0].ID)
+		}
 		if rerr := checkEnvelope(&m[0]); rerr != nil {
 			return nil, rerr
 		}
+		m[0].raw = v
 		return m, nil
 	}
 	if !v.IsValid(jsontext.AllowInvalidUTF8(true)) {
@@ -127,6 +177,9 @@ func readMessages(b []byte) ([]envelope, *rpcError) {
 	default:
 		raws = []jsontext.Value{v}
 	}
+	if nesting(b) > maxDepth {
+		return nil, tooDeep(nil)
+	}
 	msgs := make([]envelope, len(raws))
 	for i, raw := range raws {
 		if raw.Kind() != '{' {
@@ -136,6 +189,7 @@ func readMessages(b []byte) ([]envelope, *rpcError) {
 		if err := jsonv2.Unmarshal(raw, m, jsontext.AllowInvalidUTF8(true)); err != nil {
 			return nil, badMember(raw, err)
 		}
+		m.raw = raw
 		if rerr := checkEnvelope(m); rerr != nil {
 			return nil, rerr
 		}
@@ -154,8 +208,13 @@ func badMember(raw jsontext.Value, err error) *rpcError {
 	return invalidRequest(exactID(id.ID), "invalid request: %s", memberReason(err))
 }
 
+func tooDeep(id jsontext.Value) *rpcError {
+	return invalidRequest(exactID(id), "invalid request: nested deeper than %d levels", maxDepth)
+}
+
 // checkEnvelope checks what the envelope's types do not: the version, the
-// id and that params, when present, is an object.
+// id, the method, that a response has an id and that params, when
+// present, is an object.
 func checkEnvelope(m *envelope) *rpcError {
 	if m.Version != "2.0" {
 		return invalidRequest(exactID(m.ID), `invalid request: "jsonrpc" must be "2.0"`)
@@ -163,9 +222,23 @@ func checkEnvelope(m *envelope) *rpcError {
 	if err := checkID(m.ID); err != nil {
 		return invalidRequest(exactID(m.ID), "invalid request: %v", err)
 	}
+	if !m.isRequest() {
+		if len(m.ID) == 0 {
+			return invalidRequest(nil, `invalid request: neither a request ("method") nor a response ("id")`)
+		}
+		return nil
+	}
+	switch {
+	case m.RawMethod.Kind() != '"':
+		return invalidRequest(exactID(m.ID), `invalid request: "method" must be a string`)
+	case bytes.IndexByte(m.RawMethod, '\\') < 0: // a valid string without escapes is its bytes
+		m.Method = string(m.RawMethod[1 : len(m.RawMethod)-1])
+	default:
+		_ = jsonv2.Unmarshal(m.RawMethod, &m.Method, jsontext.AllowInvalidUTF8(true))
+	}
 	// Every MCP method takes an object; the go-sdk answers other params
 	// with code 0 for some methods.
-	if m.Method != nil && len(m.Params) > 0 && m.Params.Kind() != '{' {
+	if len(m.Params) > 0 && m.Params.Kind() != '{' {
 		return &rpcError{id: exactID(m.ID), code: jsonrpc.CodeInvalidParams, status: http.StatusBadRequest,
 			message: `invalid params: "params" must be an object`}
 	}
@@ -203,6 +276,34 @@ func exactID(id jsontext.Value) jsontext.Value {
 		return id
 	}
 	return nil
+}
+
+// nesting returns how deep the valid JSON value b nests objects and
+// arrays.
+func nesting(b []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // syntaxReason says where b stops being one JSON value.
