@@ -247,9 +247,10 @@ func (c *callers) release(caller string) {
 // JSON-RPC 2.0's reserved range).
 const codeTooManySessions = -32001
 
-// readMessages is readMessages with the bound on a batch's messages.
+// readMessages is readMessages with the bounds of cfg: a number's
+// digits, a batch's messages.
 func (s *Server) readMessages(b []byte) ([]envelope, *rpcError) {
-	msgs, rerr := readMessages(b)
+	msgs, rerr := readMessages(b, s.cfg.MaxNumberDigits)
 	if rerr == nil && len(msgs) > s.cfg.MaxBatch {
 		return nil, invalidRequest(nil, "invalid request: a batch holds at most %d messages", s.cfg.MaxBatch)
 	}

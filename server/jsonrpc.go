@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/prickle-dev/prickle/internal/schemax"
 )
 
 // envelope is what the server reads of one incoming JSON-RPC message
@@ -141,8 +143,17 @@ const maxDepth = 1000
 //
 // Invalid UTF-8 and lone surrogates pass here, so that in tool arguments
 // the input validation refuses them naming their JSON pointer.
-func readMessages(b []byte) ([]envelope, *rpcError) {
+func readMessages(b []byte, maxDigits int) ([]envelope, *rpcError) {
 	v := jsontext.Value(b)
+	if depth, digits := measure(b); depth > maxDepth || digits > maxDigits {
+		switch {
+		case !v.IsValid(jsontext.AllowInvalidUTF8(true)):
+			return nil, parseError("parse error: %s", syntaxReason(b))
+		case digits > maxDigits:
+			return nil, longNumber(v, maxDigits)
+		}
+		return nil, invalidRequest(messageID(v), "invalid request: nested deeper than %d levels", maxDepth)
+	}
 	if v.Kind() == '{' {
 		// One message, read in one pass: the decoder checks the whole
 		// document (syntax, names twice, text after it) as it goes.
@@ -152,9 +163,6 @@ func readMessages(b []byte) ([]envelope, *rpcError) {
 				return nil, parseError("parse error: %s", syntaxReason(b))
 			}
 			return nil, badMember(v, err)
-		}
-		if nesting(b) > maxDepth {
-			return nil, tooDeep(m[0].ID)
 		}
 		if rerr := checkEnvelope(&m[0]); rerr != nil {
 			return nil, rerr
@@ -177,9 +185,6 @@ func readMessages(b []byte) ([]envelope, *rpcError) {
 	default:
 		raws = []jsontext.Value{v}
 	}
-	if nesting(b) > maxDepth {
-		return nil, tooDeep(nil)
-	}
 	msgs := make([]envelope, len(raws))
 	for i, raw := range raws {
 		if raw.Kind() != '{' {
@@ -201,15 +206,64 @@ func readMessages(b []byte) ([]envelope, *rpcError) {
 // envelope members have the wrong types, with its id when it can be
 // echoed.
 func badMember(raw jsontext.Value, err error) *rpcError {
+	return invalidRequest(messageID(raw), "invalid request: %s", memberReason(err))
+}
+
+// messageID returns the id of raw, valid JSON, when it is one message and
+// its id can be echoed, else nil.
+func messageID(raw jsontext.Value) jsontext.Value {
+	if raw.Kind() != '{' {
+		return nil
+	}
 	var id struct {
 		ID jsontext.Value `json:"id"`
 	}
 	_ = jsonv2.Unmarshal(raw, &id, jsontext.AllowInvalidUTF8(true))
-	return invalidRequest(exactID(id.ID), "invalid request: %s", memberReason(err))
+	return exactID(id.ID)
 }
 
-func tooDeep(id jsontext.Value) *rpcError {
-	return invalidRequest(exactID(id), "invalid request: nested deeper than %d levels", maxDepth)
+// longNumber is the refusal of raw, valid JSON that holds a number of
+// more than maxDigits digits: invalid params when it is in "params",
+// invalid request elsewhere, naming where it is and quoting a few dozen
+// of its characters.
+func longNumber(raw jsontext.Value, maxDigits int) *rpcError {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return invalidRequest(nil, "invalid request: a number has more than %d digits", maxDigits)
+		}
+		if tok.Kind() != '0' {
+			continue
+		}
+		lit := tok.String()
+		digits, integer := numberDigits([]byte(lit))
+		if digits <= maxDigits {
+			continue
+		}
+		what := "a number"
+		if integer {
+			what = "an integer"
+		}
+		ptr := dec.StackPointer()
+		code, kind := int64(jsonrpc.CodeInvalidRequest), "invalid request"
+		if inParams(raw, ptr) {
+			code, kind = jsonrpc.CodeInvalidParams, "invalid params"
+		}
+		return &rpcError{id: messageID(raw), code: code, status: http.StatusBadRequest,
+			message: fmt.Sprintf("%s: %s: %s is %s of %d digits written out in full, more than the %d a number may have",
+				kind, ptr, schemax.Cut(lit), what, digits, maxDigits)}
+	}
+}
+
+// inParams reports whether ptr, a pointer into raw, is inside a message's
+// params.
+func inParams(raw jsontext.Value, ptr jsontext.Pointer) bool {
+	tokens := strings.Split(string(ptr), "/")[1:]
+	if raw.Kind() == '[' && len(tokens) > 0 {
+		tokens = tokens[1:] // the message's index in the batch
+	}
+	return len(tokens) > 1 && tokens[0] == "params"
 }
 
 // checkEnvelope checks what the envelope's types do not: the version, the
@@ -264,26 +318,30 @@ func checkID(id jsontext.Value) error {
 		if err == nil && f == float64(int64(f)) && f >= -maxExactID && f <= maxExactID {
 			return nil
 		}
-		return fmt.Errorf(`"id" %s is not an integer between -%d and %d`, id, int64(maxExactID), int64(maxExactID))
+		return fmt.Errorf(`"id" %s is not an integer between -%d and %d`, schemax.Cut(string(id)), int64(maxExactID), int64(maxExactID))
 	}
 	return errors.New(`"id" must be a string or an integer`)
 }
 
 // exactID returns id when it can be echoed in an answer as it was sent (a
-// string of Unicode characters or a number), else nil (null).
+// string of Unicode characters, or a number of at most a few dozen
+// characters), else nil (null).
 func exactID(id jsontext.Value) jsontext.Value {
-	if k := id.Kind(); k == '"' && id.IsValid() || k == '0' {
+	if k := id.Kind(); k == '"' && id.IsValid() || k == '0' && len(id) <= schemax.MaxQuoted {
 		return id
 	}
 	return nil
 }
 
-// nesting returns how deep the valid JSON value b nests objects and
-// arrays.
-func nesting(b []byte) int {
-	depth, deepest := 0, 0
+// measure returns how deep b, a JSON value, nests objects and arrays,
+// and the most digits a number in it has written out in full (see
+// numberDigits), in one pass over its bytes that parses nothing. On
+// invalid JSON the results mean nothing.
+func measure(b []byte) (depth, digits int) {
+	level := 0
 	inString, escaped := false, false
-	for _, c := range b {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
 		switch {
 		case inString:
 			switch {
@@ -297,13 +355,63 @@ func nesting(b []byte) int {
 		case c == '"':
 			inString = true
 		case c == '{' || c == '[':
-			depth++
-			deepest = max(deepest, depth)
+			level++
+			depth = max(depth, level)
 		case c == '}' || c == ']':
-			depth--
+			level--
+		case c == '-' || '0' <= c && c <= '9':
+			// Outside strings only numbers hold these bytes.
+			j, exp := i+1, false
+			for ; j < len(b) && isNumberByte(b[j]); j++ {
+				exp = exp || b[j] == 'e' || b[j] == 'E'
+			}
+			if n := j - i; exp || n > digits {
+				d, _ := numberDigits(b[i:j])
+				digits = max(digits, d)
+			}
+			i = j - 1
 		}
 	}
-	return deepest
+	return depth, digits
+}
+
+func isNumberByte(c byte) bool {
+	return '0' <= c && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+}
+
+// numberDigits returns how many digits the JSON number lit has written
+// out in full, without an exponent (1e3000000 has 3000001, 0.001 has 4,
+// 5e-324, float64's smallest, 325), and whether its value is an integer.
+// It parses no value: the exponent is read only as far as it matters.
+func numberDigits(lit []byte) (digits int, integer bool) {
+	lit = bytes.TrimPrefix(lit, []byte("-"))
+	mant, expPart := lit, []byte(nil)
+	if i := bytes.IndexAny(lit, "eE"); i >= 0 {
+		mant, expPart = lit[:i], lit[i+1:]
+	}
+	intPart, frac, _ := bytes.Cut(mant, []byte("."))
+	const huge = 1 << 40 // beyond any body: an exponent this large is as good as infinite
+	exp, neg := 0, false
+	for i, c := range expPart {
+		switch {
+		case i == 0 && (c == '+' || c == '-'):
+			neg = c == '-'
+		case exp < huge:
+			exp = exp*10 + int(c-'0')
+		}
+	}
+	if neg {
+		exp = -exp
+	}
+	digits = max(len(intPart)+exp, 1) + max(len(frac)-exp, 0)
+	// An integer when no digit after the point, moved by the exponent,
+	// is other than 0.
+	point := len(intPart) + exp
+	nonzero := func(digits []byte, from int) bool {
+		return bytes.ContainsFunc(digits[min(max(from, 0), len(digits)):], func(r rune) bool { return r != '0' })
+	}
+	integer = !nonzero(intPart, point) && !nonzero(frac, point-len(intPart))
+	return digits, integer
 }
 
 // syntaxReason says where b stops being one JSON value.

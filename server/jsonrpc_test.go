@@ -55,13 +55,13 @@ func TestDepthIsTheGoSDKs(t *testing.T) {
 		{"batch", func(depth int) []byte { return append(append([]byte("["), deep(depth-1)...), ']') }},
 	} {
 		ok, over := c.body(maxDepth), c.body(maxDepth+1)
-		if _, rerr := readMessages(ok); rerr != nil {
+		if _, rerr := readMessages(ok, DefaultMaxNumberDigits); rerr != nil {
 			t.Errorf("%s %d deep: refused: %s", c.name, maxDepth, rerr.message)
 		}
 		if _, err := sdkRead(ok, 1); err != nil {
 			t.Errorf("%s %d deep: the go-sdk cannot read it: %v", c.name, maxDepth, err)
 		}
-		if _, rerr := readMessages(over); rerr == nil || rerr.code != jsonrpc.CodeInvalidRequest {
+		if _, rerr := readMessages(over, DefaultMaxNumberDigits); rerr == nil || rerr.code != jsonrpc.CodeInvalidRequest {
 			t.Errorf("%s %d deep: %v, want invalid request", c.name, maxDepth+1, rerr)
 		}
 		if _, err := sdkRead(over, 1); err == nil {
@@ -94,7 +94,7 @@ func FuzzReadMessagesAsTheGoSDK(f *testing.F) {
 		if bytes.ContainsAny(b, "\r\n") {
 			return // one line
 		}
-		msgs, rerr := readMessages(trimSpace(b))
+		msgs, rerr := readMessages(trimSpace(b), DefaultMaxNumberDigits)
 		if rerr != nil {
 			return
 		}
@@ -126,4 +126,28 @@ func sdkIDKey(id jsonrpc.ID) string {
 		return "s" + v
 	}
 	return ""
+}
+
+// TestNumberDigits: a number's digits written out in full, and whether
+// it is an integer, read off its literal.
+func TestNumberDigits(t *testing.T) {
+	for _, c := range []struct {
+		lit     string
+		digits  int
+		integer bool
+	}{
+		{"0", 1, true}, {"-0", 1, true}, {"10", 2, true}, {"1.5", 2, false}, {"0.001", 4, false},
+		{"1e3", 4, true}, {"1E+3", 4, true}, {"-1e3", 4, true}, {"5e-324", 325, false}, {"1.5e1", 2, true},
+		{"1.25e1", 3, false}, {"123e-1", 3, false}, {"120e-1", 3, true}, {"0e0", 1, true}, {"0.0", 2, true},
+		{"1e0000000000000000000003", 4, true}, {"1e-1", 2, false}, {"1.7976931348623157e308", 309, true},
+		{"1e3000000", 3000001, true},
+	} {
+		digits, integer := numberDigits([]byte(c.lit))
+		if digits != c.digits || integer != c.integer {
+			t.Errorf("%s: %d digits, integer %v; want %d, %v", c.lit, digits, integer, c.digits, c.integer)
+		}
+	}
+	if digits, _ := numberDigits([]byte("1e99999999999999999999999999")); digits < 1<<40 {
+		t.Errorf("1e99999999999999999999999999: %d digits", digits)
+	}
 }

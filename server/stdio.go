@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -262,7 +263,7 @@ func (w *stdioWriter) answered(p []byte) {
 	if len(w.pending) == 0 {
 		return
 	}
-	msgs, err := readMessages(trimSpace(p))
+	msgs, err := readMessages(trimSpace(p), math.MaxInt) // the go-sdk's own answers
 	if err != nil {
 		return
 	}
