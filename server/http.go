@@ -119,8 +119,9 @@ func splitHostPort(hostport, def string) (host, port string) {
 //     tools/call sent first) is answered JSON-RPC -32600 and HTTP 400
 //     (the go-sdk alone would answer code 0, which no client can read),
 //     each message of a batch alike;
-//   - an initialize while cfg.MaxSessions sessions are open or about to
-//     open is answered 503;
+//   - an initialize (of any protocol: the go-sdk refuses the sessionless
+//     one's, and the reservation is then given back) while
+//     cfg.MaxSessions sessions are open or about to open is answered 503;
 //   - the POST is then handed to the go-sdk with the very bytes that were
 //     checked. It counts as in flight (Drain waits for it) from the start.
 func (s *Server) frontDoor(h http.Handler) http.Handler {
@@ -168,7 +169,7 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 					invalidRequest(m.ID, "no session: send initialize first, then use the Mcp-Session-Id it returns").write(w)
 					return
 				}
-				if reserved || !isInitialize(*m) || len(m.ID) == 0 || m.hasProtocolVersionMeta() {
+				if reserved || !isInitialize(*m) {
 					continue
 				}
 				res := s.sessions.reserve()
@@ -261,7 +262,7 @@ func (s *Server) readMessages(b []byte) ([]envelope, *rpcError) {
 // session that has not been initialized (the sessionless protocol's
 // requests need none).
 func (m *envelope) needsSession() bool {
-	return m.isCall() && !beforeInitialize[m.Method] && !m.hasProtocolVersionMeta()
+	return m.isCall() && !beforeInitialize[m.Method] && !m.sessionless()
 }
 
 // beforeInitialize are the methods the go-sdk accepts on a session that
@@ -270,10 +271,6 @@ var beforeInitialize = map[string]bool{
 	"initialize": true, "ping": true, "logging/setLevel": true,
 	"resources/subscribe": true, "resources/unsubscribe": true, "server/discover": true,
 }
-
-// protocolVersionMeta marks a request of the sessionless protocol
-// (2026-07-28, SEP-2575), which needs no initialize.
-const protocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
 
 // isJSON reports whether a Content-Type names application/json.
 func isJSON(contentType string) bool {

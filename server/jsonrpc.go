@@ -12,6 +12,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/internal/schemax"
 )
 
@@ -47,18 +48,28 @@ func (m *envelope) isRequest() bool { return len(m.RawMethod) > 0 }
 // isCall reports whether m is a request with an id.
 func (m *envelope) isCall() bool { return m.isRequest() && len(m.ID) > 0 }
 
-// hasProtocolVersionMeta reports whether the message carries the
-// per-request protocol version of the sessionless protocol (2026-07-28,
-// SEP-2575), which needs no initialize.
-func (e *envelope) hasProtocolVersionMeta() bool {
-	if e.Params.Kind() != '{' {
+// sessionless reports whether m is a request of the sessionless protocol
+// (2026-07-28, SEP-2575), which needs no initialize, as the go-sdk tells
+// one: a call whose _meta protocolVersion is a string naming that
+// version or a later one. Any other value there (a number, null, an
+// object, an older version) leaves it a request of the protocol with
+// sessions.
+func (m *envelope) sessionless() bool {
+	if !m.isCall() || m.Params.Kind() != '{' {
 		return false
 	}
 	var p struct {
 		Meta map[string]jsontext.Value `json:"_meta"`
 	}
-	return jsonv2.Unmarshal(e.Params, &p) == nil && p.Meta[protocolVersionMeta] != nil
+	if jsonv2.Unmarshal(m.Params, &p, jsontext.AllowInvalidUTF8(true)) != nil || p.Meta[mcp.MetaKeyProtocolVersion].Kind() != '"' {
+		return false
+	}
+	var v string
+	return jsonv2.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v, jsontext.AllowInvalidUTF8(true)) == nil && v >= sessionlessSince
 }
+
+// sessionlessSince is the first protocol version without sessions.
+const sessionlessSince = "2026-07-28"
 
 // rpcError is a JSON-RPC error answered by the server itself: the
 // message never reaches the go-sdk.
