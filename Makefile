@@ -30,6 +30,8 @@ fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz=FuzzCompile -fuzztime=60s ./internal/ecmaregex/
 	$(GO) test -run='^$$' -fuzz=FuzzValidateDecode -fuzztime=60s ./gen/rt/
 	$(GO) test -run='^$$' -fuzz=FuzzToolsCall -fuzztime=60s ./server/
+	$(GO) test -run='^$$' -fuzz=FuzzStdioSession -fuzztime=60s -fuzzminimizetime=100x ./server/
+	$(GO) test -run='^$$' -fuzz=FuzzReadMessagesAsTheGoSDK -fuzztime=60s ./server/
 
 lint: ## lint the bundled pages
 	$(GO) run ./cmd/prickle-gen lint

@@ -1,17 +1,24 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 )
@@ -140,4 +147,161 @@ func validCall(body []byte) bool {
 	}
 	tool := api.Tool(api.ToolName(msg.Params.Name))
 	return tool != nil && tool.Input.Validate(msg.Params.Arguments) == nil
+}
+
+// FuzzStdioSession: the lines of a stdio session (the fuzzer's input,
+// split at each newline) as the holder of a runner token: the server
+// never returns before its input ends, returns nil when it does, and
+// answers every call it read: each line that holds a call gets an
+// answer, and a call on a line that is one JSON value, with an id no
+// other call has, gets an answer with its id.
+func FuzzStdioSession(f *testing.F) {
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	initialized := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	claim := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`
+	ping := `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}}`,
+		`{"jsonrpc":"2.0","result":{}}`, `{"jsonrpc":"2.0","id":9,"error":"boom"}`, `{"jsonrpc":"2.0","id":9,"result":{}}`,
+		`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, `{"jsonrpc":"2.0","id":9,"method":null}`, `garbage{`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"discover_team_agents","arguments":{"project":"website-v2"},"_meta":{"progressToken":1}}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":9,"method":"Tools/Call"}`,
+	} {
+		f.Add([]byte(strings.Join([]string{initialize, initialized, claim, line, ping}, "\n") + "\n"))
+	}
+	f.Add([]byte(`[` + initialize + `,` + ping + `]` + "\n" + claim))
+	f.Add([]byte(strings.ReplaceAll(initialize, "2025-11-25", "2025-03-26") + "\n[" + claim + "," + ping + "]\n"))
+	world, err := os.ReadFile(filepath.Join("testdata", "world.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	srv, _, err := server.New(context.Background(), server.Config{Logger: slog.New(slog.DiscardHandler), MaxBodyBytes: 64 << 10,
+		Fixture: bytes.NewReader(world)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { srv.Close() })
+	f.Fuzz(func(t *testing.T, input []byte) {
+		in := &eofReader{r: bytes.NewReader(input)}
+		var out testkit.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		err := srv.ServeStdio(ctx, fxBuilderRunner, in, &out)
+		switch {
+		case ctx.Err() != nil:
+			t.Fatalf("%q: the session did not end when its input did; output:\n%.3000s", input, out.String())
+		case err != nil:
+			t.Fatalf("%q: ServeStdio: %v", input, err)
+		case !in.eof.Load():
+			t.Fatalf("%q: ServeStdio returned before its input ended", input)
+		}
+		answers, answered := 0, map[string]bool{} // answer lines; the ids they answer (idOf)
+		for _, l := range strings.Split(out.String(), "\n") {
+			if l == "" {
+				continue
+			}
+			var msgs []map[string]json.RawMessage // a batch's answers are one line
+			if json.Unmarshal([]byte(l), &msgs) != nil {
+				msgs = make([]map[string]json.RawMessage, 1)
+				if err := json.Unmarshal([]byte(l), &msgs[0]); err != nil {
+					t.Fatalf("%q: output line %q is not JSON: %v", input, l, err)
+				}
+			}
+			if _, notification := msgs[0]["method"]; !notification {
+				answers++
+			}
+			for _, m := range msgs {
+				answered[idOf(m["id"])] = true
+			}
+		}
+		lines := sessionLines(input, 64<<10)
+		withCall, calls := 0, map[string]int{}
+		for _, l := range lines {
+			if len(l.ids) > 0 {
+				withCall++
+			}
+			for _, id := range l.ids {
+				calls[id]++
+			}
+		}
+		if answers < withCall {
+			t.Fatalf("%q: %d lines hold a call, %d answers:\n%.3000s", input, withCall, answers, out.String())
+		}
+		for _, l := range lines {
+			if l.single && len(l.ids) == 1 && l.echoed && calls[l.ids[0]] == 1 && !answered[l.ids[0]] {
+				t.Fatalf("%q: the call with id %s was not answered:\n%.3000s", input, l.ids[0], out.String())
+			}
+		}
+	})
+}
+
+// sessionLine is what an outside reader sees in one line of a stdio
+// session's input.
+type sessionLine struct {
+	ids    []string // of the calls (objects with a method and an id member) it holds, by idOf
+	single bool     // one JSON object, strictly (no member named twice, nothing after it)
+	echoed bool     // its call's id is a number or a string of Unicode characters, which an answer carries
+}
+
+// sessionLines reads input as the server's line filter splits it, lines
+// longer than limit left out.
+func sessionLines(input []byte, limit int) []sessionLine {
+	var out []sessionLine
+	for _, raw := range bytes.Split(input, []byte("\n")) {
+		raw = bytes.Trim(raw, " \t\r")
+		if len(raw) == 0 || len(raw) > limit {
+			continue
+		}
+		var l sessionLine
+		var msgs []map[string]json.RawMessage
+		if json.Unmarshal(raw, &msgs) != nil {
+			msgs = make([]map[string]json.RawMessage, 1)
+			if json.Unmarshal(raw, &msgs[0]) != nil {
+				continue
+			}
+			l.single = jsontext.Value(raw).IsValid(jsontext.AllowInvalidUTF8(true))
+		}
+		for _, m := range msgs {
+			id, hasID := m["id"]
+			if _, hasMethod := m["method"]; hasMethod && hasID {
+				l.ids = append(l.ids, idOf(id))
+				k := jsontext.Value(id).Kind()
+				l.echoed = k == '0' || k == '"' && jsontext.Value(id).IsValid()
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// idOf is a JSON-RPC id by value: an answer may write it anew (1e2 as
+// 100, "\u0041" as "A").
+func idOf(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	switch v := v.(type) {
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case string:
+		return strconv.Quote(v)
+	}
+	return string(raw)
+}
+
+// eofReader is a reader that records that it reached its end.
+type eofReader struct {
+	r   io.Reader
+	eof atomic.Bool
+}
+
+func (r *eofReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err == io.EOF {
+		r.eof.Store(true)
+	}
+	return n, err
 }

@@ -336,3 +336,97 @@ func TestServerInfoVersion(t *testing.T) {
 		t.Errorf("serverInfo %+v (%v), want prickled %s", r.ServerInfo, err, cmdline.Version())
 	}
 }
+
+// TestHTTPMessagesTheGoSDKRefuses: a body the go-sdk cannot read (the
+// lines of TestStdioLinesTheGoSDKRefuses) is answered by the front door
+// as JSON-RPC, HTTP 400 with -32600, never the go-sdk's plain-text 400;
+// the messages the go-sdk reads are answered (200) or accepted (202).
+func TestHTTPMessagesTheGoSDKRefuses(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	runner := e.token(store.KindRunner, "maya/builder")
+	for _, c := range sdkLines {
+		t.Run(c.name, func(t *testing.T) {
+			init := bytes.Replace(initializeBody, []byte(protoTS), []byte(c.proto), 1)
+			resp, err := http.DefaultClient.Do(mcpPost(e.url(), runner, "", init))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			session := resp.Header.Get("Mcp-Session-Id")
+			req := mcpPost(e.url(), runner, session, []byte(c.line))
+			req.Header.Set("Mcp-Protocol-Version", c.proto)
+			resp, err = http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var b bytes.Buffer
+			b.ReadFrom(resp.Body)
+			var status int
+			var code int64
+			switch {
+			case c.code != 0:
+				status, code = http.StatusBadRequest, c.code
+			case c.id == "":
+				status = http.StatusAccepted
+			default:
+				status = http.StatusOK
+			}
+			if resp.StatusCode != status {
+				t.Fatalf("HTTP %d %s, want %d", resp.StatusCode, b.Bytes(), status)
+			}
+			if code == 0 {
+				return
+			}
+			var a rpcAnswer
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" || json.Unmarshal(b.Bytes(), &a) != nil || a.Error == nil || a.Error.Code != code {
+				t.Errorf("%s %s, want JSON-RPC error %d", resp.Header.Get("Content-Type"), b.Bytes(), code)
+			}
+		})
+	}
+}
+
+// TestHugeNumbers: a number is bounded before anything parses it. One of
+// more digits than --max-number-digits (written out in full, so 1e3000000
+// has 3000001) is refused at the front door, -32602 naming its pointer
+// and quoting a few dozen characters of it, as an integer when it is one;
+// a number within the bound that breaks the schema is refused
+// invalid_arguments, quoting as few. (A 600,000-digit harness was parsed
+// as a big.Rat, quadratic in its digits, and echoed whole in the refusal;
+// 1e3000000 was "got number, want integer".)
+func TestHugeNumbers(t *testing.T) {
+	e := newEnv(t, envOpts{maxBody: 4 << 20})
+	runner := e.token(store.KindRunner, "maya/builder")
+	s := e.session(runner)
+	claim := func(harness string) []byte {
+		return callBody(1, api.ToolClaimDiscussion, `{"message_id":"example-message-id","idempotency_key":"k","harness":`+harness+`}`)
+	}
+	for _, c := range []struct{ harness, class string }{
+		{"1" + strings.Repeat("0", 600000), "integer"},
+		{"1e3000000", "integer"},
+		{"1e1000000", "integer"},
+		{"-1.5E+0000000000000000000000000000000000000000003000000", "integer"},
+		{"1e-3000000", "number"},
+		{"0." + strings.Repeat("0", 600000) + "1", "number"},
+		{"1" + strings.Repeat("0", 600000) + "e-600000", "number"},
+		{"1e401", "integer"},
+	} {
+		a := e.post(runner, s, claim(c.harness))
+		if a.status != http.StatusBadRequest || a.Error == nil || a.Error.Code != -32602 {
+			t.Errorf("harness %.40s…: %d %+v, want 400 with -32602", c.harness, a.status, a.Error)
+			continue
+		}
+		if m := a.Error.Message; !strings.Contains(m, "/params/arguments/harness") || !strings.Contains(m, " "+c.class+" ") || len(m) > 300 {
+			t.Errorf("harness %.40s…: %q, want the pointer, the class %q and at most a few dozen of its characters", c.harness, m, c.class)
+		}
+	}
+	for _, harness := range []string{"1" + strings.Repeat("0", 399), "1e399", "-1e399", "1e-398", "0.1e-397"} {
+		code, text := toolResult(t, e.post(runner, s, claim(harness)))
+		if code != "invalid_arguments" || !strings.Contains(text, "/harness") || len(text) > 200 {
+			t.Errorf("harness %.40s…: %s %q, want invalid_arguments quoting a few dozen characters", harness, code, text)
+		}
+	}
+	if code, _ := toolResult(t, e.post(runner, s, claim("2.0e0"))); code != "" {
+		t.Errorf("harness 2.0e0: refused %s", code)
+	}
+}

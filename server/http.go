@@ -119,8 +119,9 @@ func splitHostPort(hostport, def string) (host, port string) {
 //     tools/call sent first) is answered JSON-RPC -32600 and HTTP 400
 //     (the go-sdk alone would answer code 0, which no client can read),
 //     each message of a batch alike;
-//   - an initialize while cfg.MaxSessions sessions are open or about to
-//     open is answered 503;
+//   - an initialize (of any protocol: the go-sdk refuses the sessionless
+//     one's, and the reservation is then given back) while
+//     cfg.MaxSessions sessions are open or about to open is answered 503;
 //   - the POST is then handed to the go-sdk with the very bytes that were
 //     checked. It counts as in flight (Drain waits for it) from the start.
 func (s *Server) frontDoor(h http.Handler) http.Handler {
@@ -151,6 +152,9 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 			return
 		}
 		msgs, rerr := s.readMessages(body)
+		if rerr == nil {
+			rerr = refuseBatch(body, r.Header.Get("Mcp-Protocol-Version"))
+		}
 		if rerr != nil {
 			rerr.write(w)
 			return
@@ -165,7 +169,7 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 					invalidRequest(m.ID, "no session: send initialize first, then use the Mcp-Session-Id it returns").write(w)
 					return
 				}
-				if reserved || !isInitialize(*m) || len(m.ID) == 0 || m.hasProtocolVersionMeta() {
+				if reserved || !isInitialize(*m) {
 					continue
 				}
 				res := s.sessions.reserve()
@@ -244,9 +248,10 @@ func (c *callers) release(caller string) {
 // JSON-RPC 2.0's reserved range).
 const codeTooManySessions = -32001
 
-// readMessages is readMessages with the bound on a batch's messages.
+// readMessages is readMessages with the bounds of cfg: a number's
+// digits, a batch's messages.
 func (s *Server) readMessages(b []byte) ([]envelope, *rpcError) {
-	msgs, rerr := readMessages(b)
+	msgs, rerr := readMessages(b, s.cfg.MaxNumberDigits)
 	if rerr == nil && len(msgs) > s.cfg.MaxBatch {
 		return nil, invalidRequest(nil, "invalid request: a batch holds at most %d messages", s.cfg.MaxBatch)
 	}
@@ -257,7 +262,7 @@ func (s *Server) readMessages(b []byte) ([]envelope, *rpcError) {
 // session that has not been initialized (the sessionless protocol's
 // requests need none).
 func (m *envelope) needsSession() bool {
-	return m.Method != nil && len(m.ID) > 0 && !beforeInitialize[*m.Method] && !m.hasProtocolVersionMeta()
+	return m.isCall() && !beforeInitialize[m.Method] && !m.sessionless()
 }
 
 // beforeInitialize are the methods the go-sdk accepts on a session that
@@ -266,10 +271,6 @@ var beforeInitialize = map[string]bool{
 	"initialize": true, "ping": true, "logging/setLevel": true,
 	"resources/subscribe": true, "resources/unsubscribe": true, "server/discover": true,
 }
-
-// protocolVersionMeta marks a request of the sessionless protocol
-// (2026-07-28, SEP-2575), which needs no initialize.
-const protocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
 
 // isJSON reports whether a Content-Type names application/json.
 func isJSON(contentType string) bool {

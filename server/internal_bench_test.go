@@ -13,7 +13,7 @@ func BenchmarkReadMessages(b *testing.B) {
 	body := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"runner-claim-example-1"},"_meta":{"progressToken":7}}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := readMessages(body); err != nil {
+		if _, err := readMessages(body, DefaultMaxNumberDigits); err != nil {
 			b.Fatal(err)
 		}
 	}

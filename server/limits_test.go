@@ -4,6 +4,7 @@ package server_test
 // connections, slow requests, requests in flight per caller.
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 )
@@ -483,5 +485,52 @@ func TestBatchBound(t *testing.T) {
 	}
 	if status, body := post(batch(5)); status != http.StatusBadRequest || !strings.Contains(body, "-32600") || strings.Contains(body, `"result"`) {
 		t.Errorf("a batch of 5: %d %s, want 400 -32600 and no call answered", status, body)
+	}
+}
+
+// TestSessionlessTestIsTheGoSDKs: a request is of the sessionless
+// protocol (which needs no initialize and holds no session) only as the
+// go-sdk reads one: a call whose _meta protocolVersion is a string naming
+// 2026-07-28 or later. With 1, null, {} or "" there, an initialize opened
+// a session past --max-sessions (the front door skipped its reservation,
+// the go-sdk opened it), and a tools/call without a session got HTTP 200
+// with code 0; over stdio, code 0 too.
+func TestSessionlessTestIsTheGoSDKs(t *testing.T) {
+	const limit = 2
+	e := newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxSessions = limit }})
+	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	metas := []string{`1`, `null`, `{}`, `""`, `"1"`, `"2026-07-28"`, `"2099-01-01"`}
+	withMeta := func(body []byte, meta string) []byte {
+		return bytes.Replace(body, []byte(`"params":{`), []byte(`"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":`+meta+`},`), 1)
+	}
+	for len(e.sessionIDs()) < limit {
+		e.session(runner)
+	}
+	for _, meta := range metas {
+		a := e.post(runner, "", withMeta(initializeBody, meta))
+		if a.Error == nil || a.Error.Code == 0 || a.status < 400 {
+			t.Errorf("initialize with _meta protocolVersion %s on a full server: %d %+v, want an error", meta, a.status, a.Error)
+		}
+		if n := len(e.sessionIDs()); n > limit {
+			t.Errorf("initialize with _meta protocolVersion %s: %d sessions, limit %d", meta, n, limit)
+		}
+		a = e.post(runner, "", withMeta(callBody(7, api.ToolDiscoverTeamAgents, `{"project":"website-v2"}`), meta))
+		if a.Error == nil || a.Error.Code == 0 || a.status != http.StatusBadRequest {
+			t.Errorf("tools/call with _meta protocolVersion %s and no session: %d %+v, want 400 with a JSON-RPC error", meta, a.status, a.Error)
+		}
+	}
+
+	var lines []string
+	for i, meta := range metas[:5] {
+		lines = append(lines, string(withMeta(callBody(10+i, api.ToolDiscoverTeamAgents, `{"project":"website-v2"}`), meta)))
+	}
+	var out bytes.Buffer
+	if err := e.srv.ServeStdio(context.Background(), fxBuilderRunner, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range stdioAnswers(t, out.String()) {
+		if a.code != -32600 {
+			t.Errorf("stdio tools/call before initialize with an old-protocol _meta, id %s: code %d, want -32600", a.id, a.code)
+		}
 	}
 }

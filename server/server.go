@@ -61,6 +61,12 @@ const (
 	// DefaultMaxBatch bounds the messages of one JSON-RPC batch, so that
 	// one POST cannot carry thousands of calls past the bound above.
 	DefaultMaxBatch = 16
+	// DefaultMaxNumberDigits bounds a number in a message, written out in
+	// full (1e3000000 has 3000001 digits), before anything parses it:
+	// float64's whole range needs at most 325 (5e-324), and a number
+	// within it parses in microseconds, where a million digits took
+	// seconds.
+	DefaultMaxNumberDigits = 400
 	// DefaultShutdownGrace bounds how long a shutdown waits for calls in
 	// flight.
 	DefaultShutdownGrace = 10 * time.Second
@@ -104,6 +110,7 @@ type Config struct {
 	MaxConns                int
 	MaxRequestsPerPrincipal int
 	MaxBatch                int
+	MaxNumberDigits         int
 	ShutdownGrace           time.Duration
 	// BaseURL is the server's public base URL (e.g. http://127.0.0.1:8080),
 	// used to make the protected-resource metadata absolute; when empty
@@ -223,6 +230,8 @@ var limits = []limit{
 		func(c *Config) any { return &c.MaxRequestsPerPrincipal }, DefaultMaxRequestsPerPrincipal},
 	{"max-batch", "JSON-RPC messages in one POST or stdio line (a batch: MCP 2025-03-26 only); beyond it -32600",
 		func(c *Config) any { return &c.MaxBatch }, DefaultMaxBatch},
+	{"max-number-digits", "digits of a number in a message, written out in full (1e3000000 has 3000001); beyond it -32602",
+		func(c *Config) any { return &c.MaxNumberDigits }, DefaultMaxNumberDigits},
 	{"shutdown-grace", "how long a shutdown waits for calls in flight",
 		func(c *Config) any { return &c.ShutdownGrace }, DefaultShutdownGrace},
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -60,25 +61,28 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.Reader, out
 // the end of its input, drops none.
 func (s *Server) filterLines(ctx context.Context, in io.Reader, pw io.Writer, w *stdioWriter) error {
 	r := bufio.NewReaderSize(in, 64<<10)
-	initialized := false // an initialize was passed on
 	for {
 		line, tooLong, err := readLine(r, int(s.cfg.MaxBodyBytes))
 		if len(line) > 0 || tooLong {
-			msgs, rerr := s.admit(line, tooLong, initialized, w)
+			msgs, rerr := s.admit(line, tooLong, w)
 			if rerr != nil {
 				if werr := w.writeLine(rerr.response()); werr != nil {
 					return werr
 				}
 			} else {
-				initialized = initialized || slices.ContainsFunc(msgs, isInitialize)
-				if _, werr := pw.Write(append(line, '\n')); werr != nil {
-					return werr
+				for _, l := range passOn(line, msgs) {
+					if _, werr := pw.Write(append(l, '\n')); werr != nil {
+						return werr
+					}
 				}
+				// The next line is judged by what an initialize
+				// negotiates, so its answer comes first.
+				w.wait(ctx, func() bool { return w.initializing == 0 })
 			}
 		}
 		if err != nil {
 			if err == io.EOF {
-				w.waitAnswered(ctx)
+				w.wait(ctx, func() bool { return len(w.pending) == 0 })
 			}
 			return err
 		}
@@ -87,11 +91,12 @@ func (s *Server) filterLines(ctx context.Context, in io.Reader, pw io.Writer, w 
 
 // admit checks a line before the go-sdk reads it, and returns its
 // messages to pass on, or the answer that refuses it: a line too long,
-// not JSON-RPC or too large a batch (as over HTTP); a call the go-sdk
-// refuses before an initialize, with code 0; a request whose id one in
-// progress has, of which the go-sdk would answer one, and the end of
-// input would wait for the other forever.
-func (s *Server) admit(line []byte, tooLong, initialized bool, w *stdioWriter) ([]envelope, *rpcError) {
+// not JSON-RPC or too large a batch (as over HTTP); a batch once the
+// session negotiated a protocol without batches, which would end the
+// session; a call the go-sdk refuses before an initialize, with code 0; a
+// request whose id one in progress has, of which the go-sdk would answer
+// one, and the end of input would wait for the other forever.
+func (s *Server) admit(line []byte, tooLong bool, w *stdioWriter) ([]envelope, *rpcError) {
 	if tooLong {
 		return nil, invalidRequest(nil, "invalid request: line exceeds %d bytes", s.cfg.MaxBodyBytes)
 	}
@@ -99,7 +104,11 @@ func (s *Server) admit(line []byte, tooLong, initialized bool, w *stdioWriter) (
 	if rerr != nil {
 		return nil, rerr
 	}
-	if !initialized && !slices.ContainsFunc(msgs, isInitialize) {
+	v := w.negotiated()
+	if rerr := refuseBatch(line, v); rerr != nil {
+		return nil, rerr
+	}
+	if v == "" && !slices.ContainsFunc(msgs, isInitialize) {
 		for i := range msgs {
 			if m := &msgs[i]; m.needsSession() {
 				return nil, invalidRequest(m.ID, "invalid request: send initialize first")
@@ -112,7 +121,37 @@ func (s *Server) admit(line []byte, tooLong, initialized bool, w *stdioWriter) (
 	return msgs, nil
 }
 
-func isInitialize(m envelope) bool { return m.Method != nil && *m.Method == "initialize" }
+// passOn returns the lines that carry msgs, the messages of line, to the
+// go-sdk: line itself, except that a batch's notifications go one a line
+// ahead of the rest. (The go-sdk's stdio transport waits for an answer to
+// every request of a batch, notifications included, so it would never
+// write the batch's answers, and two notifications in one batch end the
+// session. JSON-RPC lets a batch's messages be processed in any order.)
+func passOn(line []byte, msgs []envelope) [][]byte {
+	if jsontext.Value(line).Kind() != '[' || !slices.ContainsFunc(msgs, isNotification) {
+		return [][]byte{line}
+	}
+	var lines [][]byte
+	rest := []byte{'['}
+	for _, m := range msgs {
+		switch {
+		case isNotification(m):
+			lines = append(lines, m.raw)
+		case len(rest) > 1:
+			rest = append(append(rest, ','), m.raw...)
+		default:
+			rest = append(rest, m.raw...)
+		}
+	}
+	if len(rest) > 1 {
+		lines = append(lines, append(rest, ']'))
+	}
+	return lines
+}
+
+func isNotification(m envelope) bool { return m.isRequest() && len(m.ID) == 0 }
+
+func isInitialize(m envelope) bool { return m.isCall() && m.Method == "initialize" }
 
 // readLine returns the next line of r without its line ending, and
 // whether it was longer than limit (it is then read to its end and
@@ -150,13 +189,16 @@ func trimSpace(b []byte) []byte {
 
 // stdioWriter is standard output shared by the go-sdk (one Write per
 // message) and the line filter's own answers. It counts the requests
-// passed on that have no answer yet.
+// passed on that have no answer yet, and reads the protocol version an
+// initialize negotiated off its answer.
 type stdioWriter struct {
 	w io.Writer
 
-	mu      sync.Mutex
-	pending map[string]bool // ids (idKey) of the requests passed on and not yet answered
-	settled chan struct{}   // closed when pending empties; nil when nobody waits
+	mu           sync.Mutex
+	pending      map[string]bool // ids (idKey) of the requests passed on and not yet answered: true for an initialize
+	initializing int             // initializes among pending
+	protocol     string          // the protocol version the first answered initialize negotiated
+	changed      chan struct{}   // closed when pending shrinks; nil when nobody waits
 }
 
 func (w *stdioWriter) Write(p []byte) (int, error) {
@@ -185,23 +227,35 @@ func (w *stdioWriter) writeLine(b []byte) error {
 func (w *stdioWriter) expect(msgs []envelope) (dup jsontext.Value, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var keys []string
+	calls := map[string]bool{} // idKey: an initialize
 	for _, m := range msgs {
-		if m.Method != nil && len(m.ID) > 0 {
+		if m.isCall() {
 			k := idKey(m.ID)
-			if w.pending[k] || slices.Contains(keys, k) {
+			_, busy := w.pending[k]
+			if _, twice := calls[k]; busy || twice {
 				return m.ID, false
 			}
-			keys = append(keys, k)
+			calls[k] = isInitialize(m)
 		}
 	}
 	if w.pending == nil {
 		w.pending = map[string]bool{}
 	}
-	for _, k := range keys {
-		w.pending[k] = true
+	for k, init := range calls {
+		w.pending[k] = init
+		if init {
+			w.initializing++
+		}
 	}
 	return nil, true
+}
+
+// negotiated returns the protocol version the session negotiated, or ""
+// before an initialize was answered.
+func (w *stdioWriter) negotiated() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.protocol
 }
 
 // answered settles the requests that the responses in p answer.
@@ -209,38 +263,56 @@ func (w *stdioWriter) answered(p []byte) {
 	if len(w.pending) == 0 {
 		return
 	}
-	msgs, err := readMessages(trimSpace(p))
+	msgs, err := readMessages(trimSpace(p), math.MaxInt) // the go-sdk's own answers
 	if err != nil {
 		return
 	}
+	settled := false
 	for _, m := range msgs {
-		if m.Method != nil || len(m.ID) == 0 {
+		if m.isRequest() || len(m.ID) == 0 {
 			continue
 		}
-		delete(w.pending, idKey(m.ID))
+		k := idKey(m.ID)
+		init, ok := w.pending[k]
+		if !ok {
+			continue
+		}
+		delete(w.pending, k)
+		settled = true
+		if init {
+			w.initializing--
+			var r struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			if w.protocol == "" && jsonv2.Unmarshal(m.Result, &r) == nil {
+				w.protocol = r.ProtocolVersion
+			}
+		}
 	}
-	if len(w.pending) == 0 && w.settled != nil {
-		close(w.settled)
-		w.settled = nil
+	if settled && w.changed != nil {
+		close(w.changed)
+		w.changed = nil
 	}
 }
 
-// waitAnswered waits until every request passed on is answered, or ctx
-// is done.
-func (w *stdioWriter) waitAnswered(ctx context.Context) {
-	w.mu.Lock()
-	if len(w.pending) == 0 {
+// wait waits until done, called with w.mu held, holds, or ctx is done.
+func (w *stdioWriter) wait(ctx context.Context, done func() bool) {
+	for {
+		w.mu.Lock()
+		if done() {
+			w.mu.Unlock()
+			return
+		}
+		if w.changed == nil {
+			w.changed = make(chan struct{})
+		}
+		changed := w.changed
 		w.mu.Unlock()
-		return
-	}
-	if w.settled == nil {
-		w.settled = make(chan struct{})
-	}
-	settled := w.settled
-	w.mu.Unlock()
-	select {
-	case <-settled:
-	case <-ctx.Done():
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 

@@ -265,20 +265,105 @@ func stdioAnswers(t *testing.T, out string) []stdioAnswer {
 	t.Helper()
 	var as []stdioAnswer
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var a struct {
+		type answer struct {
 			ID    json.RawMessage `json:"id"`
 			Error *struct {
 				Code int64 `json:"code"`
 			} `json:"error"`
 		}
-		if err := json.Unmarshal([]byte(l), &a); err != nil {
-			t.Fatalf("output line %q: %v", l, err)
+		var batch []answer // a batch's answers are one line
+		if err := json.Unmarshal([]byte(l), &batch); err != nil {
+			batch = make([]answer, 1)
+			if err := json.Unmarshal([]byte(l), &batch[0]); err != nil {
+				t.Fatalf("output line %q: %v", l, err)
+			}
 		}
-		sa := stdioAnswer{id: string(a.ID)}
-		if a.Error != nil {
-			sa.code = a.Error.Code
+		for _, a := range batch {
+			sa := stdioAnswer{id: string(a.ID)}
+			if a.Error != nil {
+				sa.code = a.Error.Code
+			}
+			as = append(as, sa)
 		}
-		as = append(as, sa)
 	}
 	return as
+}
+
+// nested is a ping line whose message nests depth levels deep (the
+// message's own object is the first): what the go-sdk's decoder bounds.
+func nested(id, depth int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"x":%s%s}}`,
+		id, strings.Repeat("[", depth-2), strings.Repeat("]", depth-2))
+}
+
+// sdkLines are messages at the edge of what the go-sdk reads, each with
+// the protocol version of the session it is sent on, and the answer it
+// gets: id "" for none (a notification, a response), code 0 for a result.
+var sdkLines = []struct {
+	name, proto, line, id string
+	code                  int64
+}{
+	{"ping nested 1001 deep", protoTS, nested(9, 1001), "9", -32600},
+	{"ping nested 1000 deep", protoTS, nested(9, 1000), "9", 0},
+	{"batch nested 1001 deep", "2025-03-26", "[" + nested(9, 1001-1) + "]", "null", -32600},
+	{"batch nested 1000 deep", "2025-03-26", "[" + nested(9, 1000-1) + "]", "9", 0},
+	{"response without an id", protoTS, `{"jsonrpc":"2.0","result":{}}`, "null", -32600},
+	{"error that is a string", protoTS, `{"jsonrpc":"2.0","id":9,"error":"boom"}`, "9", -32600},
+	{"error code that is not an integer", protoTS, `{"jsonrpc":"2.0","id":9,"error":{"code":1.5,"message":"x"}}`, "9", -32600},
+	{"error message that is a number", protoTS, `{"jsonrpc":"2.0","id":9,"error":{"code":1,"message":5}}`, "9", -32600},
+	{"request with an error member", protoTS, `{"jsonrpc":"2.0","id":9,"method":"ping","error":"boom"}`, "9", -32600},
+	{"method null", protoTS, `{"jsonrpc":"2.0","id":9,"method":null}`, "9", -32600},
+	{"batch on a 2025-11-25 session", protoTS, `[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, "null", -32600},
+	{"batch of a notification and a call", "2025-03-26", `[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}},{"jsonrpc":"2.0","id":9,"method":"ping"}]`, "9", 0},
+	{"batch of two notifications", "2025-03-26", `[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}},{"jsonrpc":"2.0","method":"notifications/roots/list_changed","params":{}}]`, "", 0},
+	{"response to no request", protoTS, `{"jsonrpc":"2.0","id":99,"result":{}}`, "", 0},
+	{"error response to no request", protoTS, `{"jsonrpc":"2.0","id":99,"error":{"code":-1,"message":"x","data":[1]}}`, "", 0},
+}
+
+// TestStdioLinesTheGoSDKRefuses: a line the front door let through but
+// the go-sdk could not read ended the session (exit 1) and lost the calls
+// in flight. Each such line (too deep for the go-sdk, a response without
+// an id, an error member that is not a JSON-RPC error object, a method
+// that is not a string, a batch once the session's protocol has none) is
+// now answered -32600, and the calls before and after it are answered;
+// the lines the go-sdk does read (the deepest it allows, a response to no
+// request) pass as before, and a batch holding notifications is answered
+// (the go-sdk waited for answers to its notifications, or ended the
+// session for two of them).
+func TestStdioLinesTheGoSDKRefuses(t *testing.T) {
+	e := newEnv(t, envOpts{fixture: "world.json"})
+	initialize := func(proto string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + proto + `","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	}
+	claim := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`
+	for _, c := range sdkLines {
+		t.Run(c.name, func(t *testing.T) {
+			lines := []string{initialize(c.proto), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, claim, c.line,
+				`{"jsonrpc":"2.0","id":3,"method":"ping"}`}
+			var out testkit.Buffer
+			done := make(chan error, 1)
+			go func() {
+				done <- e.srv.ServeStdio(context.Background(), fxBuilderRunner, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out)
+			}()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("ServeStdio: %v; output:\n%s", err, out.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the session did not end after its input did; output:\n%s", out.String())
+			}
+			got := map[string]int64{} // id -> error code (0: a result)
+			for _, a := range stdioAnswers(t, out.String()) {
+				got[a.id] = a.code
+			}
+			want := map[string]int64{"1": 0, "2": 0, "3": 0}
+			if c.id != "" {
+				want[c.id] = c.code
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("answers (id: error code, 0 a result) = %v, want %v; output:\n%.2000s", got, want, out.String())
+			}
+		})
+	}
 }

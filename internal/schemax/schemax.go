@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
@@ -242,7 +241,7 @@ func Violations(err error) []Violation {
 func wording(k jsonschema.ErrorKind) string {
 	rat := func(r *big.Rat) string {
 		if r.IsInt() {
-			return r.Num().String()
+			return Cut(r.Num().String())
 		}
 		f, _ := r.Float64()
 		return strconv.FormatFloat(f, 'g', -1, 64)
@@ -274,27 +273,32 @@ func wording(k jsonschema.ErrorKind) string {
 		// The value they quote is cut, so that a refusal stays small
 		// whatever the caller sent.
 		c := *k
-		c.Got = cut(k.Got)
+		c.Got = Cut(k.Got)
 		return c.LocalizedString(printer)
 	case *kind.Format:
 		if str, ok := k.Got.(string); ok {
 			c := *k
-			c.Got = cut(str)
+			c.Got = Cut(str)
 			return c.LocalizedString(printer)
 		}
 	}
 	return k.LocalizedString(printer)
 }
 
-// maxQuoted bounds the characters of a value a violation quotes.
-const maxQuoted = 64
+// MaxQuoted bounds the characters of a value a refusal quotes, so that a
+// refusal stays small whatever the caller sent.
+const MaxQuoted = 64
 
-// cut shortens s to maxQuoted characters, marking the cut.
-func cut(s string) string {
-	if utf8.RuneCountInString(s) <= maxQuoted {
-		return s
+// Cut shortens s to MaxQuoted characters, marking the cut.
+func Cut(s string) string {
+	n := 0
+	for i := range s {
+		if n == MaxQuoted {
+			return s[:i] + "…"
+		}
+		n++
 	}
-	return string([]rune(s)[:maxQuoted]) + "…"
+	return s
 }
 
 // keywordLocation is the failing keyword's location in the schema, taken
