@@ -196,21 +196,21 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 
 // limitCallers answers 429 to a POST of a caller that already has
 // cfg.MaxRequestsPerPrincipal POSTs in flight, before its body is read (so
-// its connection closes). A caller is the token info's UserID, as for the
-// sessions: one agent, runner or credential.
+// its connection closes). A caller is callerOf the token's principal, as
+// for the sessions: an agent, or a runner with its credentials.
 func (s *Server) limitCallers(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ti := auth.TokenInfoFromContext(r.Context())
-		if r.Method != http.MethodPost || ti == nil {
+		caller := callerFrom(auth.TokenInfoFromContext(r.Context()))
+		if r.Method != http.MethodPost || caller == "" {
 			h.ServeHTTP(w, r)
 			return
 		}
-		if !s.callers.acquire(ti.UserID, s.cfg.MaxRequestsPerPrincipal) {
+		if !s.callers.acquire(caller, s.cfg.MaxRequestsPerPrincipal) {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, fmt.Sprintf("too many requests in flight for this caller (%d)", s.cfg.MaxRequestsPerPrincipal), http.StatusTooManyRequests)
 			return
 		}
-		defer s.callers.release(ti.UserID)
+		defer s.callers.release(caller)
 		h.ServeHTTP(w, r)
 	})
 }

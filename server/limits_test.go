@@ -534,3 +534,57 @@ func TestSessionlessTestIsTheGoSDKs(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialsCountAgainstTheirRunner: the credentials a runner's
+// claims minted share the runner's bounds: its sessions and its requests
+// in flight. Each credential counted as a caller of its own, so a runner
+// with a few claimed tasks held many times the per-caller bounds (with
+// --max-conns 48, all 48 connections).
+func TestCredentialsCountAgainstTheirRunner(t *testing.T) {
+	// family is the runner's token and the credentials of three claims.
+	family := func(e *env) []string {
+		runner := e.connect(fxBuilderRunner)
+		defer runner.close()
+		task := runner.claimTask("example-task-id", "k1")
+		solo, _ := runner.claimDiscussion("wake-solo", "k2")
+		pair, _ := runner.claimDiscussion("wake-pair", "k3")
+		return []string{fxBuilderRunner, task.ExecutionCredential.Token, solo.DiscussionCredential.Token, pair.DiscussionCredential.Token}
+	}
+
+	e := newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxSessionsPerPrincipal = 2 }})
+	for _, tok := range family(e) {
+		e.session(tok)
+	}
+	if n := len(e.sessionIDs()); n > 2 {
+		t.Errorf("a runner and its credentials hold %d sessions, want at most 2", n)
+	}
+	e.session(fxBuilderAgent)
+	if n := len(e.sessionIDs()); n != 3 {
+		t.Errorf("the runner's agent, another caller, opened a session: %d sessions, want 3", n)
+	}
+
+	e = newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxRequestsPerPrincipal = 2 }})
+	tokens := family(e)
+	addr, _ := serve(t, e)
+	status := func(token string) int {
+		c := &http.Client{Timeout: 5 * time.Second}
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+server.PathMCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	slowPost(t, addr, server.PathMCP, tokens[1])
+	slowPost(t, addr, server.PathMCP, tokens[2])
+	for _, tok := range []string{tokens[0], tokens[3]} {
+		eventually(t, "a POST of the runner's family refused", func() bool { return status(tok) == http.StatusTooManyRequests })
+	}
+	if got := status(fxBuilderAgent); got == http.StatusTooManyRequests {
+		t.Errorf("the runner's agent, another caller: %d", got)
+	}
+}

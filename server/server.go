@@ -33,8 +33,8 @@ const (
 	// for this long.
 	DefaultSessionIdleTimeout = 30 * time.Minute
 	// DefaultMaxSessionsPerPrincipal bounds the sessions of one caller
-	// (one agent, runner or credential): a new one ends the least recently
-	// used.
+	// (an agent, or a runner with the credentials it minted): a new one
+	// ends the least recently used.
 	DefaultMaxSessionsPerPrincipal = 32
 	// DefaultMaxSessions bounds the sessions of all callers: beyond it an
 	// initialize is answered 503.
@@ -411,10 +411,12 @@ func toolError(err error) error {
 }
 
 // Keys of auth.TokenInfo.Extra, which is made anew for each request: the
-// caller, the hash of its token (the session bounds re-check it) and an
-// initialize's place among the sessions.
+// principal, the caller its bounds count against (callerOf), the hash of
+// its token (the session bounds re-check it) and an initialize's place
+// among the sessions.
 const (
 	principalExtra = "prickle.principal"
+	callerExtra    = "prickle.caller"
 	tokenHashExtra = "prickle.token_hash"
 	// reservationExtra holds an initialize's *reservation (see sessions).
 	reservationExtra = "prickle.reservation"
@@ -435,9 +437,31 @@ func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*au
 		return nil, err
 	}
 	// Expiry is the store's business (on its own clock); the SDK's check
-	// uses the wall clock, so no Expiration is set here.
+	// uses the wall clock, so no Expiration is set here. UserID is the
+	// principal: the go-sdk serves a session to the principal that opened
+	// it alone.
 	return &auth.TokenInfo{
 		UserID: string(p.Kind) + ":" + p.Agent + ":" + p.RunnerID + ":" + p.Scope.AttemptID + p.Scope.DiscussionID,
-		Extra:  map[string]any{principalExtra: p, tokenHashExtra: h},
+		Extra:  map[string]any{principalExtra: p, callerExtra: callerOf(p), tokenHashExtra: h},
 	}, nil
+}
+
+// callerOf is who p's requests and sessions count against for the
+// per-caller bounds: an agent (whichever of its tokens), or a runner
+// together with the credentials its claims minted, so that minting
+// credentials does not multiply a runner's bounds.
+func callerOf(p *store.Principal) string {
+	if p.RunnerID != "" {
+		return "runner:" + p.Agent + ":" + p.RunnerID
+	}
+	return "agent:" + p.Agent
+}
+
+// callerFrom returns the caller of a request's token info, or "".
+func callerFrom(ti *auth.TokenInfo) string {
+	if ti == nil {
+		return ""
+	}
+	c, _ := ti.Extra[callerExtra].(string)
+	return c
 }
