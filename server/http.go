@@ -201,6 +201,9 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 func (s *Server) limitCallers(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		caller := callerFrom(auth.TokenInfoFromContext(r.Context()))
+		if caller != "" {
+			markAuthenticated(r)
+		}
 		if r.Method != http.MethodPost || caller == "" {
 			h.ServeHTTP(w, r)
 			return

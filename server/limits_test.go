@@ -4,6 +4,7 @@ package server_test
 // connections, slow requests, requests in flight per caller.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -276,38 +278,98 @@ func TestEventStreamOutlivesTimeouts(t *testing.T) {
 	}
 }
 
-// TestMaxConns: at most MaxConns connections are served at once; the next
-// waits until one closes.
+// TestMaxConns: at most MaxConns connections are served at once; with
+// every one of them in a request, the next waits until one closes.
 func TestMaxConns(t *testing.T) {
-	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxConns = 2 }})
-	addr, _ := serve(t, e)
-	health := func() error {
-		c := &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
-		resp, err := c.Get("http://" + addr + server.PathHealth)
-		if err == nil {
-			resp.Body.Close()
+	var posts atomic.Int64 // POSTs whose handler runs
+	e := newEnv(t, envOpts{config: func(c *server.Config) {
+		c.MaxConns = 2
+		c.WrapHTTP = func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					posts.Add(1)
+					defer posts.Add(-1)
+				}
+				h.ServeHTTP(w, r)
+			})
 		}
-		return err
-	}
-	if err := health(); err != nil {
+	}})
+	addr, _ := serve(t, e)
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	if err := health(addr, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	var held []net.Conn
-	for range 2 { // connections that never finish their headers
+	held := []net.Conn{slowPost(t, addr, server.PathMCP, agent), slowPost(t, addr, server.PathMCP, agent)}
+	eventually(t, "both POSTs in their handler", func() bool { return posts.Load() == 2 })
+	if err := health(addr, 300*time.Millisecond); err == nil {
+		t.Fatal("a third connection was served beside two in a request")
+	}
+	for _, c := range held {
+		if closedWithin(c, 10*time.Millisecond) {
+			t.Fatal("a connection in a request was closed to make room")
+		}
+	}
+	held[0].Close()
+	eventually(t, "served", func() bool { return health(addr, 300*time.Millisecond) == nil })
+}
+
+// health GETs /healthz on a connection of its own.
+func health(addr string, timeout time.Duration) error {
+	c := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get("http://" + addr + server.PathHealth)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
+// TestConnectionsWithoutATokenGiveWay: a connection that holds no
+// request (idle on keep-alive after a GET /healthz, or still sending its
+// headers, or sending nothing) gives its place to a new connection once
+// MaxConns are open, those that never authenticated first. MaxConns of
+// them locked out every client until their idle or header timeout.
+func TestConnectionsWithoutATokenGiveWay(t *testing.T) {
+	const limit = 6
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxConns = limit }})
+	addr, _ := serve(t, e)
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	var idle []net.Conn
+	for i := range limit {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "GET %s HTTP/1.1\r\n", server.PathHealth)
-		held = append(held, c)
+		switch i % 3 {
+		case 0: // a request answered, then idle on keep-alive
+			fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", server.PathHealth, addr)
+			if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+				t.Fatal(err)
+			}
+		case 1: // headers begun, never finished
+			fmt.Fprintf(c, "GET %s HTTP/1.1\r\n", server.PathHealth)
+		}
+		idle = append(idle, c)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if err := health(); err == nil {
-		t.Fatal("a third connection was served beside two held ones")
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := range limit {
+		req := mcpPost("http://"+addr+server.PathMCP, agent, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("an authenticated client's call %d beside %d connections without a token: %v", i, limit, err)
+		}
+		resp.Body.Close()
 	}
-	held[0].Close()
-	eventually(t, "served", func() bool { return health() == nil })
+	closed := 0
+	for _, c := range idle {
+		if closedWithin(c, 200*time.Millisecond) {
+			closed++
+		}
+	}
+	if closed == 0 {
+		t.Error("no connection without a token was closed, yet the calls were served")
+	}
 }
 
 // TestShutdownDoesNotWaitForSlowBodies: a connection sending its body

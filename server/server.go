@@ -51,8 +51,8 @@ const (
 	DefaultWriteTimeout = 60 * time.Second
 	// DefaultIdleTimeout closes a keep-alive connection idle this long.
 	DefaultIdleTimeout = 120 * time.Second
-	// DefaultMaxConns bounds the open HTTP connections; more wait to be
-	// accepted.
+	// DefaultMaxConns bounds the open HTTP connections: a new one takes
+	// the place of one that holds no request, else waits to be accepted.
 	DefaultMaxConns = 1024
 	// DefaultMaxRequestsPerPrincipal bounds the POSTs of one caller being
 	// read or run at once, well under DefaultMaxConns: one token sending
@@ -224,7 +224,7 @@ var limits = []limit{
 		func(c *Config) any { return &c.WriteTimeout }, DefaultWriteTimeout},
 	{"idle-timeout", "close a keep-alive connection idle this long",
 		func(c *Config) any { return &c.IdleTimeout }, DefaultIdleTimeout},
-	{"max-conns", "open HTTP connections; more wait to be accepted",
+	{"max-conns", "open HTTP connections; a new one replaces one that holds no request (unauthenticated first), else waits",
 		func(c *Config) any { return &c.MaxConns }, DefaultMaxConns},
 	{"max-requests-per-caller", "POSTs one caller may have in flight (body being read or call running); beyond it 429",
 		func(c *Config) any { return &c.MaxRequestsPerPrincipal }, DefaultMaxRequestsPerPrincipal},
