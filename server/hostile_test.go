@@ -6,8 +6,10 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -428,5 +430,50 @@ func TestHugeNumbers(t *testing.T) {
 	}
 	if code, _ := toolResult(t, e.post(runner, s, claim("2.0e0"))); code != "" {
 		t.Errorf("harness 2.0e0: refused %s", code)
+	}
+}
+
+// TestBatchDuplicateIDs: a batch in which two calls have one id (by
+// value: 5 and 5.0, "x" and "\u0078") is refused whole, -32600, and none
+// of it runs, over HTTP as over stdio; the go-sdk answered one of them
+// and dropped the other, unanswered.
+func TestBatchDuplicateIDs(t *testing.T) {
+	e := newEnv(t, envOpts{fileDB: true})
+	runner := e.token(store.KindRunner, "maya/builder")
+	init := bytes.Replace(initializeBody, []byte(protoTS), []byte("2025-03-26"), 1)
+	resp, err := http.DefaultClient.Do(mcpPost(e.url(), runner, "", init))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	claim := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`
+	}
+	for _, ids := range [][2]string{{"5", "5"}, {"5", "5.0"}, {"6", "6e0"}, {`"x"`, `"x"`}, {`"x"`, `"\u0078"`}} {
+		batch := "[" + claim(ids[0]) + "," + claim(ids[1]) + "]"
+		req := mcpPost(e.url(), runner, session, []byte(batch))
+		req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var a rpcAnswer
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(b, &a) != nil || a.Error == nil || a.Error.Code != -32600 {
+			t.Errorf("a batch with ids %s and %s: %d %s, want 400 with -32600", ids[0], ids[1], resp.StatusCode, b)
+		}
+	}
+	lines := []string{string(init), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "[" + claim("5") + "," + claim("5.0") + "]"}
+	var out bytes.Buffer
+	if err := e.srv.ServeStdio(context.Background(), runner, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := stdioAnswers(t, out.String()); len(got) != 2 || got[1] != (stdioAnswer{"null", -32600}) {
+		t.Errorf("stdio: answers %v, want the initialize's and -32600", got)
+	}
+	if n := e.count("attempts"); n != 0 {
+		t.Errorf("a refused batch claimed: %d attempts", n)
 	}
 }

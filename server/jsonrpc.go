@@ -150,7 +150,8 @@ const maxDepth = 1000
 // JSON-RPC error object; an id that is not a string of Unicode characters
 // or an integer within ±(2^53-1) (the go-sdk would turn 1.5 into 1, larger
 // integers into other numbers and invalid strings into U+FFFD, so the
-// answer would carry another id than the request).
+// answer would carry another id than the request); a batch in which two
+// requests have one id (by value).
 //
 // Invalid UTF-8 and lone surrogates pass here, so that in tool arguments
 // the input validation refuses them naming their JSON pointer.
@@ -197,6 +198,7 @@ func readMessages(b []byte, maxDigits int) ([]envelope, *rpcError) {
 		raws = []jsontext.Value{v}
 	}
 	msgs := make([]envelope, len(raws))
+	ids := map[string]bool{} // idKey of the batch's calls
 	for i, raw := range raws {
 		if raw.Kind() != '{' {
 			return nil, invalidRequest(nil, "invalid request: a JSON-RPC message is an object")
@@ -208,6 +210,13 @@ func readMessages(b []byte, maxDigits int) ([]envelope, *rpcError) {
 		m.raw = raw
 		if rerr := checkEnvelope(m); rerr != nil {
 			return nil, rerr
+		}
+		// The go-sdk answers one of two calls with one id and drops the
+		// other.
+		if k := idKey(m.ID); m.isCall() && ids[k] {
+			return nil, invalidRequest(nil, "invalid request: two requests of the batch have the id %s", schemax.Cut(string(m.ID)))
+		} else if m.isCall() {
+			ids[k] = true
 		}
 	}
 	return msgs, nil
