@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -475,5 +476,69 @@ func TestBatchDuplicateIDs(t *testing.T) {
 	}
 	if n := e.count("attempts"); n != 0 {
 		t.Errorf("a refused batch claimed: %d attempts", n)
+	}
+}
+
+// TestErrorsAreJSONRPC: every error answer is a JSON-RPC error with the
+// code JSON-RPC gives it, over HTTP as over stdio, and a notification is
+// never answered. The go-sdk answered some bodies over HTTP with 400
+// text/plain (an unknown or odd-case method, a notification method with
+// an id, a method without its params), an initialize with capabilities
+// "x" with code 0, and the front door a notification with params null.
+func TestErrorsAreJSONRPC(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	runner := e.token(store.KindRunner, "maya/builder")
+	session := e.session(runner)
+	badInit := `{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":"x","clientInfo":{"name":"t","version":"0"}}}`
+	for _, c := range []struct {
+		body, session string
+		status        int
+		code          int64 // 0: no answer (202)
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"Tools/Call","params":{}}`, session, 400, -32601},
+		{`{"jsonrpc":"2.0","id":2,"method":"rpc.discover"}`, session, 400, -32601},
+		{`{"jsonrpc":"2.0","id":3,"method":"notifications/initialized"}`, session, 400, -32600},
+		{`{"jsonrpc":"2.0","id":4,"method":"tools/call"}`, session, 400, -32602},
+		{badInit, "", 400, -32602},
+		{`{"jsonrpc":"2.0","method":"tools/list"}`, session, 202, 0},
+		{`{"jsonrpc":"2.0","method":"notifications/nope"}`, session, 202, 0},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized","params":null}`, session, 202, 0},
+		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":5}`, session, 202, 0},
+	} {
+		resp, err := http.DefaultClient.Do(mcpPost(e.url(), runner, c.session, []byte(c.body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: %d %s, want %d", c.body, resp.StatusCode, b, c.status)
+			continue
+		}
+		if c.code == 0 {
+			if len(b) != 0 {
+				t.Errorf("%s: a notification answered: %s", c.body, b)
+			}
+			continue
+		}
+		var a rpcAnswer
+		var want struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal([]byte(c.body), &want)
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" || json.Unmarshal(b, &a) != nil || a.Error == nil || a.Error.Code != c.code || string(a.ID) != string(want.ID) {
+			t.Errorf("%s: %s %s, want JSON-RPC error %d with id %s", c.body, ct, b, c.code, want.ID)
+		}
+	}
+
+	lines := []string{badInit, strings.Replace(badInit, `"capabilities":"x"`, `"capabilities":{}`, 1),
+		`{"jsonrpc":"2.0","method":"notifications/initialized","params":null}`,
+		`{"jsonrpc":"2.0","id":10,"method":"Tools/Call","params":{}}`, `{"jsonrpc":"2.0","method":"tools/list"}`}
+	var out bytes.Buffer
+	if err := e.srv.ServeStdio(context.Background(), runner, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stdioAnswers(t, out.String()), []stdioAnswer{{"9", -32602}, {"9", 0}, {"10", -32601}}; !slices.Equal(got, want) {
+		t.Errorf("stdio answers %v, want %v", got, want)
 	}
 }

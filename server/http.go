@@ -10,11 +10,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
@@ -190,8 +193,76 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		h.ServeHTTP(w, r)
+		jw := &rpcErrors{ResponseWriter: w, calls: slices.ContainsFunc(msgs, func(m envelope) bool { return m.isCall() })}
+		if len(msgs) == 1 {
+			jw.id = msgs[0].ID
+		}
+		h.ServeHTTP(jw, r)
+		jw.finish()
 	})
+}
+
+// rpcErrors is the go-sdk's ResponseWriter for a POST the front door let
+// through. The go-sdk refuses some requests before running them (an
+// unknown method, a notification method with an id, a method without its
+// params) with a plain-text 400; rpcErrors answers that as the JSON-RPC
+// error it is instead, and a POST of notifications (and responses) alone
+// with 202 and no body: a notification is never answered.
+type rpcErrors struct {
+	http.ResponseWriter
+	id      jsontext.Value // the request's id, when the POST is one message
+	calls   bool           // the POST holds a request with an id
+	refused bool           // the go-sdk wrote a plain-text 400
+	text    bytes.Buffer   // its text
+}
+
+func (w *rpcErrors) WriteHeader(code int) {
+	if code == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.refused = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *rpcErrors) Write(p []byte) (int, error) {
+	if w.refused {
+		return w.text.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (the event
+// stream flushes through it).
+func (w *rpcErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes the answer of a refusal the go-sdk wrote in plain text.
+func (w *rpcErrors) finish() {
+	if !w.refused {
+		return
+	}
+	w.Header().Del("X-Content-Type-Options")
+	if !w.calls {
+		w.Header().Del("Content-Type")
+		w.ResponseWriter.WriteHeader(http.StatusAccepted)
+		return
+	}
+	text := strings.TrimSpace(w.text.String())
+	(&rpcError{id: exactID(w.id), code: sdkRefusalCode(text), message: text, status: http.StatusBadRequest}).write(w.ResponseWriter)
+}
+
+// sdkRefusalCode is the JSON-RPC code of the go-sdk's plain-text refusal
+// of a request, read off its text (the error of its checkRequest): an
+// unknown method is jsonrpc2.ErrNotHandled, missing params invalid params,
+// anything else about the request invalid request.
+// TestErrorsAreJSONRPC holds these to the go-sdk's texts.
+func sdkRefusalCode(text string) int64 {
+	switch {
+	case strings.HasPrefix(text, "JSON RPC not handled"):
+		return jsonrpc.CodeMethodNotFound
+	case strings.Contains(text, `missing required "params"`):
+		return jsonrpc.CodeInvalidParams
+	}
+	return jsonrpc.CodeInvalidRequest
 }
 
 // limitCallers answers 429 to a POST of a caller that already has

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/internal/schemax"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // envelope is what the server reads of one incoming JSON-RPC message
@@ -310,13 +311,46 @@ func checkEnvelope(m *envelope) *rpcError {
 	default:
 		_ = jsonv2.Unmarshal(m.RawMethod, &m.Method, jsontext.AllowInvalidUTF8(true))
 	}
+	if !m.isCall() {
+		return nil // a notification is never answered: the go-sdk drops what it cannot use
+	}
 	// Every MCP method takes an object; the go-sdk answers other params
 	// with code 0 for some methods.
 	if len(m.Params) > 0 && m.Params.Kind() != '{' {
-		return &rpcError{id: exactID(m.ID), code: jsonrpc.CodeInvalidParams, status: http.StatusBadRequest,
-			message: `invalid params: "params" must be an object`}
+		return invalidParams(m.ID, `"params" must be an object`)
+	}
+	if m.Method == "initialize" {
+		if err := decodeInitialize(m.Params); err != nil {
+			return invalidParams(m.ID, "%v", err)
+		}
 	}
 	return nil
+}
+
+func invalidParams(id jsontext.Value, format string, args ...any) *rpcError {
+	return &rpcError{id: exactID(id), code: jsonrpc.CodeInvalidParams, status: http.StatusBadRequest,
+		message: "invalid params: " + fmt.Sprintf(format, args...)}
+}
+
+// initializeParams is what the go-sdk decodes an initialize's params into
+// (its initializeParamsV2, made of its exported types). It answers params
+// it cannot decode into it with code 0, where every other method's get
+// invalid params.
+type initializeParams struct {
+	mcp.InitializeParams
+	Capabilities *struct {
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	} `json:"capabilities"`
+}
+
+// decodeInitialize decodes params as the go-sdk does (its internal/json:
+// segmentio's decoder, names matched exactly).
+func decodeInitialize(params jsontext.Value) error {
+	dec := segjson.NewDecoder(bytes.NewReader(params))
+	dec.DontMatchCaseInsensitiveStructFields()
+	var p initializeParams
+	return dec.Decode(&p)
 }
 
 // checkID accepts an absent id (a notification or a response), a string,
