@@ -426,15 +426,8 @@ const (
 func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	h := store.HashToken(token)
 	p, err := s.store.AuthenticateHash(ctx, h)
-	switch {
-	case errors.Is(err, store.ErrUnknownToken):
-		return nil, fmt.Errorf("%w: unknown token", auth.ErrInvalidToken)
-	case errors.Is(err, store.ErrExpiredToken):
-		return nil, fmt.Errorf("%w: token expired", auth.ErrInvalidToken)
-	case errors.Is(err, store.ErrRevokedToken):
-		return nil, fmt.Errorf("%w: token revoked", auth.ErrInvalidToken)
-	case err != nil:
-		return nil, err
+	if err != nil {
+		return nil, s.tokenRefused(ctx, err)
 	}
 	// Expiry is the store's business (on its own clock); the SDK's check
 	// uses the wall clock, so no Expiration is set here. UserID is the
@@ -444,6 +437,30 @@ func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*au
 		UserID: string(p.Kind) + ":" + p.Agent + ":" + p.RunnerID + ":" + p.Scope.AttemptID + p.Scope.DiscussionID,
 		Extra:  map[string]any{principalExtra: p, callerExtra: callerOf(p), tokenHashExtra: h},
 	}, nil
+}
+
+// tokenRefused is the answer to a token that does not authenticate:
+// auth.ErrInvalidToken ("invalid token") whether it was never issued,
+// expired or revoked, so that whoever holds a leaked string does not
+// learn that it was once real; the log says which (a once-real token at
+// info, a never-issued one at debug). Any other error is returned as it
+// is.
+func (s *Server) tokenRefused(ctx context.Context, err error) error {
+	if !notAuthenticated(err) {
+		return err
+	}
+	level := slog.LevelInfo
+	if errors.Is(err, store.ErrUnknownToken) {
+		level = slog.LevelDebug
+	}
+	s.log.LogAttrs(ctx, level, "token refused", slog.String("reason", err.Error()))
+	return auth.ErrInvalidToken
+}
+
+// notAuthenticated reports whether err is the store's refusal of a token:
+// unknown, expired or revoked.
+func notAuthenticated(err error) bool {
+	return errors.Is(err, store.ErrUnknownToken) || errors.Is(err, store.ErrExpiredToken) || errors.Is(err, store.ErrRevokedToken)
 }
 
 // callerOf is who p's requests and sessions count against for the

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -193,7 +192,7 @@ func (t *sessions) check(ctx context.Context, st *store.Store) {
 	t.mu.Unlock()
 	for _, s := range list {
 		_, err := st.AuthenticateHash(ctx, s.token)
-		if errors.Is(err, store.ErrUnknownToken) || errors.Is(err, store.ErrExpiredToken) || errors.Is(err, store.ErrRevokedToken) {
+		if notAuthenticated(err) {
 			t.log.Info("session ended: its token no longer authenticates", "session", s.ss.ID(), "reason", err)
 			t.remove(s.ss)
 			s.ss.Close()

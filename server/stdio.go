@@ -36,7 +36,7 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.Reader, out
 	s.register(srv, func(ctx context.Context) (context.Context, error) {
 		p, err := s.store.Authenticate(ctx, token)
 		if err != nil {
-			return nil, err
+			return nil, s.tokenRefused(ctx, err)
 		}
 		return withPrincipal(ctx, p), nil
 	})
