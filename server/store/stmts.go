@@ -21,6 +21,7 @@ const (
 	stAuthenticate stmtID = iota
 
 	// DiscoverTeamAgents.
+	stPersonProjects
 	stProjectPeople
 	stProjectAgents
 
@@ -69,6 +70,7 @@ var stmtSQL = [numStmts]string{
 			JOIN messages m ON m.id = c.message JOIN rooms rm ON rm.id = m.room
 		WHERE c.credential = ?1`,
 
+	stPersonProjects: `SELECT project FROM memberships WHERE person = ?`,
 	stProjectPeople: `SELECT p.handle, p.display_name, p.avatar_url, p.color, p.away
 		FROM people p JOIN memberships m ON m.person = p.handle WHERE m.project = ? ORDER BY p.handle`,
 	stProjectAgents: `SELECT a.id, a.owner, a.name, a.avatar_url, a.model, a.client, a.role,
