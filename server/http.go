@@ -114,6 +114,8 @@ func splitHostPort(hostport, def string) (host, port string) {
 //
 //   - a GET (the session's event stream) lives as long as its session, so
 //     the HTTP server's read and write deadlines are lifted for it;
+//   - a POST with a Content-Encoding (but identity) is answered 415:
+//     the server decodes none;
 //   - a POST's body is read whole (at most cfg.MaxBodyBytes, else 413)
 //     and checked by readMessages (a parse error or invalid request is
 //     answered here, HTTP 400), a batch of more than cfg.MaxBatch
@@ -135,6 +137,10 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 			_ = rc.SetReadDeadline(time.Time{})
 			_ = rc.SetWriteDeadline(time.Time{})
 			h.ServeHTTP(w, r)
+			return
+		case r.Method == http.MethodPost && !unencoded(r.Header):
+			w.Header().Set("Accept-Encoding", "identity")
+			http.Error(w, "unsupported Content-Encoding: send the body unencoded", http.StatusUnsupportedMediaType)
 			return
 		case r.Method != http.MethodPost || !isJSON(r.Header.Get("Content-Type")):
 			h.ServeHTTP(w, r) // the go-sdk answers (405, 415, DELETE)
@@ -344,6 +350,20 @@ func (m *envelope) needsSession() bool {
 var beforeInitialize = map[string]bool{
 	"initialize": true, "ping": true, "logging/setLevel": true,
 	"resources/subscribe": true, "resources/unsubscribe": true, "server/discover": true,
+}
+
+// unencoded reports whether the body of a request with header h has no
+// Content-Encoding but identity: the server decodes none (RFC 9110
+// §8.4), and a gzip body read as JSON is not the body that was sent.
+func unencoded(h http.Header) bool {
+	for _, v := range h.Values("Content-Encoding") {
+		for _, coding := range strings.Split(v, ",") {
+			if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // isJSON reports whether a Content-Type names application/json.
