@@ -81,8 +81,8 @@ var stmtSQL = [numStmts]string{
 		JOIN memberships m ON m.project = t.project AND m.person = ?
 		LEFT JOIN attempts a ON a.runner = ? AND a.task = t.id AND a.idempotency_key = ?
 		WHERE t.id = ?`,
-	stWakeKind: `SELECT m.kind FROM messages m JOIN rooms r ON r.id = m.room
-		WHERE m.id = ? AND r.project = ?`,
+	// Wherever the message is: a mention is never a run's cause.
+	stWakeKind: `SELECT kind FROM messages WHERE id = ?`,
 	// An attempt is inserted with its first credential; a replay replaces
 	// the credential, and the attempt stays live as long as the new one.
 	stInsertAttempt: `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until,
