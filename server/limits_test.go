@@ -450,6 +450,23 @@ func TestLimitFlags(t *testing.T) {
 	}
 }
 
+// pingStatus POSTs a ping with token to the server at addr, on a
+// connection of its own, and returns the HTTP status.
+func pingStatus(t *testing.T, addr, token string) int {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+server.PathMCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // TestRequestsPerCaller: one caller sending bodies slowly holds at most
 // MaxRequestsPerPrincipal of them; its next POST is answered 429 at once,
 // while another caller is served. Without the bound one token could hold
@@ -459,19 +476,7 @@ func TestRequestsPerCaller(t *testing.T) {
 	addr, _ := serve(t, e)
 	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
 	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
-	status := func(token string) int {
-		c := &http.Client{Timeout: 5 * time.Second}
-		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+server.PathMCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	status := func(token string) int { return pingStatus(t, addr, token) }
 	if got := status(agent); got == http.StatusTooManyRequests {
 		t.Fatalf("a caller with nothing in flight: %d", got)
 	}
@@ -628,19 +633,7 @@ func TestCredentialsCountAgainstTheirRunner(t *testing.T) {
 	e = newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxRequestsPerPrincipal = 2 }})
 	tokens := family(e)
 	addr, _ := serve(t, e)
-	status := func(token string) int {
-		c := &http.Client{Timeout: 5 * time.Second}
-		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+server.PathMCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	status := func(token string) int { return pingStatus(t, addr, token) }
 	slowPost(t, addr, server.PathMCP, tokens[1])
 	slowPost(t, addr, server.PathMCP, tokens[2])
 	for _, tok := range []string{tokens[0], tokens[3]} {
