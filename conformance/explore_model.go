@@ -100,7 +100,6 @@ var (
 	ruleTaskNotFound      = newRule("claim_task", "no such task in a project the runner's owner belongs to", "task_not_found", sCTRunnerOnly, dClaimTask)
 	ruleNotRouted         = newRule("claim_task", "the task is routed to another agent", "not_routed", sCTRunnerOnly, dClaimTask)
 	ruleMention           = newRule("claim_task", "a mention is never a run's cause", "mention_not_cause", sCTMention, dClaimTask)
-	ruleMentionElsewhere  = newRule("claim_task", "a mention is never a run's cause (one outside the task's project is not looked at)", "cause_mismatch", sCTMention, dClaimTask)
 	ruleCauseMismatch     = newRule("claim_task", "wake.message_id may only repeat the task's own request", "cause_mismatch", sCTCause, dClaimTask)
 	ruleCauseNoRequest    = newRule("claim_task", "a task without a Task request takes no wake", "cause_mismatch", "", dClaimTask)
 	ruleAttemptLive       = newRule("claim_task", "another attempt on the task is live", "attempt_in_progress", "", dClaimTask)
@@ -693,10 +692,8 @@ func (m *model) expectClaimTask(e *expectation, cmd *command, c caller) {
 		id, _ := wake["message_id"].(string)
 		msg := m.msgs[id]
 		switch {
-		case msg != nil && msg.Kind == "mention" && m.rooms[msg.Room].Project == t.Project:
+		case msg != nil && msg.Kind == "mention": // in whatever project
 			e.add(m, ruleMention)
-		case msg != nil && msg.Kind == "mention":
-			e.add(m, ruleMentionElsewhere)
 		case t.RequestMessage != nil && id != *t.RequestMessage:
 			e.add(m, ruleCauseMismatch)
 		case t.RequestMessage == nil:

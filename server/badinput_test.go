@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -305,5 +306,50 @@ func TestCallBeforeInitialize(t *testing.T) {
 	}
 	if n := e.count("attempts"); n != 0 {
 		t.Fatalf("a call before initialize claimed: %d attempts", n)
+	}
+}
+
+// TestContentEncodingRefused: a body with a Content-Encoding the server
+// does not decode (it decodes none) is answered 415, naming identity in
+// Accept-Encoding, and never read as JSON; a gzip body was read as plain
+// JSON. identity passes.
+func TestContentEncodingRefused(t *testing.T) {
+	e := newEnv(t, envOpts{fileDB: true})
+	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	session := e.session(runner)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(claimCallBody("gz"))
+	zw.Close()
+	for _, c := range []struct {
+		encoding string
+		body     []byte
+	}{
+		{"gzip", gz.Bytes()}, {"GZIP", gz.Bytes()}, {"gzip", claimCallBody("plain")}, {"br", claimCallBody("br")},
+		{"identity, gzip", claimCallBody("both")}, {"x-unknown", claimCallBody("unknown")},
+	} {
+		req := mcpPost(e.url(), runner, session, c.body)
+		req.Header.Set("Content-Encoding", c.encoding)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnsupportedMediaType || resp.Header.Get("Accept-Encoding") != "identity" {
+			t.Errorf("Content-Encoding %s: %s, Accept-Encoding %q; want 415 naming identity", c.encoding, resp.Status, resp.Header.Get("Accept-Encoding"))
+		}
+	}
+	if n := e.count("attempts"); n != 0 {
+		t.Errorf("an encoded body was run: %d attempts", n)
+	}
+	req := mcpPost(e.url(), runner, session, claimCallBody("identity"))
+	req.Header.Set("Content-Encoding", "identity")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("Content-Encoding identity: %s, want 200", resp.Status)
 	}
 }

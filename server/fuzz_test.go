@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -25,7 +26,8 @@ import (
 
 // FuzzToolsCall: a POST body through the whole HTTP handler, on a session
 // of a runner (who may call all three tools) of a fresh seeded store:
-// never a 5xx, never a panic, never a JSON-RPC internal error, and a body
+// never a 5xx, never a panic, never a JSON-RPC internal error or one with
+// code 0, never a 400 that is not a JSON-RPC error, and a body
 // that is not a successful tool call never writes to the database (its
 // data_version, seen from another connection, does not move).
 func FuzzToolsCall(f *testing.F) {
@@ -97,6 +99,9 @@ func FuzzToolsCall(f *testing.F) {
 		if w.Code >= 500 {
 			t.Fatalf("%q: HTTP %d %s", body, w.Code, w.Body)
 		}
+		if w.Code == http.StatusBadRequest && w.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("%q: HTTP 400 %s %s, not a JSON-RPC error", body, w.Header().Get("Content-Type"), w.Body)
+		}
 		success := false
 		for _, m := range jsonMessages(w.Header().Get("Content-Type"), w.Body.Bytes()) {
 			var a struct {
@@ -111,8 +116,8 @@ func FuzzToolsCall(f *testing.F) {
 			if json.Unmarshal(m, &a) != nil {
 				continue
 			}
-			if a.Error != nil && a.Error.Code == -32603 {
-				t.Fatalf("%q: JSON-RPC internal error: %s", body, m)
+			if a.Error != nil && (a.Error.Code == -32603 || a.Error.Code == 0) {
+				t.Fatalf("%q: JSON-RPC error with code %d: %s", body, a.Error.Code, m)
 			}
 			if a.Result != nil && !a.Result.IsError && a.Result.SC != nil {
 				success = true
@@ -151,8 +156,8 @@ func validCall(body []byte) bool {
 
 // FuzzStdioSession: the lines of a stdio session (the fuzzer's input,
 // split at each newline) as the holder of a runner token: the server
-// never returns before its input ends, returns nil when it does, and
-// answers every call it read: each line that holds a call gets an
+// never returns before its input ends, returns nil when it does, never
+// answers an error with code 0, and answers every call it read: each line that holds a call gets an
 // answer, and a call on a line that is one JSON value, with an id no
 // other call has, gets an answer with its id.
 func FuzzStdioSession(f *testing.F) {
@@ -214,6 +219,12 @@ func FuzzStdioSession(f *testing.F) {
 			}
 			for _, m := range msgs {
 				answered[idOf(m["id"])] = true
+				var e struct {
+					Code *int64 `json:"code"`
+				}
+				if m["error"] != nil && (json.Unmarshal(m["error"], &e) != nil || e.Code == nil || *e.Code == 0) {
+					t.Fatalf("%q: an error without a JSON-RPC code: %s", input, l)
+				}
 			}
 		}
 		lines := sessionLines(input, 64<<10)

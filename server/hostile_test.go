@@ -6,10 +6,13 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -428,5 +431,114 @@ func TestHugeNumbers(t *testing.T) {
 	}
 	if code, _ := toolResult(t, e.post(runner, s, claim("2.0e0"))); code != "" {
 		t.Errorf("harness 2.0e0: refused %s", code)
+	}
+}
+
+// TestBatchDuplicateIDs: a batch in which two calls have one id (by
+// value: 5 and 5.0, "x" and "\u0078") is refused whole, -32600, and none
+// of it runs, over HTTP as over stdio; the go-sdk answered one of them
+// and dropped the other, unanswered.
+func TestBatchDuplicateIDs(t *testing.T) {
+	e := newEnv(t, envOpts{fileDB: true})
+	runner := e.token(store.KindRunner, "maya/builder")
+	init := bytes.Replace(initializeBody, []byte(protoTS), []byte("2025-03-26"), 1)
+	resp, err := http.DefaultClient.Do(mcpPost(e.url(), runner, "", init))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	claim := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`
+	}
+	for _, ids := range [][2]string{{"5", "5"}, {"5", "5.0"}, {"6", "6e0"}, {`"x"`, `"x"`}, {`"x"`, `"\u0078"`}} {
+		batch := "[" + claim(ids[0]) + "," + claim(ids[1]) + "]"
+		req := mcpPost(e.url(), runner, session, []byte(batch))
+		req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var a rpcAnswer
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(b, &a) != nil || a.Error == nil || a.Error.Code != -32600 {
+			t.Errorf("a batch with ids %s and %s: %d %s, want 400 with -32600", ids[0], ids[1], resp.StatusCode, b)
+		}
+	}
+	lines := []string{string(init), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "[" + claim("5") + "," + claim("5.0") + "]"}
+	var out bytes.Buffer
+	if err := e.srv.ServeStdio(context.Background(), runner, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := stdioAnswers(t, out.String()); len(got) != 2 || got[1] != (stdioAnswer{"null", -32600}) {
+		t.Errorf("stdio: answers %v, want the initialize's and -32600", got)
+	}
+	if n := e.count("attempts"); n != 0 {
+		t.Errorf("a refused batch claimed: %d attempts", n)
+	}
+}
+
+// TestErrorsAreJSONRPC: every error answer is a JSON-RPC error with the
+// code JSON-RPC gives it, over HTTP as over stdio, and a notification is
+// never answered. The go-sdk answered some bodies over HTTP with 400
+// text/plain (an unknown or odd-case method, a notification method with
+// an id, a method without its params), an initialize with capabilities
+// "x" with code 0, and the front door a notification with params null.
+func TestErrorsAreJSONRPC(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	runner := e.token(store.KindRunner, "maya/builder")
+	session := e.session(runner)
+	badInit := `{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":"x","clientInfo":{"name":"t","version":"0"}}}`
+	for _, c := range []struct {
+		body, session string
+		status        int
+		code          int64 // 0: no answer (202)
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"Tools/Call","params":{}}`, session, 400, -32601},
+		{`{"jsonrpc":"2.0","id":2,"method":"rpc.discover"}`, session, 400, -32601},
+		{`{"jsonrpc":"2.0","id":3,"method":"notifications/initialized"}`, session, 400, -32600},
+		{`{"jsonrpc":"2.0","id":4,"method":"tools/call"}`, session, 400, -32602},
+		{badInit, "", 400, -32602},
+		{`{"jsonrpc":"2.0","method":"tools/list"}`, session, 202, 0},
+		{`{"jsonrpc":"2.0","method":"notifications/nope"}`, session, 202, 0},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized","params":null}`, session, 202, 0},
+		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":5}`, session, 202, 0},
+	} {
+		resp, err := http.DefaultClient.Do(mcpPost(e.url(), runner, c.session, []byte(c.body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: %d %s, want %d", c.body, resp.StatusCode, b, c.status)
+			continue
+		}
+		if c.code == 0 {
+			if len(b) != 0 {
+				t.Errorf("%s: a notification answered: %s", c.body, b)
+			}
+			continue
+		}
+		var a rpcAnswer
+		var want struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal([]byte(c.body), &want)
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" || json.Unmarshal(b, &a) != nil || a.Error == nil || a.Error.Code != c.code || string(a.ID) != string(want.ID) {
+			t.Errorf("%s: %s %s, want JSON-RPC error %d with id %s", c.body, ct, b, c.code, want.ID)
+		}
+	}
+
+	lines := []string{badInit, strings.Replace(badInit, `"capabilities":"x"`, `"capabilities":{}`, 1),
+		`{"jsonrpc":"2.0","method":"notifications/initialized","params":null}`,
+		`{"jsonrpc":"2.0","id":10,"method":"Tools/Call","params":{}}`, `{"jsonrpc":"2.0","method":"tools/list"}`}
+	var out bytes.Buffer
+	if err := e.srv.ServeStdio(context.Background(), runner, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stdioAnswers(t, out.String()), []stdioAnswer{{"9", -32602}, {"9", 0}, {"10", -32601}}; !slices.Equal(got, want) {
+		t.Errorf("stdio answers %v, want %v", got, want)
 	}
 }

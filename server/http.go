@@ -10,11 +10,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
@@ -111,6 +114,8 @@ func splitHostPort(hostport, def string) (host, port string) {
 //
 //   - a GET (the session's event stream) lives as long as its session, so
 //     the HTTP server's read and write deadlines are lifted for it;
+//   - a POST with a Content-Encoding (but identity) is answered 415:
+//     the server decodes none;
 //   - a POST's body is read whole (at most cfg.MaxBodyBytes, else 413)
 //     and checked by readMessages (a parse error or invalid request is
 //     answered here, HTTP 400), a batch of more than cfg.MaxBatch
@@ -132,6 +137,10 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 			_ = rc.SetReadDeadline(time.Time{})
 			_ = rc.SetWriteDeadline(time.Time{})
 			h.ServeHTTP(w, r)
+			return
+		case r.Method == http.MethodPost && !unencoded(r.Header):
+			w.Header().Set("Accept-Encoding", "identity")
+			http.Error(w, "unsupported Content-Encoding: send the body unencoded", http.StatusUnsupportedMediaType)
 			return
 		case r.Method != http.MethodPost || !isJSON(r.Header.Get("Content-Type")):
 			h.ServeHTTP(w, r) // the go-sdk answers (405, 415, DELETE)
@@ -190,27 +199,98 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		h.ServeHTTP(w, r)
+		jw := &rpcErrors{ResponseWriter: w, calls: slices.ContainsFunc(msgs, func(m envelope) bool { return m.isCall() })}
+		if len(msgs) == 1 {
+			jw.id = msgs[0].ID
+		}
+		h.ServeHTTP(jw, r)
+		jw.finish()
 	})
+}
+
+// rpcErrors is the go-sdk's ResponseWriter for a POST the front door let
+// through. The go-sdk refuses some requests before running them (an
+// unknown method, a notification method with an id, a method without its
+// params) with a plain-text 400; rpcErrors answers that as the JSON-RPC
+// error it is instead, and a POST of notifications (and responses) alone
+// with 202 and no body: a notification is never answered.
+type rpcErrors struct {
+	http.ResponseWriter
+	id      jsontext.Value // the request's id, when the POST is one message
+	calls   bool           // the POST holds a request with an id
+	refused bool           // the go-sdk wrote a plain-text 400
+	text    bytes.Buffer   // its text
+}
+
+func (w *rpcErrors) WriteHeader(code int) {
+	if code == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.refused = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *rpcErrors) Write(p []byte) (int, error) {
+	if w.refused {
+		return w.text.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (the event
+// stream flushes through it).
+func (w *rpcErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes the answer of a refusal the go-sdk wrote in plain text.
+func (w *rpcErrors) finish() {
+	if !w.refused {
+		return
+	}
+	w.Header().Del("X-Content-Type-Options")
+	if !w.calls {
+		w.Header().Del("Content-Type")
+		w.ResponseWriter.WriteHeader(http.StatusAccepted)
+		return
+	}
+	text := strings.TrimSpace(w.text.String())
+	(&rpcError{id: exactID(w.id), code: sdkRefusalCode(text), message: text, status: http.StatusBadRequest}).write(w.ResponseWriter)
+}
+
+// sdkRefusalCode is the JSON-RPC code of the go-sdk's plain-text refusal
+// of a request, read off its text (the error of its checkRequest): an
+// unknown method is jsonrpc2.ErrNotHandled, missing params invalid params,
+// anything else about the request invalid request.
+// TestErrorsAreJSONRPC holds these to the go-sdk's texts.
+func sdkRefusalCode(text string) int64 {
+	switch {
+	case strings.HasPrefix(text, "JSON RPC not handled"):
+		return jsonrpc.CodeMethodNotFound
+	case strings.Contains(text, `missing required "params"`):
+		return jsonrpc.CodeInvalidParams
+	}
+	return jsonrpc.CodeInvalidRequest
 }
 
 // limitCallers answers 429 to a POST of a caller that already has
 // cfg.MaxRequestsPerPrincipal POSTs in flight, before its body is read (so
-// its connection closes). A caller is the token info's UserID, as for the
-// sessions: one agent, runner or credential.
+// its connection closes). A caller is callerOf the token's principal, as
+// for the sessions: an agent, or a runner with its credentials.
 func (s *Server) limitCallers(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ti := auth.TokenInfoFromContext(r.Context())
-		if r.Method != http.MethodPost || ti == nil {
+		caller := callerFrom(auth.TokenInfoFromContext(r.Context()))
+		if caller != "" {
+			markAuthenticated(r)
+		}
+		if r.Method != http.MethodPost || caller == "" {
 			h.ServeHTTP(w, r)
 			return
 		}
-		if !s.callers.acquire(ti.UserID, s.cfg.MaxRequestsPerPrincipal) {
+		if !s.callers.acquire(caller, s.cfg.MaxRequestsPerPrincipal) {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, fmt.Sprintf("too many requests in flight for this caller (%d)", s.cfg.MaxRequestsPerPrincipal), http.StatusTooManyRequests)
 			return
 		}
-		defer s.callers.release(ti.UserID)
+		defer s.callers.release(caller)
 		h.ServeHTTP(w, r)
 	})
 }
@@ -270,6 +350,20 @@ func (m *envelope) needsSession() bool {
 var beforeInitialize = map[string]bool{
 	"initialize": true, "ping": true, "logging/setLevel": true,
 	"resources/subscribe": true, "resources/unsubscribe": true, "server/discover": true,
+}
+
+// unencoded reports whether the body of a request with header h has no
+// Content-Encoding but identity: the server decodes none (RFC 9110
+// §8.4), and a gzip body read as JSON is not the body that was sent.
+func unencoded(h http.Header) bool {
+	for _, v := range h.Values("Content-Encoding") {
+		for _, coding := range strings.Split(v, ",") {
+			if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // isJSON reports whether a Content-Type names application/json.

@@ -1,11 +1,15 @@
 package server_test
 
 import (
+	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/gen/rt"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 )
@@ -177,5 +181,53 @@ func TestTokenKindsAndAllowedTools(t *testing.T) {
 			runner.claimTask(store.SeedTaskID, "kinds")
 			runner.claimDiscussion(store.SeedMessageID, "kinds")
 		})
+	}
+}
+
+// TestOneAnswerForEveryRefusedToken: a token never issued, one revoked
+// and an expired credential get the same 401, byte for byte, and over
+// stdio the same refusal: whoever holds a leaked string does not learn
+// that it was once real. (They were "unknown token", "token revoked" and
+// "token expired".) The log says which.
+func TestOneAnswerForEveryRefusedToken(t *testing.T) {
+	e := newEnv(t, envOpts{fixture: "world.json"})
+	ctx := context.Background()
+	runner := e.connect(fxBuilderRunner)
+	expired := runner.claimTask("example-task-id", "k").ExecutionCredential.Token
+	runner.close()
+	issued, err := e.srv.Store().IssueAgentToken(ctx, "maya/builder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := issued.Token
+	stdio := stdioClient(t, e, revoked) // authenticated now, revoked below
+	if err := e.srv.Store().RevokeToken(ctx, revoked); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(store.DefaultLaunchTimeout + time.Second)
+
+	type answer struct {
+		status       int
+		header, body string
+	}
+	var answers []answer
+	for _, tok := range []string{"prk_never-issued-000000000000000000000000000", revoked, expired} {
+		resp, body := rawPost(t, e.url(), tok, "application/json", initializeBody)
+		answers = append(answers, answer{resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(body)})
+	}
+	for i, a := range answers {
+		if a != answers[0] || a.status != http.StatusUnauthorized {
+			t.Errorf("refused token %d: %+v; the first: %+v", i, a, answers[0])
+		}
+	}
+	_, err = stdio.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: "website-v2"})
+	te, ok := rt.AsToolError(err)
+	if !ok || te.Code != store.CodeUnauthenticated || te.Message != strings.TrimSpace(answers[0].body) {
+		t.Errorf("stdio, revoked token: %v, want unauthenticated: %s", err, answers[0].body)
+	}
+	for _, reason := range []string{"unknown", "revoked", "expired"} {
+		if !strings.Contains(e.logs.String(), reason) {
+			t.Errorf("the log does not say %q", reason)
+		}
 	}
 }

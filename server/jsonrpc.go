@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/internal/schemax"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // envelope is what the server reads of one incoming JSON-RPC message
@@ -150,7 +151,8 @@ const maxDepth = 1000
 // JSON-RPC error object; an id that is not a string of Unicode characters
 // or an integer within ±(2^53-1) (the go-sdk would turn 1.5 into 1, larger
 // integers into other numbers and invalid strings into U+FFFD, so the
-// answer would carry another id than the request).
+// answer would carry another id than the request); a batch in which two
+// requests have one id (by value).
 //
 // Invalid UTF-8 and lone surrogates pass here, so that in tool arguments
 // the input validation refuses them naming their JSON pointer.
@@ -197,6 +199,7 @@ func readMessages(b []byte, maxDigits int) ([]envelope, *rpcError) {
 		raws = []jsontext.Value{v}
 	}
 	msgs := make([]envelope, len(raws))
+	ids := map[string]bool{} // idKey of the batch's calls
 	for i, raw := range raws {
 		if raw.Kind() != '{' {
 			return nil, invalidRequest(nil, "invalid request: a JSON-RPC message is an object")
@@ -208,6 +211,13 @@ func readMessages(b []byte, maxDigits int) ([]envelope, *rpcError) {
 		m.raw = raw
 		if rerr := checkEnvelope(m); rerr != nil {
 			return nil, rerr
+		}
+		// The go-sdk answers one of two calls with one id and drops the
+		// other.
+		if k := idKey(m.ID); m.isCall() && ids[k] {
+			return nil, invalidRequest(nil, "invalid request: two requests of the batch have the id %s", schemax.Cut(string(m.ID)))
+		} else if m.isCall() {
+			ids[k] = true
 		}
 	}
 	return msgs, nil
@@ -301,13 +311,46 @@ func checkEnvelope(m *envelope) *rpcError {
 	default:
 		_ = jsonv2.Unmarshal(m.RawMethod, &m.Method, jsontext.AllowInvalidUTF8(true))
 	}
+	if !m.isCall() {
+		return nil // a notification is never answered: the go-sdk drops what it cannot use
+	}
 	// Every MCP method takes an object; the go-sdk answers other params
 	// with code 0 for some methods.
 	if len(m.Params) > 0 && m.Params.Kind() != '{' {
-		return &rpcError{id: exactID(m.ID), code: jsonrpc.CodeInvalidParams, status: http.StatusBadRequest,
-			message: `invalid params: "params" must be an object`}
+		return invalidParams(m.ID, `"params" must be an object`)
+	}
+	if m.Method == "initialize" {
+		if err := decodeInitialize(m.Params); err != nil {
+			return invalidParams(m.ID, "%v", err)
+		}
 	}
 	return nil
+}
+
+func invalidParams(id jsontext.Value, format string, args ...any) *rpcError {
+	return &rpcError{id: exactID(id), code: jsonrpc.CodeInvalidParams, status: http.StatusBadRequest,
+		message: "invalid params: " + fmt.Sprintf(format, args...)}
+}
+
+// initializeParams is what the go-sdk decodes an initialize's params into
+// (its initializeParamsV2, made of its exported types). It answers params
+// it cannot decode into it with code 0, where every other method's get
+// invalid params.
+type initializeParams struct {
+	mcp.InitializeParams
+	Capabilities *struct {
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	} `json:"capabilities"`
+}
+
+// decodeInitialize decodes params as the go-sdk does (its internal/json:
+// segmentio's decoder, names matched exactly).
+func decodeInitialize(params jsontext.Value) error {
+	dec := segjson.NewDecoder(bytes.NewReader(params))
+	dec.DontMatchCaseInsensitiveStructFields()
+	var p initializeParams
+	return dec.Decode(&p)
 }
 
 // checkID accepts an absent id (a notification or a response), a string,

@@ -4,6 +4,7 @@ package server_test
 // connections, slow requests, requests in flight per caller.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -276,38 +278,98 @@ func TestEventStreamOutlivesTimeouts(t *testing.T) {
 	}
 }
 
-// TestMaxConns: at most MaxConns connections are served at once; the next
-// waits until one closes.
+// TestMaxConns: at most MaxConns connections are served at once; with
+// every one of them in a request, the next waits until one closes.
 func TestMaxConns(t *testing.T) {
-	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxConns = 2 }})
-	addr, _ := serve(t, e)
-	health := func() error {
-		c := &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
-		resp, err := c.Get("http://" + addr + server.PathHealth)
-		if err == nil {
-			resp.Body.Close()
+	var posts atomic.Int64 // POSTs whose handler runs
+	e := newEnv(t, envOpts{config: func(c *server.Config) {
+		c.MaxConns = 2
+		c.WrapHTTP = func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					posts.Add(1)
+					defer posts.Add(-1)
+				}
+				h.ServeHTTP(w, r)
+			})
 		}
-		return err
-	}
-	if err := health(); err != nil {
+	}})
+	addr, _ := serve(t, e)
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	if err := health(addr, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	var held []net.Conn
-	for range 2 { // connections that never finish their headers
+	held := []net.Conn{slowPost(t, addr, server.PathMCP, agent), slowPost(t, addr, server.PathMCP, agent)}
+	eventually(t, "both POSTs in their handler", func() bool { return posts.Load() == 2 })
+	if err := health(addr, 300*time.Millisecond); err == nil {
+		t.Fatal("a third connection was served beside two in a request")
+	}
+	for _, c := range held {
+		if closedWithin(c, 10*time.Millisecond) {
+			t.Fatal("a connection in a request was closed to make room")
+		}
+	}
+	held[0].Close()
+	eventually(t, "served", func() bool { return health(addr, 300*time.Millisecond) == nil })
+}
+
+// health GETs /healthz on a connection of its own.
+func health(addr string, timeout time.Duration) error {
+	c := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get("http://" + addr + server.PathHealth)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
+// TestConnectionsWithoutATokenGiveWay: a connection that holds no
+// request (idle on keep-alive after a GET /healthz, or still sending its
+// headers, or sending nothing) gives its place to a new connection once
+// MaxConns are open, those that never authenticated first. MaxConns of
+// them locked out every client until their idle or header timeout.
+func TestConnectionsWithoutATokenGiveWay(t *testing.T) {
+	const limit = 6
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxConns = limit }})
+	addr, _ := serve(t, e)
+	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	var idle []net.Conn
+	for i := range limit {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "GET %s HTTP/1.1\r\n", server.PathHealth)
-		held = append(held, c)
+		switch i % 3 {
+		case 0: // a request answered, then idle on keep-alive
+			fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", server.PathHealth, addr)
+			if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+				t.Fatal(err)
+			}
+		case 1: // headers begun, never finished
+			fmt.Fprintf(c, "GET %s HTTP/1.1\r\n", server.PathHealth)
+		}
+		idle = append(idle, c)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if err := health(); err == nil {
-		t.Fatal("a third connection was served beside two held ones")
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := range limit {
+		req := mcpPost("http://"+addr+server.PathMCP, agent, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("an authenticated client's call %d beside %d connections without a token: %v", i, limit, err)
+		}
+		resp.Body.Close()
 	}
-	held[0].Close()
-	eventually(t, "served", func() bool { return health() == nil })
+	closed := 0
+	for _, c := range idle {
+		if closedWithin(c, 200*time.Millisecond) {
+			closed++
+		}
+	}
+	if closed == 0 {
+		t.Error("no connection without a token was closed, yet the calls were served")
+	}
 }
 
 // TestShutdownDoesNotWaitForSlowBodies: a connection sending its body
@@ -388,6 +450,23 @@ func TestLimitFlags(t *testing.T) {
 	}
 }
 
+// pingStatus POSTs a ping with token to the server at addr, on a
+// connection of its own, and returns the HTTP status.
+func pingStatus(t *testing.T, addr, token string) int {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+server.PathMCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // TestRequestsPerCaller: one caller sending bodies slowly holds at most
 // MaxRequestsPerPrincipal of them; its next POST is answered 429 at once,
 // while another caller is served. Without the bound one token could hold
@@ -397,19 +476,7 @@ func TestRequestsPerCaller(t *testing.T) {
 	addr, _ := serve(t, e)
 	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
 	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
-	status := func(token string) int {
-		c := &http.Client{Timeout: 5 * time.Second}
-		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+server.PathMCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	status := func(token string) int { return pingStatus(t, addr, token) }
 	if got := status(agent); got == http.StatusTooManyRequests {
 		t.Fatalf("a caller with nothing in flight: %d", got)
 	}
@@ -532,5 +599,47 @@ func TestSessionlessTestIsTheGoSDKs(t *testing.T) {
 		if a.code != -32600 {
 			t.Errorf("stdio tools/call before initialize with an old-protocol _meta, id %s: code %d, want -32600", a.id, a.code)
 		}
+	}
+}
+
+// TestCredentialsCountAgainstTheirRunner: the credentials a runner's
+// claims minted share the runner's bounds: its sessions and its requests
+// in flight. Each credential counted as a caller of its own, so a runner
+// with a few claimed tasks held many times the per-caller bounds (with
+// --max-conns 48, all 48 connections).
+func TestCredentialsCountAgainstTheirRunner(t *testing.T) {
+	// family is the runner's token and the credentials of three claims.
+	family := func(e *env) []string {
+		runner := e.connect(fxBuilderRunner)
+		defer runner.close()
+		task := runner.claimTask("example-task-id", "k1")
+		solo, _ := runner.claimDiscussion("wake-solo", "k2")
+		pair, _ := runner.claimDiscussion("wake-pair", "k3")
+		return []string{fxBuilderRunner, task.ExecutionCredential.Token, solo.DiscussionCredential.Token, pair.DiscussionCredential.Token}
+	}
+
+	e := newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxSessionsPerPrincipal = 2 }})
+	for _, tok := range family(e) {
+		e.session(tok)
+	}
+	if n := len(e.sessionIDs()); n > 2 {
+		t.Errorf("a runner and its credentials hold %d sessions, want at most 2", n)
+	}
+	e.session(fxBuilderAgent)
+	if n := len(e.sessionIDs()); n != 3 {
+		t.Errorf("the runner's agent, another caller, opened a session: %d sessions, want 3", n)
+	}
+
+	e = newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxRequestsPerPrincipal = 2 }})
+	tokens := family(e)
+	addr, _ := serve(t, e)
+	status := func(token string) int { return pingStatus(t, addr, token) }
+	slowPost(t, addr, server.PathMCP, tokens[1])
+	slowPost(t, addr, server.PathMCP, tokens[2])
+	for _, tok := range []string{tokens[0], tokens[3]} {
+		eventually(t, "a POST of the runner's family refused", func() bool { return status(tok) == http.StatusTooManyRequests })
+	}
+	if got := status(fxBuilderAgent); got == http.StatusTooManyRequests {
+		t.Errorf("the runner's agent, another caller: %d", got)
 	}
 }

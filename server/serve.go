@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // Serve serves Handler on ln until ctx is done, then shuts down
@@ -17,19 +18,23 @@ import (
 // The HTTP server has cfg's read-header, read, write and idle timeouts
 // (the GET event stream of a session is exempt from the read and write
 // ones: it lasts as long as its session) and holds at most cfg.MaxConns
-// connections: more wait in the listen queue until one closes.
+// connections (see conns: a new one takes the place of one that holds no
+// request, else waits until one closes).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.logUnimplemented()
+	cs := newConns(ln, s.cfg.MaxConns)
 	hs := &http.Server{
-		Handler:           s.Handler(),
+		Handler:           markBusy(s.Handler()),
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         cs.state,
+		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(limitListener(ln, s.cfg.MaxConns)) }()
+	go func() { errc <- hs.Serve(cs) }()
 	select {
 	case err := <-errc:
 		return err
@@ -51,46 +56,172 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// limitListener accepts at most n connections at a time: Accept waits
-// until one of them closes.
-func limitListener(ln net.Listener, n int) net.Listener {
-	return &limitedListener{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
+// conns holds the open HTTP connections, at most max of them. A
+// connection arriving when max are open takes the place of one that
+// holds no request: idle on keep-alive, or not yet through its headers
+// (none is ever closed while a handler runs or a response is written).
+// Of those, one that never carried an authenticated request goes first,
+// the one waiting longest first: a caller who proved nothing cannot hold
+// the budget, and an authenticated caller's requests are bounded by
+// caller. When every connection is in a request, the new one waits.
+type conns struct {
+	ln  net.Listener
+	max int
+
+	mu      sync.Mutex
+	open    map[*conn]struct{}
+	closed  bool
+	changed chan struct{} // closed when a connection closes or stops holding a request; nil when nobody waits
 }
 
-type limitedListener struct {
-	net.Listener
-	sem       chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
+// conn is one accepted connection.
+type conn struct {
+	net.Conn
+	cs   *conns
+	once sync.Once
+
+	// Guarded by cs.mu.
+	busy          bool      // a request is being handled or answered (StateActive past its headers)
+	authenticated bool      // a request on it passed the bearer check
+	since         time.Time // when it last began to hold no request
 }
 
-func (l *limitedListener) Accept() (net.Conn, error) {
-	select {
-	case l.sem <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-	c, err := l.Listener.Accept()
+func newConns(ln net.Listener, max int) *conns {
+	return &conns{ln: ln, max: max, open: map[*conn]struct{}{}}
+}
+
+// Accept accepts the next connection and gives it a place, closing a
+// connection that holds no request when all are taken, or waiting until
+// one is free.
+func (cs *conns) Accept() (net.Conn, error) {
+	nc, err := cs.ln.Accept()
 	if err != nil {
-		<-l.sem
 		return nil, err
 	}
-	return &limitedConn{Conn: c, release: func() { <-l.sem }}, nil
+	c := &conn{Conn: nc, cs: cs}
+	for {
+		cs.mu.Lock()
+		if cs.closed {
+			cs.mu.Unlock()
+			nc.Close()
+			return nil, net.ErrClosed
+		}
+		if len(cs.open) < cs.max {
+			c.since = time.Now()
+			cs.open[c] = struct{}{}
+			cs.mu.Unlock()
+			return c, nil
+		}
+		victim := cs.victimLocked()
+		if victim != nil {
+			delete(cs.open, victim) // its place is the new connection's now
+		}
+		if cs.changed == nil {
+			cs.changed = make(chan struct{})
+		}
+		changed := cs.changed
+		cs.mu.Unlock()
+		if victim != nil {
+			victim.Conn.Close()
+			continue
+		}
+		<-changed
+	}
 }
 
-func (l *limitedListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
+// victimLocked returns the connection to close for a new one, or nil when
+// every connection is in a request.
+func (cs *conns) victimLocked() *conn {
+	var v *conn
+	for c := range cs.open {
+		if c.busy {
+			continue
+		}
+		if v == nil || v.authenticated && !c.authenticated ||
+			v.authenticated == c.authenticated && c.since.Before(v.since) {
+			v = c
+		}
+	}
+	return v
 }
 
-type limitedConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
+// Close stops accepting: an Accept waiting for a place returns.
+func (cs *conns) Close() error {
+	cs.mu.Lock()
+	cs.closed = true
+	cs.signalLocked()
+	cs.mu.Unlock()
+	return cs.ln.Close()
 }
 
-func (c *limitedConn) Close() error {
+func (cs *conns) Addr() net.Addr { return cs.ln.Addr() }
+
+func (cs *conns) signalLocked() {
+	if cs.changed != nil {
+		close(cs.changed)
+		cs.changed = nil
+	}
+}
+
+// state follows http.Server.ConnState: a connection is busy from the
+// start of its handler (see busy) until it is idle again.
+func (cs *conns) state(nc net.Conn, st http.ConnState) {
+	c, ok := nc.(*conn)
+	if !ok {
+		return
+	}
+	switch st {
+	case http.StateIdle:
+		cs.mu.Lock()
+		c.busy, c.since = false, time.Now()
+		cs.signalLocked()
+		cs.mu.Unlock()
+	case http.StateHijacked, http.StateClosed:
+		c.release()
+	}
+}
+
+// Close closes the connection and gives its place back.
+func (c *conn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.release()
 	return err
+}
+
+func (c *conn) release() {
+	c.once.Do(func() {
+		c.cs.mu.Lock()
+		delete(c.cs.open, c)
+		c.cs.signalLocked()
+		c.cs.mu.Unlock()
+	})
+}
+
+// connKey carries a request's *conn in its context (http.Server's
+// ConnContext).
+type connKey struct{}
+
+// markBusy marks the request's connection busy: its handler runs, so it
+// is never closed to make room. A connection reading its headers is not
+// busy yet.
+func markBusy(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(connKey{}).(*conn); ok {
+			c.cs.mu.Lock()
+			c.busy = true
+			c.cs.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// markAuthenticated records that a request on the connection passed the
+// bearer check: its connection gives way after those of callers who
+// proved nothing.
+func markAuthenticated(r *http.Request) {
+	if c, ok := r.Context().Value(connKey{}).(*conn); ok {
+		c.cs.mu.Lock()
+		c.authenticated = true
+		c.cs.mu.Unlock()
+	}
 }

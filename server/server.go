@@ -33,8 +33,8 @@ const (
 	// for this long.
 	DefaultSessionIdleTimeout = 30 * time.Minute
 	// DefaultMaxSessionsPerPrincipal bounds the sessions of one caller
-	// (one agent, runner or credential): a new one ends the least recently
-	// used.
+	// (an agent, or a runner with the credentials it minted): a new one
+	// ends the least recently used.
 	DefaultMaxSessionsPerPrincipal = 32
 	// DefaultMaxSessions bounds the sessions of all callers: beyond it an
 	// initialize is answered 503.
@@ -51,8 +51,8 @@ const (
 	DefaultWriteTimeout = 60 * time.Second
 	// DefaultIdleTimeout closes a keep-alive connection idle this long.
 	DefaultIdleTimeout = 120 * time.Second
-	// DefaultMaxConns bounds the open HTTP connections; more wait to be
-	// accepted.
+	// DefaultMaxConns bounds the open HTTP connections: a new one takes
+	// the place of one that holds no request, else waits to be accepted.
 	DefaultMaxConns = 1024
 	// DefaultMaxRequestsPerPrincipal bounds the POSTs of one caller being
 	// read or run at once, well under DefaultMaxConns: one token sending
@@ -224,7 +224,7 @@ var limits = []limit{
 		func(c *Config) any { return &c.WriteTimeout }, DefaultWriteTimeout},
 	{"idle-timeout", "close a keep-alive connection idle this long",
 		func(c *Config) any { return &c.IdleTimeout }, DefaultIdleTimeout},
-	{"max-conns", "open HTTP connections; more wait to be accepted",
+	{"max-conns", "open HTTP connections; a new one replaces one that holds no request (unauthenticated first), else waits",
 		func(c *Config) any { return &c.MaxConns }, DefaultMaxConns},
 	{"max-requests-per-caller", "POSTs one caller may have in flight (body being read or call running); beyond it 429",
 		func(c *Config) any { return &c.MaxRequestsPerPrincipal }, DefaultMaxRequestsPerPrincipal},
@@ -411,10 +411,12 @@ func toolError(err error) error {
 }
 
 // Keys of auth.TokenInfo.Extra, which is made anew for each request: the
-// caller, the hash of its token (the session bounds re-check it) and an
-// initialize's place among the sessions.
+// principal, the caller its bounds count against (callerOf), the hash of
+// its token (the session bounds re-check it) and an initialize's place
+// among the sessions.
 const (
 	principalExtra = "prickle.principal"
+	callerExtra    = "prickle.caller"
 	tokenHashExtra = "prickle.token_hash"
 	// reservationExtra holds an initialize's *reservation (see sessions).
 	reservationExtra = "prickle.reservation"
@@ -424,20 +426,59 @@ const (
 func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	h := store.HashToken(token)
 	p, err := s.store.AuthenticateHash(ctx, h)
-	switch {
-	case errors.Is(err, store.ErrUnknownToken):
-		return nil, fmt.Errorf("%w: unknown token", auth.ErrInvalidToken)
-	case errors.Is(err, store.ErrExpiredToken):
-		return nil, fmt.Errorf("%w: token expired", auth.ErrInvalidToken)
-	case errors.Is(err, store.ErrRevokedToken):
-		return nil, fmt.Errorf("%w: token revoked", auth.ErrInvalidToken)
-	case err != nil:
-		return nil, err
+	if err != nil {
+		return nil, s.tokenRefused(ctx, err)
 	}
 	// Expiry is the store's business (on its own clock); the SDK's check
-	// uses the wall clock, so no Expiration is set here.
+	// uses the wall clock, so no Expiration is set here. UserID is the
+	// principal: the go-sdk serves a session to the principal that opened
+	// it alone.
 	return &auth.TokenInfo{
 		UserID: string(p.Kind) + ":" + p.Agent + ":" + p.RunnerID + ":" + p.Scope.AttemptID + p.Scope.DiscussionID,
-		Extra:  map[string]any{principalExtra: p, tokenHashExtra: h},
+		Extra:  map[string]any{principalExtra: p, callerExtra: callerOf(p), tokenHashExtra: h},
 	}, nil
+}
+
+// tokenRefused is the answer to a token that does not authenticate:
+// auth.ErrInvalidToken ("invalid token") whether it was never issued,
+// expired or revoked, so that whoever holds a leaked string does not
+// learn that it was once real; the log says which (a once-real token at
+// info, a never-issued one at debug). Any other error is returned as it
+// is.
+func (s *Server) tokenRefused(ctx context.Context, err error) error {
+	if !notAuthenticated(err) {
+		return err
+	}
+	level := slog.LevelInfo
+	if errors.Is(err, store.ErrUnknownToken) {
+		level = slog.LevelDebug
+	}
+	s.log.LogAttrs(ctx, level, "token refused", slog.String("reason", err.Error()))
+	return auth.ErrInvalidToken
+}
+
+// notAuthenticated reports whether err is the store's refusal of a token:
+// unknown, expired or revoked.
+func notAuthenticated(err error) bool {
+	return errors.Is(err, store.ErrUnknownToken) || errors.Is(err, store.ErrExpiredToken) || errors.Is(err, store.ErrRevokedToken)
+}
+
+// callerOf is who p's requests and sessions count against for the
+// per-caller bounds: an agent (whichever of its tokens), or a runner
+// together with the credentials its claims minted, so that minting
+// credentials does not multiply a runner's bounds.
+func callerOf(p *store.Principal) string {
+	if p.RunnerID != "" {
+		return "runner:" + p.Agent + ":" + p.RunnerID
+	}
+	return "agent:" + p.Agent
+}
+
+// callerFrom returns the caller of a request's token info, or "".
+func callerFrom(ti *auth.TokenInfo) string {
+	if ti == nil {
+		return ""
+	}
+	c, _ := ti.Extra[callerExtra].(string)
+	return c
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -13,11 +12,12 @@ import (
 
 // sessions bounds the MCP sessions of the streamable HTTP transport. The
 // go-sdk ends a session that has had no POST for SessionIdleTimeout; on
-// top of that, sessions knows who opened each one (the principal and the
-// hash of its token), so that
+// top of that, sessions knows who opened each one (the caller, callerOf
+// its principal, and the hash of its token), so that
 //
-//   - one principal holds at most perPrincipal sessions: its next
-//     initialize ends its least recently used one;
+//   - one caller (an agent, or a runner with its credentials) holds at
+//     most perPrincipal sessions: its next initialize ends its least
+//     recently used one;
 //   - all principals together hold at most max: beyond it, the HTTP layer
 //     answers an initialize 503 (see reserve);
 //   - a session whose token was revoked or expired is ended by check.
@@ -35,7 +35,7 @@ type sessions struct {
 // session is one tracked MCP session.
 type session struct {
 	ss        *mcp.ServerSession
-	principal string          // the token info's UserID: one agent, runner or credential
+	principal string          // the caller (callerOf): an agent, or a runner with its credentials
 	token     store.TokenHash // the token that opened it
 	used      uint64          // tick of its latest request
 }
@@ -101,7 +101,7 @@ func (t *sessions) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
 				if h, ok := extra.TokenInfo.Extra[tokenHashExtra].(store.TokenHash); ok {
 					r, _ := extra.TokenInfo.Extra[reservationExtra].(*reservation)
-					t.add(ss, extra.TokenInfo.UserID, h, r)
+					t.add(ss, callerFrom(extra.TokenInfo), h, r)
 				}
 			}
 		}
@@ -192,7 +192,7 @@ func (t *sessions) check(ctx context.Context, st *store.Store) {
 	t.mu.Unlock()
 	for _, s := range list {
 		_, err := st.AuthenticateHash(ctx, s.token)
-		if errors.Is(err, store.ErrUnknownToken) || errors.Is(err, store.ErrExpiredToken) || errors.Is(err, store.ErrRevokedToken) {
+		if notAuthenticated(err) {
 			t.log.Info("session ended: its token no longer authenticates", "session", s.ss.ID(), "reason", err)
 			t.remove(s.ss)
 			s.ss.Close()

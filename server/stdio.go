@@ -36,7 +36,7 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.Reader, out
 	s.register(srv, func(ctx context.Context) (context.Context, error) {
 		p, err := s.store.Authenticate(ctx, token)
 		if err != nil {
-			return nil, err
+			return nil, s.tokenRefused(ctx, err)
 		}
 		return withPrincipal(ctx, p), nil
 	})
@@ -221,9 +221,9 @@ func (w *stdioWriter) writeLine(b []byte) error {
 	return err
 }
 
-// expect records the requests among msgs, unless one of them has the id
-// of a request still in progress (or of another in msgs): then it records
-// none and returns that id and false.
+// expect records the requests among msgs (whose ids differ: see
+// readMessages), unless one of them has the id of a request still in
+// progress: then it records none and returns that id and false.
 func (w *stdioWriter) expect(msgs []envelope) (dup jsontext.Value, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -231,8 +231,7 @@ func (w *stdioWriter) expect(msgs []envelope) (dup jsontext.Value, ok bool) {
 	for _, m := range msgs {
 		if m.isCall() {
 			k := idKey(m.ID)
-			_, busy := w.pending[k]
-			if _, twice := calls[k]; busy || twice {
+			if _, busy := w.pending[k]; busy {
 				return m.ID, false
 			}
 			calls[k] = isInitialize(m)

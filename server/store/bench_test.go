@@ -152,3 +152,23 @@ func BenchmarkDiscoverTeamAgents(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDiscoverRefused: the refusals of a project the caller may not
+// see and of one that does not exist, side by side (they must cost the
+// same, or the timing tells which projects exist).
+func BenchmarkDiscoverRefused(b *testing.B) {
+	s, issued := benchStore(b)
+	p, err := s.Authenticate(context.Background(), benchToken(b, issued, KindAgent))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, project := range []string{seedOutsideProject, "no-such-project"} {
+		b.Run(project, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.DiscoverTeamAgents(context.Background(), p, project); err == nil {
+					b.Fatal("served")
+				}
+			}
+		})
+	}
+}

@@ -12,9 +12,10 @@ import (
 //     Authenticate runs on every HTTP request (RevokeToken and RevokeRunner
 //     invalidate it); execution and discussion credentials are never
 //     cached, since claims replace and revoke them all the time;
-//   - each project's team directory (its people, their agents, who may see
-//     it) for discover_team_agents (loading a world invalidates it; no tool
-//     changes people, agents or memberships).
+//   - each project's team directory (its people, their agents) and each
+//     person's memberships (the projects whose directory its agents may
+//     see) for discover_team_agents (loading a world invalidates them; no
+//     tool changes people, agents or memberships).
 //
 // Changes made through the Store take effect at once. cacheTTL only bounds
 // how late a change made behind the Store's back (another process on the
@@ -23,7 +24,8 @@ const cacheTTL = time.Second
 
 // cacheMax bounds the entries of each cache; a full cache is emptied. Only
 // what the database confirmed is cached (valid tokens, projects with
-// members), so unknown keys cannot grow it.
+// members, the memberships of authenticated callers' owners), so unknown
+// keys cannot grow it.
 const cacheMax = 10000
 
 // genCache maps keys to values read from the database, each trusted for

@@ -160,3 +160,35 @@ func TestWorldLoadInvalidatesCaches(t *testing.T) {
 		t.Fatal("the directory cache survived SeedDefault")
 	}
 }
+
+// A project the caller may not see and one that does not exist are
+// refused along one path, which reads neither project's directory: the
+// caller's memberships decide. (The invisible project was refused from
+// the directory cache and the missing one read SQLite each time, about
+// 20% slower: the timing told which projects exist.) With the directory
+// tables gone behind the Store's back, both are still refused alike, and
+// the visible one is still served from the cache.
+func TestDiscoverRefusalsTakeOnePath(t *testing.T) {
+	s, _, issued := seeded(t)
+	wall := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.dir.now = func() time.Time { return wall }
+	s.members.now = s.dir.now
+	p := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
+	for _, project := range []string{SeedProject, seedOutsideProject, "no-such-project"} {
+		s.DiscoverTeamAgents(ctx, p, project) // warm whatever is cached
+	}
+	for _, table := range []string{"people", "agents"} {
+		if _, err := s.db.ExecContext(ctx, `ALTER TABLE `+table+` RENAME TO `+table+`_gone`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, project := range []string{seedOutsideProject, "no-such-project"} {
+		var r *Refusal
+		if _, err := s.DiscoverTeamAgents(ctx, p, project); !errors.As(err, &r) || r.Code != CodeProjectNotVisible {
+			t.Errorf("%s: %v, want %s without reading its directory", project, err, CodeProjectNotVisible)
+		}
+	}
+	if _, err := s.DiscoverTeamAgents(ctx, p, SeedProject); err != nil {
+		t.Errorf("%s: %v, want the cached directory", SeedProject, err)
+	}
+}

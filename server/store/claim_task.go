@@ -35,8 +35,9 @@ type ClaimTaskResult struct {
 // Rules, in order: p must be a runner (not_runner); the task must exist in a
 // project the runner's owner belongs to (task_not_found) and be routed to
 // the runner's agent (not_routed); if wakeMessageID is given it must not
-// name a mention (mention_not_cause) and must equal the task's own request
-// message (cause_mismatch; a task with no request takes no wake).
+// name a mention, in whatever project (mention_not_cause), and must equal
+// the task's own request message (cause_mismatch; a task with no request
+// takes no wake).
 //
 // The same (runner, task, idemKey) returns the same attempt with a fresh
 // execution credential; every earlier credential of that attempt is revoked.
@@ -78,7 +79,7 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 	}
 	if wake != nil {
 		var kind string
-		err := tx.stmt(ctx, stWakeKind).QueryRowContext(ctx, *wake, project).Scan(&kind)
+		err := tx.stmt(ctx, stWakeKind).QueryRowContext(ctx, *wake).Scan(&kind)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return ClaimTaskResult{}, err
 		}

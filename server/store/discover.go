@@ -73,14 +73,24 @@ type DiscoverResult struct {
 // cannot see give the same refusal, project_not_visible, with the same
 // message.
 //
-// A project's directory is cached (see cache.go): loading a world
-// invalidates it, and no tool changes people, agents or memberships.
+// Both refusals take one path, which reads no project: the projects the
+// caller's owner is a member of decide, so that the time a refusal takes
+// does not tell whether the project exists. A project's directory and a
+// person's memberships are cached (see cache.go): loading a world
+// invalidates them, and no tool changes people, agents or memberships.
 func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project string) (DiscoverResult, error) {
 	if p == nil {
 		return DiscoverResult{}, refuse(CodeUnauthenticated, "no caller identity")
 	}
 	notVisible := refuse(CodeProjectNotVisible, "the project does not exist or you cannot see it")
 	if p.Scope.Project != "" && p.Scope.Project != project {
+		return DiscoverResult{}, notVisible
+	}
+	projects, err := s.projectsOf(ctx, p.Owner)
+	if err != nil {
+		return DiscoverResult{}, opError("discover team agents", err)
+	}
+	if !projects[project] {
 		return DiscoverResult{}, notVisible
 	}
 	d, ok, gen := s.dir.get(project)
@@ -98,6 +108,36 @@ func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project st
 		return DiscoverResult{}, notVisible
 	}
 	return d.clone(), nil
+}
+
+// projectsOf returns the projects person is a member of (cached). The
+// map is shared: callers only read it.
+func (s *Store) projectsOf(ctx context.Context, person string) (map[string]bool, error) {
+	projects, ok, gen := s.members.get(person)
+	if ok {
+		return projects, nil
+	}
+	projects = map[string]bool{}
+	err := s.inReadTx(ctx, func(tx *txn) error {
+		rows, err := tx.stmt(ctx, stPersonProjects).QueryContext(ctx, person)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var project string
+			if err := rows.Scan(&project); err != nil {
+				return err
+			}
+			projects[project] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.members.put(person, projects, gen)
+	return projects, nil
 }
 
 // clone returns a deep copy, so that callers never share a cached value.

@@ -47,9 +47,12 @@
 //   - Arguments are not checked here for what the tools' input schemas
 //     say (lengths, patterns): the MCP layer validates them first, and a
 //     second rule in the store would drift from the schema's.
-//   - Two read caches (cache.go): agent and runner principals by token
-//     hash (Authenticate runs on every HTTP request) and each project's
-//     team directory (discover_team_agents). Changes through the Store
+//   - Read caches (cache.go): agent and runner principals by token hash
+//     (Authenticate runs on every HTTP request), and each project's team
+//     directory and each person's memberships (discover_team_agents,
+//     whose refusals the memberships alone decide, so that a project the
+//     caller may not see and one that does not exist cost the same).
+//     Changes through the Store
 //     (RevokeToken, RevokeRunner, loading a world) take effect at once; a
 //     change made behind the Store's back (SQL on the same file) is seen
 //     within a second. Credentials are never cached.

@@ -21,6 +21,7 @@ const (
 	stAuthenticate stmtID = iota
 
 	// DiscoverTeamAgents.
+	stPersonProjects
 	stProjectPeople
 	stProjectAgents
 
@@ -69,6 +70,7 @@ var stmtSQL = [numStmts]string{
 			JOIN messages m ON m.id = c.message JOIN rooms rm ON rm.id = m.room
 		WHERE c.credential = ?1`,
 
+	stPersonProjects: `SELECT project FROM memberships WHERE person = ?`,
 	stProjectPeople: `SELECT p.handle, p.display_name, p.avatar_url, p.color, p.away
 		FROM people p JOIN memberships m ON m.person = p.handle WHERE m.project = ? ORDER BY p.handle`,
 	stProjectAgents: `SELECT a.id, a.owner, a.name, a.avatar_url, a.model, a.client, a.role,
@@ -79,8 +81,8 @@ var stmtSQL = [numStmts]string{
 		JOIN memberships m ON m.project = t.project AND m.person = ?
 		LEFT JOIN attempts a ON a.runner = ? AND a.task = t.id AND a.idempotency_key = ?
 		WHERE t.id = ?`,
-	stWakeKind: `SELECT m.kind FROM messages m JOIN rooms r ON r.id = m.room
-		WHERE m.id = ? AND r.project = ?`,
+	// Wherever the message is: a mention is never a run's cause.
+	stWakeKind: `SELECT kind FROM messages WHERE id = ?`,
 	// An attempt is inserted with its first credential; a replay replaces
 	// the credential, and the attempt stays live as long as the new one.
 	stInsertAttempt: `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until,

@@ -59,6 +59,9 @@ type Store struct {
 	opts  Options
 	auth  genCache[[32]byte, Principal]    // agent and runner principals by token hash (cache.go)
 	dir   genCache[string, DiscoverResult] // team directories by project slug (cache.go)
+	// members holds the projects each person is a member of, by handle
+	// (cache.go): who may see a project is decided from it alone.
+	members genCache[string, map[string]bool]
 
 	// The JSON of opts.ExecutionTools and opts.DiscussionTools, as the
 	// claims' rows keep a credential's allowed tools.
@@ -401,6 +404,7 @@ func dbString(s *string) any {
 func (s *Store) worldChanged() {
 	s.auth.invalidate()
 	s.dir.invalidate()
+	s.members.invalidate()
 }
 
 // createPrivate creates the database file of dsn with mode 0600 when it

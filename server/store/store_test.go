@@ -415,6 +415,17 @@ func TestClaimTaskRefusals(t *testing.T) {
 	wantCode(t, err, CodeCauseMismatch)
 	_, err = s.ClaimTask(ctx, runner, "task-unbound", "earlier-key", ptrTo("mention-1"))
 	wantCode(t, err, CodeMentionNotCause)
+	// A mention is never a run's cause, wherever it is: one in a project
+	// the runner cannot see was cause_mismatch, as if it were not looked
+	// up.
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO messages(id, room, kind, author_person, body, provenance, provenance_status, created_at)
+		VALUES ('mention-mobile', 'ines-private', 'mention', 'ines', '@maya/builder hi', 'owner_instruction', 'claimed', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ClaimTask(ctx, runner, "example-task-id", "ok", ptrTo("mention-mobile"))
+	wantCode(t, err, CodeMentionNotCause)
+	_, err = s.ClaimTask(ctx, runner, "task-unbound", "earlier-key", ptrTo("mention-mobile"))
+	wantCode(t, err, CodeMentionNotCause)
 
 	// Nothing was written by the refusals.
 	if n := count(t, s, `SELECT count(*) FROM attempts`); n != 2 {
