@@ -197,6 +197,10 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 				defer s.sessions.release(res)
 			}
 		}
+		if body, msgs = uncancelled(body, msgs); body == nil {
+			w.WriteHeader(http.StatusAccepted) // notifications are never answered
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		jw := &rpcErrors{ResponseWriter: w, calls: slices.ContainsFunc(msgs, func(m envelope) bool { return m.isCall() })}

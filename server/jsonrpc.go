@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,40 @@ func (m *envelope) isRequest() bool { return len(m.RawMethod) > 0 }
 
 // isCall reports whether m is a request with an id.
 func (m *envelope) isCall() bool { return m.isRequest() && len(m.ID) > 0 }
+
+// isCancellation reports whether m is a notifications/cancelled.
+func (m *envelope) isCancellation() bool {
+	return m.isRequest() && len(m.ID) == 0 && m.Method == "notifications/cancelled"
+}
+
+// uncancelled returns body, the messages msgs, without its cancellation
+// notifications: prickled runs every call it read to its end and answers
+// it (MCP lets a receiver ignore a cancellation). A call cancelled in the
+// go-sdk would be answered with an error, or, still queued, with code 0,
+// while its claim may have committed. body comes back as it is when it
+// holds none; nil when nothing else is left; otherwise a batch of the rest.
+func uncancelled(body []byte, msgs []envelope) ([]byte, []envelope) {
+	if !slices.ContainsFunc(msgs, func(m envelope) bool { return m.isCancellation() }) {
+		return body, msgs
+	}
+	kept := slices.DeleteFunc(slices.Clone(msgs), func(m envelope) bool { return m.isCancellation() })
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	return batchOf(kept), kept
+}
+
+// batchOf is the batch of msgs, each as it was sent.
+func batchOf(msgs []envelope) []byte {
+	b := []byte{'['}
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m.raw...)
+	}
+	return append(b, ']')
+}
 
 // sessionless reports whether m is a request of the sessionless protocol
 // (2026-07-28, SEP-2575), which needs no initialize, as the go-sdk tells

@@ -122,29 +122,30 @@ func (s *Server) admit(line []byte, tooLong bool, w *stdioWriter) ([]envelope, *
 }
 
 // passOn returns the lines that carry msgs, the messages of line, to the
-// go-sdk: line itself, except that a batch's notifications go one a line
-// ahead of the rest. (The go-sdk's stdio transport waits for an answer to
+// go-sdk: line itself, except that cancellations are dropped (uncancelled)
+// and a batch's notifications go one a line ahead of the rest. (The go-sdk's stdio transport waits for an answer to
 // every request of a batch, notifications included, so it would never
 // write the batch's answers, and two notifications in one batch end the
 // session. JSON-RPC lets a batch's messages be processed in any order.)
 func passOn(line []byte, msgs []envelope) [][]byte {
-	if jsontext.Value(line).Kind() != '[' || !slices.ContainsFunc(msgs, isNotification) {
+	line, msgs = uncancelled(line, msgs)
+	switch {
+	case line == nil:
+		return nil
+	case jsontext.Value(line).Kind() != '[' || !slices.ContainsFunc(msgs, isNotification):
 		return [][]byte{line}
 	}
 	var lines [][]byte
-	rest := []byte{'['}
+	var rest []envelope
 	for _, m := range msgs {
-		switch {
-		case isNotification(m):
+		if isNotification(m) {
 			lines = append(lines, m.raw)
-		case len(rest) > 1:
-			rest = append(append(rest, ','), m.raw...)
-		default:
-			rest = append(rest, m.raw...)
+		} else {
+			rest = append(rest, m)
 		}
 	}
-	if len(rest) > 1 {
-		lines = append(lines, append(rest, ']'))
+	if len(rest) > 0 {
+		lines = append(lines, batchOf(rest))
 	}
 	return lines
 }
