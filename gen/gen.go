@@ -142,6 +142,9 @@ func (m *model) goFiles() ([]File, spec.Diagnostics, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// imports.Process formats the file: jen need not format it
+			// first.
+			f.NoFormat = true
 			var b bytes.Buffer
 			if err := f.Render(&b); err != nil {
 				errs[i] = fmt.Errorf("generate %s: %w", GoFiles[i], err)
