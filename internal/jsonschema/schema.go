@@ -51,7 +51,10 @@ func Parse(raw []byte) (*Document, error) {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
 	d := &Document{raw: raw, byPtr: map[string]*Schema{}}
-	d.root = d.parse("", raw)
+	if d.root = read(d, raw); d.root == nil {
+		d.byPtr = map[string]*Schema{}
+		d.root = d.parse("", raw)
+	}
 	return d, nil
 }
 
