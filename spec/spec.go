@@ -10,6 +10,10 @@ import (
 	"sort"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
 )
@@ -471,8 +475,22 @@ func (s *Spec) hashed() (string, []byte, error) {
 	return "sha256:" + hex.EncodeToString(sum[:]), body, nil
 }
 
+// encode writes v as encoding/json's Encoder does with SetEscapeHTML(false)
+// and a two-space indent, byte for byte. go-json-experiment's encoder with
+// v1's options writes the same, indenting as it writes instead of in a
+// second pass over the document, except for invalid UTF-8: both replace
+// it with U+FFFD, which only encoding/json escapes. A document with a
+// U+FFFD is encoded again by encoding/json.
 func encode(v any) ([]byte, error) {
 	var b bytes.Buffer
+	if err := jsonv2.MarshalWrite(&b, v, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.WithIndent("  ")); err != nil {
+		return nil, fmt.Errorf("encode spec: %w", err)
+	}
+	b.WriteByte('\n')
+	if !bytes.Contains(b.Bytes(), []byte("\uFFFD")) {
+		return b.Bytes(), nil
+	}
+	b.Reset()
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")

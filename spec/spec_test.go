@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"encoding/json"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -609,5 +610,42 @@ func TestPositions(t *testing.T) {
 		if got := strings.TrimSpace(diagText(ds)); got != c.want {
 			t.Errorf("%s:\n got: %s\nwant: %s", c.name, got, c.want)
 		}
+	}
+}
+
+// The spec encodes as encoding/json's Encoder writes it (no HTML escaping
+// outside the JSON blocks, a two-space indent): the canonical document and
+// its hash depend on every byte.
+func TestEncodeAsEncodingJSON(t *testing.T) {
+	pages, _ := ParseAll(append(genCorpus(30), Bundled()...))
+	s, _ := Build(pages)
+	odd := "<a> & \u2028\u2029 \"q\" \\ \t\x01 é 🌵"
+	s.Title = odd
+	s.Notes = append(s.Notes, Paragraph{Text: odd})
+	// Invalid UTF-8 (and U+FFFD as written) takes the other way.
+	invalid := *s
+	invalid.Title = odd + " \xff\xfe \ufffd"
+	s.Tools[0].Sentences = nil
+	s.Tools[1].InputSchema.JSON = json.RawMessage(`{"pattern": "^(?<!-)[<>&]\u2028$", "x": [ ] }`)
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Encode(&invalid); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	for _, v := range []*Spec{s, &invalid} {
+		b, err := encode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, b...)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("encode differs from encoding/json:\n%s", firstDiff(got, want.Bytes()))
 	}
 }
