@@ -2,7 +2,9 @@ package spec
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -637,15 +639,57 @@ func TestEncodeAsEncodingJSON(t *testing.T) {
 	if err := enc.Encode(&invalid); err != nil {
 		t.Fatal(err)
 	}
-	var got []byte
+	var got bytes.Buffer
+	got.WriteString("kept")
 	for _, v := range []*Spec{s, &invalid} {
-		b, err := encode(v)
-		if err != nil {
+		if err := encode(&bufferSink{b: &got, mark: got.Len()}, v); err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, b...)
 	}
-	if !bytes.Equal(got, want.Bytes()) {
-		t.Errorf("encode differs from encoding/json:\n%s", firstDiff(got, want.Bytes()))
+	if !bytes.HasPrefix(got.Bytes(), []byte("kept")) || !bytes.Equal(got.Bytes()[4:], want.Bytes()) {
+		t.Errorf("encode differs from encoding/json:\n%s", firstDiff(got.Bytes()[4:], want.Bytes()))
+	}
+	// The hash of what was written, not of a start that was abandoned.
+	h := &hashSink{h: sha256.New()}
+	if err := encode(h, &invalid); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := encode2(t, s)
+	if whole := want.Bytes()[len(first):]; h.n != len(whole) || !bytes.Equal(h.h.Sum(nil), sha256Of(whole)) {
+		t.Errorf("hash of %d bytes, want %d", h.n, len(whole))
+	}
+}
+
+func encode2(t *testing.T, s *Spec) ([]byte, error) {
+	var b bytes.Buffer
+	err := encode(&bufferSink{b: &b}, s)
+	return b.Bytes(), err
+}
+
+func sha256Of(b []byte) []byte {
+	sum := sha256.Sum256(b)
+	return sum[:]
+}
+
+// A U+FFFD is seen wherever the writes split it.
+func TestFFFDWatch(t *testing.T) {
+	doc := []byte("ab\uFFFDcd")
+	for i := 0; i <= len(doc); i++ {
+		for j := i; j <= len(doc); j++ {
+			var out bytes.Buffer
+			w := &fffdWatch{w: &out}
+			for _, part := range [][]byte{doc[:i], doc[i:j], doc[j:]} {
+				w.Write(part)
+			}
+			if !w.seen || out.String() != string(doc) {
+				t.Errorf("split at %d, %d: seen %v, wrote %q", i, j, w.seen, out.Bytes())
+			}
+		}
+	}
+	w := &fffdWatch{w: io.Discard}
+	w.Write([]byte("\xef\xbf"))
+	w.Write([]byte("x\xbd"))
+	if w.seen {
+		t.Error("a U+FFFD seen in bytes that do not make one")
 	}
 }
