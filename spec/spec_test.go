@@ -693,3 +693,14 @@ func TestFFFDWatch(t *testing.T) {
 		t.Error("a U+FFFD seen in bytes that do not make one")
 	}
 }
+
+// A block is read as a schema once: the catalog, lint and the generator
+// share the document.
+func TestSchemaOnce(t *testing.T) {
+	pages, _ := ParseAll(Bundled())
+	s, _ := Build(pages)
+	b := s.Tools[0].OutputSchema
+	if d := b.Schema(); d == nil || d != b.Schema() {
+		t.Fatalf("Schema gave %p, then %p", d, b.Schema())
+	}
+}

@@ -88,3 +88,22 @@ func dump(d *Document) string {
 	}
 	return b.String()
 }
+
+// A document is safe for concurrent use: At reads a place that is not a
+// schema position (a reference may name any) under the document's lock.
+func TestAtConcurrent(t *testing.T) {
+	d := MustParse([]byte(`{"properties": {"a": {"$ref": "#/x/y"}}, "x": {"y": {"type": "string"}}}`))
+	done := make(chan *Schema)
+	for range 8 {
+		go func() { done <- d.At("/x/y") }()
+	}
+	first := <-done
+	for range 7 {
+		if s := <-done; s != first || s == nil {
+			t.Fatalf("At gave %p and %p", first, s)
+		}
+	}
+	if typ, _ := first.String("type"); typ != "string" {
+		t.Errorf("At(/x/y) type %q", typ)
+	}
+}
