@@ -4,12 +4,15 @@
 // benchmark's growth from its smallest size to its largest.
 //
 //	go run ./internal/cmd/bench-compare [-base main] [-count 6] [-benchtime 1s] [-bench REGEXP] [-out DIR]
+//	go run ./internal/cmd/bench-compare -instructions [-sub '=100$'] [-base main] [-bench REGEXP]
 //
 // The base is checked out in a temporary git worktree. Both trees' test
 // binaries are built first; then, round after round, each benchmark runs
 // once in each tree, the tree that goes first alternating, so that the
-// machine's load falls on both alike. It is a tool, not a test: nothing
-// fails on a number.
+// machine's load falls on both alike. On a machine too loaded for timings
+// to mean much, -instructions counts each tree's instructions per
+// iteration with valgrind instead (see instructions.go). It is a tool, not
+// a test: nothing fails on a number.
 package benchcompare
 
 import (
@@ -50,6 +53,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	benchtime := fs.String("benchtime", "1s", "each run's -test.benchtime")
 	filter := fs.String("bench", "", "run only the suite's benchmarks whose name matches `regexp`")
 	out := fs.String("out", "", "keep the raw results (base.txt, work.txt) in `dir`")
+	instr := fs.Bool("instructions", false, "count instructions with valgrind's callgrind instead of timing (one run per tree)")
+	sub := fs.String("sub", "=100$", "with -instructions, the sub-benchmarks to count, a `regexp` (1,000 pages take many minutes under valgrind)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: bench-compare [flags]\n\nRuns the generator's benchmarks on a base commit and on the work tree, interleaved, and compares them.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -74,7 +79,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitUsage
 		}
 	}
-	cfg := config{base: *base, count: *count, benchtime: *benchtime, suite: suite, out: *out,
+	if _, err := regexp.Compile(*sub); err != nil {
+		fmt.Fprintf(stderr, "bench-compare: -sub: %v\n", err)
+		return ExitUsage
+	}
+	cfg := config{base: *base, count: *count, benchtime: *benchtime, suite: suite, out: *out, instructions: *instr, sub: *sub,
 		stdout: stdout, log: stderr, benchstat: runBenchstat}
 	if err := cfg.run(ctx); err != nil {
 		fmt.Fprintf(stderr, "bench-compare: %v\n", err)
@@ -89,8 +98,12 @@ type config struct {
 	benchtime string
 	suite     []Bench
 	out       string
-	stdout    io.Writer
-	log       io.Writer
+	// instructions counts the instructions of the sub-benchmarks that
+	// match sub, instead of timing the benchmarks.
+	instructions bool
+	sub          string
+	stdout       io.Writer
+	log          io.Writer
 	// benchstat runs benchstat in dir with args and returns what it printed.
 	benchstat func(ctx context.Context, dir string, args ...string) ([]byte, error)
 }
@@ -136,6 +149,10 @@ func (c *config) run(ctx context.Context) error {
 		}
 	}
 
+	if c.instructions {
+		fmt.Fprintf(c.stdout, "base: %s\nwork: %s (the work tree, as it is)\n", subject, root)
+		return c.countInstructions(ctx, trees, c.stdout)
+	}
 	loadStart := loadAverage()
 	results := map[*tree]*bytes.Buffer{trees[0]: {}, trees[1]: {}}
 	for r := range c.count {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -44,8 +45,26 @@ func TestRenamedBenchmark(t *testing.T) {
 		}
 	}
 	bench := func(pkg, name string) string {
-		return "package " + pkg + "\n\nimport \"testing\"\n\nfunc " + name + "(b *testing.B) {\n" +
-			"\tfor _, n := range []string{\"10\", \"100\"} {\n\t\tb.Run(\"pages=\"+n, func(b *testing.B) {\n\t\t\tfor b.Loop() {\n\t\t\t}\n\t\t})\n\t}\n}\n"
+		return "package " + pkg + `
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var sink int
+
+func ` + name + `(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run("pages="+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				sink += strings.Count(strings.Repeat("ab", 10000*n), "b")
+			}
+		})
+	}
+}
+`
 	}
 	write("go.mod", "module example.com/m\n\ngo 1.24\n")
 	write("old/old_test.go", bench("old", "BenchmarkOld"))
@@ -98,6 +117,21 @@ func TestRenamedBenchmark(t *testing.T) {
 	wt, err := exec.Command("git", "-C", repo, "worktree", "list").Output()
 	if err != nil || bytes.Count(wt, []byte("\n")) != 1 {
 		t.Errorf("the base's worktree is left: %s %v", wt, err)
+	}
+
+	// Instructions, where valgrind is installed: one row, both trees
+	// counted under the benchmark's names in each.
+	if _, err := exec.LookPath("valgrind"); err == nil {
+		stdout.Reset()
+		ic := c
+		ic.instructions, ic.sub = true, "=10$"
+		if err := ic.run(context.Background()); err != nil {
+			t.Fatalf("-instructions: %v\n%s", err, log.Bytes())
+		}
+		row := regexp.MustCompile(`(?m)^\s*Now/=10\$\s+[0-9.]+M\s+[0-9.]+M\s+[0-9.]+×\s*$`)
+		if !row.Match(stdout.Bytes()) {
+			t.Errorf("-instructions printed:\n%s", stdout.Bytes())
+		}
 	}
 
 	// A base with neither name is an error that says what to do.
