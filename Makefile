@@ -2,12 +2,12 @@
 # `make help` lists the targets.
 GO ?= go
 
-.PHONY: all help generate check test bench fuzz lint fmt
+.PHONY: all help generate check test bench bench-compare fuzz lint fmt
 
 all: check test
 
 help: ## list the targets
-	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 generate: ## regenerate api/ and docs/ from the bundled pages
 	$(GO) generate ./...
@@ -24,6 +24,12 @@ test: ## the README's test command, then the race detector (as CI runs them)
 
 bench: ## every benchmark, once
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# BASE is the commit to compare with; BENCHFLAGS passes more flags
+# (-count, -benchtime, -bench REGEXP, -out DIR).
+BASE ?= main
+bench-compare: ## the generator's benchmarks on BASE (default main) and the work tree, interleaved, with ratios
+	$(GO) run ./internal/cmd/bench-compare -base $(BASE) $(BENCHFLAGS)
 
 fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./spec/

@@ -62,13 +62,17 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/token"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/dave/jennifer/jen"
-	"golang.org/x/tools/imports"
 
 	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/spec"
@@ -142,14 +146,14 @@ func (m *model) goFiles() ([]File, spec.Diagnostics, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Formatted once, below, after the imports are grouped.
+			f.NoFormat = true
 			var b bytes.Buffer
 			if err := f.Render(&b); err != nil {
 				errs[i] = fmt.Errorf("generate %s: %w", GoFiles[i], err)
 				return
 			}
-			// Standard-library imports apart from the others, as goimports
-			// groups them and as hand-written code reads.
-			src, err := imports.Process(GoFiles[i], b.Bytes(), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
+			src, err := format.Source(groupImports(b.Bytes()))
 			if err != nil {
 				errs[i] = fmt.Errorf("generate %s: %w", GoFiles[i], err)
 				return
@@ -166,6 +170,49 @@ func (m *model) goFiles() ([]File, spec.Diagnostics, error) {
 	notes := m.b.notes
 	notes.Sort()
 	return out, notes, nil
+}
+
+// groupImports puts the standard library's imports of src, a Go file,
+// apart from the others, as goimports groups them and as hand-written
+// code reads; gofmt then sorts each group. src is returned as it is when
+// its imports are one group already.
+func groupImports(src []byte) []byte {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.ImportsOnly)
+	if err != nil {
+		return src // format.Source reports it
+	}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.IMPORT || !g.Lparen.IsValid() {
+			continue
+		}
+		var std, other [][]byte
+		for _, sp := range g.Specs {
+			is := sp.(*ast.ImportSpec)
+			text := src[fset.Position(is.Pos()).Offset:fset.Position(is.End()).Offset]
+			if path, _ := strconv.Unquote(is.Path.Value); !strings.Contains(strings.Split(path, "/")[0], ".") {
+				std = append(std, text)
+			} else {
+				other = append(other, text)
+			}
+		}
+		if len(std) == 0 || len(other) == 0 {
+			return src
+		}
+		open, end := fset.Position(g.Lparen).Offset+1, fset.Position(g.Rparen).Offset
+		out := append([]byte(nil), src[:open]...)
+		for _, text := range std {
+			out = append(append(out, "\n\t"...), text...)
+		}
+		out = append(out, '\n')
+		for _, text := range other {
+			out = append(append(out, "\n\t"...), text...)
+		}
+		out = append(out, '\n')
+		return append(out, src[end:]...)
+	}
+	return src
 }
 
 func build(s *spec.Spec, opts Options) (*model, error) {

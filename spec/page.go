@@ -10,8 +10,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
+	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
@@ -48,6 +50,10 @@ type JSONBlock struct {
 	body   []byte    // the fence's body as written
 	parsed bool      // JSON is valid
 	index  jsonpointer.Index
+	schema struct {
+		once sync.Once
+		doc  *jsonschema.Document
+	}
 }
 
 type segment struct{ start, stop, bodyOff int }

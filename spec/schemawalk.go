@@ -22,14 +22,17 @@ func (b *JSONBlock) PointerPos(ptr string) Pos {
 }
 
 // Schema returns the block read as a schema document, or nil when the
-// block holds no valid JSON.
+// block holds no valid JSON. The block is read once: every caller (the
+// catalog, lint, the generator) gets the same document, which is safe for
+// concurrent use.
 func (b *JSONBlock) Schema() *jsonschema.Document {
 	if b == nil || !b.parsed {
 		return nil
 	}
-	d, err := jsonschema.Parse(b.JSON)
-	if err != nil {
-		return nil
-	}
-	return d
+	b.schema.once.Do(func() {
+		if d, err := jsonschema.Parse(b.JSON); err == nil {
+			b.schema.doc = d
+		}
+	})
+	return b.schema.doc
 }

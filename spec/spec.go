@@ -6,9 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
+	"io"
 	"net/url"
 	"sort"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
@@ -33,6 +39,8 @@ type Spec struct {
 	DocsBase string         `json:"docs_base"`
 	Catalog  []CatalogEntry `json:"catalog"`
 	Tools    []*Tool        `json:"tools"`
+
+	size int // the length of the document Build hashed, to make room for
 }
 
 // CatalogEntry is one tool name the API knows: a tool with a page, or a
@@ -121,7 +129,7 @@ func Build(pages []*Page) (*Spec, Diagnostics) {
 	}
 	ds = append(ds, shared(s, kept)...)
 	ds = append(ds, catalog(s)...)
-	s.Hash, _, _ = s.hashed() // a spec always encodes; an empty hash would only say it could not
+	s.Hash, s.size, _ = s.hash() // a spec always encodes; an empty hash would only say it could not
 	return s, ds
 }
 
@@ -441,45 +449,119 @@ func sentenceRanges(s string) [][2]int {
 // content (so a spec changed since it was built marshals with the hash of
 // what it holds now). s is not modified.
 func (s *Spec) Marshal() ([]byte, error) {
-	hash, body, err := s.hashed()
-	if err != nil {
+	c := *s
+	c.Hash = ""
+	// The document is encoded once, after room for the hash: its start,
+	// up to the empty hash, then moves back over the room, and the hash
+	// goes in behind it.
+	room := len(hashPrefix) + hex.EncodedLen(sha256.Size)
+	var b bytes.Buffer
+	b.Grow(room + s.size)
+	b.Write(make([]byte, room))
+	if err := encode(&bufferSink{b: &b, mark: room}, &c); err != nil {
 		return nil, err
 	}
-	// The hash is the document's second member: put it in place rather
-	// than encode the whole document again.
+	out := b.Bytes()
+	doc := out[room:]
 	prefix := fmt.Sprintf("{\n  \"format\": %d,\n  \"hash\": \"", s.Format)
-	if !bytes.HasPrefix(body, []byte(prefix)) {
-		return nil, fmt.Errorf("encode spec: unexpected start %.40q", body)
+	if !bytes.HasPrefix(doc, []byte(prefix)) {
+		return nil, fmt.Errorf("encode spec: unexpected start %.40q", doc)
 	}
-	out := make([]byte, 0, len(body)+len(hash))
-	out = append(out, prefix...)
-	out = append(out, hash...)
-	out = append(out, body[len(prefix):]...)
+	sum := sha256.Sum256(doc)
+	copy(out, prefix)
+	n := len(prefix) + copy(out[len(prefix):], hashPrefix)
+	hex.Encode(out[n:], sum[:])
 	return out, nil
 }
 
-// hashed returns the spec's hash and the document rendered with an empty
-// hash.
-func (s *Spec) hashed() (string, []byte, error) {
+const hashPrefix = "sha256:"
+
+// hash returns the spec's hash, and the length of the document it hashes.
+func (s *Spec) hash() (string, int, error) {
 	c := *s
 	c.Hash = ""
-	body, err := encode(&c)
-	if err != nil {
-		return "", nil, err
+	h := &hashSink{h: sha256.New()}
+	if err := encode(h, &c); err != nil {
+		return "", 0, err
 	}
-	sum := sha256.Sum256(body)
-	return "sha256:" + hex.EncodeToString(sum[:]), body, nil
+	return hashPrefix + hex.EncodeToString(h.h.Sum(nil)), h.n, nil
 }
 
-func encode(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+// A sink is where encode writes, and can start over.
+type sink interface {
+	io.Writer
+	restart()
+}
+
+// hashSink hashes what is written to it and counts it.
+type hashSink struct {
+	h hash.Hash
+	n int
+}
+
+func (w *hashSink) Write(p []byte) (int, error) {
+	w.n += len(p)
+	return w.h.Write(p)
+}
+
+func (w *hashSink) restart() { w.h.Reset(); w.n = 0 }
+
+// bufferSink appends to b after mark.
+type bufferSink struct {
+	b    *bytes.Buffer
+	mark int
+}
+
+func (w *bufferSink) Write(p []byte) (int, error) { return w.b.Write(p) }
+func (w *bufferSink) restart()                    { w.b.Truncate(w.mark) }
+
+// encode writes v as encoding/json's Encoder does with SetEscapeHTML(false)
+// and a two-space indent, byte for byte. go-json-experiment's encoder with
+// v1's options writes the same, indenting as it writes instead of in a
+// second pass over the document, except for invalid UTF-8: both replace
+// it with U+FFFD, which only encoding/json escapes. A document in which
+// a U+FFFD appears is written again, by encoding/json.
+func encode(w sink, v any) error {
+	watch := &fffdWatch{w: w}
+	if err := jsonv2.MarshalWrite(watch, v, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.WithIndent("  ")); err != nil {
+		return fmt.Errorf("encode spec: %w", err)
+	}
+	if !watch.seen {
+		_, err := w.Write([]byte{'\n'})
+		return err
+	}
+	w.restart()
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("encode spec: %w", err)
+		return fmt.Errorf("encode spec: %w", err)
 	}
-	return b.Bytes(), nil
+	return nil
+}
+
+// fffdWatch passes writes on and notes a U+FFFD among them, also one
+// split between two writes.
+type fffdWatch struct {
+	w    io.Writer
+	tail []byte // the last bytes written, fewer than U+FFFD's
+	seen bool
+}
+
+var fffd = []byte("\uFFFD")
+
+func (w *fffdWatch) Write(p []byte) (int, error) {
+	if k := len(fffd) - 1; !w.seen {
+		edge := append(w.tail, p[:min(len(p), k)]...)
+		w.seen = bytes.Contains(edge, fffd) || bytes.Contains(p, fffd)
+		if len(p) < k {
+			all := edge // the old tail, then all of p
+			w.tail = append(w.tail[:0], all[max(0, len(all)-k):]...)
+		} else {
+			w.tail = append(w.tail[:0], p[len(p)-k:]...)
+		}
+	}
+	return w.w.Write(p)
 }
 
 // Unmarshal reads a canonical spec document (as written by Marshal).

@@ -2,6 +2,9 @@ package spec
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -609,5 +612,95 @@ func TestPositions(t *testing.T) {
 		if got := strings.TrimSpace(diagText(ds)); got != c.want {
 			t.Errorf("%s:\n got: %s\nwant: %s", c.name, got, c.want)
 		}
+	}
+}
+
+// The spec encodes as encoding/json's Encoder writes it (no HTML escaping
+// outside the JSON blocks, a two-space indent): the canonical document and
+// its hash depend on every byte.
+func TestEncodeAsEncodingJSON(t *testing.T) {
+	pages, _ := ParseAll(append(genCorpus(30), Bundled()...))
+	s, _ := Build(pages)
+	odd := "<a> & \u2028\u2029 \"q\" \\ \t\x01 é 🌵"
+	s.Title = odd
+	s.Notes = append(s.Notes, Paragraph{Text: odd})
+	// Invalid UTF-8 (and U+FFFD as written) takes the other way.
+	invalid := *s
+	invalid.Title = odd + " \xff\xfe \ufffd"
+	s.Tools[0].Sentences = nil
+	s.Tools[1].InputSchema.JSON = json.RawMessage(`{"pattern": "^(?<!-)[<>&]\u2028$", "x": [ ] }`)
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Encode(&invalid); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	got.WriteString("kept")
+	for _, v := range []*Spec{s, &invalid} {
+		if err := encode(&bufferSink{b: &got, mark: got.Len()}, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.HasPrefix(got.Bytes(), []byte("kept")) || !bytes.Equal(got.Bytes()[4:], want.Bytes()) {
+		t.Errorf("encode differs from encoding/json:\n%s", firstDiff(got.Bytes()[4:], want.Bytes()))
+	}
+	// The hash of what was written, not of a start that was abandoned.
+	h := &hashSink{h: sha256.New()}
+	if err := encode(h, &invalid); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := encode2(t, s)
+	if whole := want.Bytes()[len(first):]; h.n != len(whole) || !bytes.Equal(h.h.Sum(nil), sha256Of(whole)) {
+		t.Errorf("hash of %d bytes, want %d", h.n, len(whole))
+	}
+}
+
+func encode2(t *testing.T, s *Spec) ([]byte, error) {
+	var b bytes.Buffer
+	err := encode(&bufferSink{b: &b}, s)
+	return b.Bytes(), err
+}
+
+func sha256Of(b []byte) []byte {
+	sum := sha256.Sum256(b)
+	return sum[:]
+}
+
+// A U+FFFD is seen wherever the writes split it.
+func TestFFFDWatch(t *testing.T) {
+	doc := []byte("ab\uFFFDcd")
+	for i := 0; i <= len(doc); i++ {
+		for j := i; j <= len(doc); j++ {
+			var out bytes.Buffer
+			w := &fffdWatch{w: &out}
+			for _, part := range [][]byte{doc[:i], doc[i:j], doc[j:]} {
+				w.Write(part)
+			}
+			if !w.seen || out.String() != string(doc) {
+				t.Errorf("split at %d, %d: seen %v, wrote %q", i, j, w.seen, out.Bytes())
+			}
+		}
+	}
+	w := &fffdWatch{w: io.Discard}
+	w.Write([]byte("\xef\xbf"))
+	w.Write([]byte("x\xbd"))
+	if w.seen {
+		t.Error("a U+FFFD seen in bytes that do not make one")
+	}
+}
+
+// A block is read as a schema once: the catalog, lint and the generator
+// share the document.
+func TestSchemaOnce(t *testing.T) {
+	pages, _ := ParseAll(Bundled())
+	s, _ := Build(pages)
+	b := s.Tools[0].OutputSchema
+	if d := b.Schema(); d == nil || d != b.Schema() {
+		t.Fatalf("Schema gave %p, then %p", d, b.Schema())
 	}
 }

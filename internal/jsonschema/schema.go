@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"sync"
 
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
@@ -33,8 +34,11 @@ import (
 
 // Document is one schema document, such as a tool's input schema.
 type Document struct {
-	raw   json.RawMessage
-	root  *Schema
+	raw  json.RawMessage
+	root *Schema
+	// byPtr holds the schemas by pointer; At adds the values it reads as
+	// schemas, under mu, so that a document is safe for concurrent use.
+	mu    sync.Mutex
 	byPtr map[string]*Schema
 }
 
@@ -51,7 +55,10 @@ func Parse(raw []byte) (*Document, error) {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
 	d := &Document{raw: raw, byPtr: map[string]*Schema{}}
-	d.root = d.parse("", raw)
+	if d.root = read(d, raw); d.root == nil {
+		d.byPtr = map[string]*Schema{}
+		d.root = d.parse("", raw)
+	}
 	return d, nil
 }
 
@@ -74,6 +81,8 @@ func (d *Document) Raw() json.RawMessage { return d.raw }
 // value there read as one (a reference may name any place). It returns nil
 // when ptr names nothing.
 func (d *Document) At(ptr string) *Schema {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if s, ok := d.byPtr[ptr]; ok {
 		return s
 	}

@@ -1,0 +1,182 @@
+package benchcompare
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// A benchmark renamed and moved since the base is run under its old name
+// in the base tree and reported under its new one from both trees, in
+// rounds that alternate which tree goes first.
+func TestRenamedBenchmark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two test binaries")
+	}
+	for _, tool := range []string{"git", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s", tool)
+		}
+	}
+	repo := t.TempDir()
+	run := func(name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GOFLAGS=-mod=mod", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+	}
+	write := func(path, src string) {
+		t.Helper()
+		p := filepath.Join(repo, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bench := func(pkg, name string) string {
+		return "package " + pkg + `
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var sink int
+
+func ` + name + `(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run("pages="+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				sink += strings.Count(strings.Repeat("ab", 10000*n), "b")
+			}
+		})
+	}
+}
+`
+	}
+	write("go.mod", "module example.com/m\n\ngo 1.24\n")
+	write("old/old_test.go", bench("old", "BenchmarkOld"))
+	run("git", "init", "-q")
+	run("git", "add", ".")
+	run("git", "commit", "-q", "-m", "base")
+	run("git", "rm", "-q", "-r", "old")
+	write("now/now_test.go", bench("now", "BenchmarkNow")) // uncommitted: the work tree counts
+
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(repo); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	out := filepath.Join(t.TempDir(), "raw")
+	var calls [][]string
+	var stdout, log bytes.Buffer
+	c := config{
+		base: "HEAD", count: 2, benchtime: "1x", out: out, stdout: &stdout, log: &log,
+		suite: []Bench{{Loc: Loc{"now", "BenchmarkNow"}, Was: []Loc{{"old", "BenchmarkOld"}}}},
+		benchstat: func(_ context.Context, _ string, args ...string) ([]byte, error) {
+			calls = append(calls, args)
+			return nil, nil
+		},
+	}
+	if err := c.run(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, log.Bytes())
+	}
+	for _, label := range []string{"base", "work"} {
+		raw, err := os.ReadFile(filepath.Join(out, label+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(string(raw), "BenchmarkNow/pages=100-"); got != 2 {
+			t.Errorf("%s: %d results of BenchmarkNow/pages=100, want one a round:\n%s", label, got, raw)
+		}
+		if strings.Contains(string(raw), "BenchmarkOld") || strings.Contains(string(raw), "example.com/m/") {
+			t.Errorf("%s: the old name or the import path is left:\n%s", label, raw)
+		}
+	}
+	if want := "round 1/2: base ./old.BenchmarkOld\nround 1/2: work ./now.BenchmarkNow\nround 2/2: work ./now.BenchmarkNow\nround 2/2: base ./old.BenchmarkOld\n"; !strings.Contains(log.String(), want) {
+		t.Errorf("the rounds do not alternate:\n%s", log.Bytes())
+	}
+	if len(calls) != 2 || calls[0][0] != "base="+filepath.Join(out, "base.txt") {
+		t.Errorf("benchstat called with %q", calls)
+	}
+	wt, err := exec.Command("git", "-C", repo, "worktree", "list").Output()
+	if err != nil || bytes.Count(wt, []byte("\n")) != 1 {
+		t.Errorf("the base's worktree is left: %s %v", wt, err)
+	}
+
+	// Instructions, where valgrind is installed: one row, both trees
+	// counted under the benchmark's names in each.
+	if _, err := exec.LookPath("valgrind"); err == nil {
+		stdout.Reset()
+		ic := c
+		ic.instructions, ic.sub = true, "=10$"
+		if err := ic.run(context.Background()); err != nil {
+			t.Fatalf("-instructions: %v\n%s", err, log.Bytes())
+		}
+		row := regexp.MustCompile(`(?m)^\s*Now/=10\$\s+[0-9.]+M\s+[0-9.]+M\s+[0-9.]+×\s*$`)
+		if !row.Match(stdout.Bytes()) {
+			t.Errorf("-instructions printed:\n%s", stdout.Bytes())
+		}
+	}
+
+	// A base with neither name is an error that says what to do.
+	c.suite[0].Was = nil
+	if err := c.run(context.Background()); err == nil || !strings.Contains(err.Error(), "Was") {
+		t.Errorf("a base without the benchmark: %v", err)
+	}
+}
+
+func TestRatios(t *testing.T) {
+	// benchstat -format csv of two inputs, cut short.
+	csv := `goos: linux
+pkg: ./spec
+,base,,work,,,
+,sec/op,CI,sec/op,CI,vs base,P
+Spec/pages=100-2,0.05,1%,0.025,2%,-50.00%,p=0.002 n=6
+Spec/pages=1000-2,0.6,1%,0.25,2%,-58.33%,p=0.002 n=6
+geomean,0.17,,0.08,,-54.00%,
+
+,base,,work,,,
+,B/op,CI,B/op,CI,vs base,P
+Spec/pages=100-2,1000,0%,1000,0%,~,p=1.000 n=6
+Spec/pages=1000-2,10000,0%,8000,0%,-20.00%,p=0.002 n=6
+geomean,3162,,2828,,-10.00%,
+`
+	rows, err := parseCSV([]byte(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || rows[1] != (row{unit: "sec/op", name: "Spec/pages=1000-2", base: 0.6, work: 0.25, delta: "-58.33%"}) {
+		t.Fatalf("rows: %+v", rows)
+	}
+	var b bytes.Buffer
+	writeRatios(&b, rows)
+	lines := map[string]bool{}
+	for _, l := range strings.Split(b.String(), "\n") {
+		lines[strings.Join(strings.Fields(l), " ")] = true
+	}
+	for _, want := range []string{
+		"Spec/pages=100-2 2.00× 1.00× ~ -",
+		"Spec/pages=1000-2 2.40× 1.25× -",
+		"Spec/pages 100 → 1000 12.00× 10.00×",
+	} {
+		if !lines[want] {
+			t.Errorf("no line %q in:\n%s", want, b.Bytes())
+		}
+	}
+}
