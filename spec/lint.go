@@ -1,9 +1,12 @@
 package spec
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,10 +106,15 @@ func lintTool(t *Tool) Diagnostics {
 		if sec.b == nil || !sec.b.Valid() {
 			continue
 		}
-		sch, sd := lintSchema(t, sec.name, sec.b)
+		sch, bad, sd := lintSchema(t, sec.name, sec.b)
 		ds = append(ds, sd...)
 		if sec.name == SectionInput {
 			input = sch
+			if input == nil {
+				// The example is still checked against what does
+				// compile, so that every error shows at once.
+				input = compileWithout(SchemaURL(t.Name, sec.name), sec.b.JSON, bad)
+			}
 		}
 	}
 	if ex := t.ExampleInput; ex != nil && ex.Valid() && input != nil {
@@ -132,8 +140,9 @@ func lintTool(t *Tool) Diagnostics {
 	return ds
 }
 
-// lintSchema checks one schema and returns it compiled when it is valid.
-func lintSchema(t *Tool, section string, b *JSONBlock) (*santhosh.Schema, Diagnostics) {
+// lintSchema checks one schema and returns it compiled when it is valid;
+// otherwise bad holds the pointers of what keeps it from compiling.
+func lintSchema(t *Tool, section string, b *JSONBlock) (_ *santhosh.Schema, bad []string, _ Diagnostics) {
 	var ds Diagnostics
 	add := func(ptr, rule, format string, args ...any) {
 		ds = append(ds, Diagnostic{Pos: b.PointerPos(ptr), Severity: Error, Rule: rule,
@@ -150,6 +159,7 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (*santhosh.Schema, Diagno
 				if _, err := ecmaregex.Compile(pat); err != nil {
 					add(k.Ptr, "pattern-invalid", "%v", err)
 					badPattern[k.Ptr] = true
+					bad = append(bad, k.Ptr)
 				}
 			}
 		}
@@ -158,6 +168,7 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (*santhosh.Schema, Diagno
 			if _, err := ecmaregex.Compile(m.Name); err != nil {
 				add(m.Schema.Pointer(), "pattern-invalid", "%v", err)
 				badPattern[m.Schema.Pointer()] = true
+				bad = append(bad, m.Schema.Pointer())
 			}
 		}
 		req := s.Get("required")
@@ -191,12 +202,93 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (*santhosh.Schema, Diagno
 			for _, p := range ptrs {
 				add(p, "schema-invalid", "not valid JSON Schema 2020-12: %s", strings.Join(reasons[p], "; "))
 			}
+			bad = append(bad, ptrs...)
 		} else {
 			add("", "schema-invalid", "%v", err)
+			bad = append(bad, "")
 		}
-		return nil, ds
+		return nil, bad, ds
 	}
-	return sch, ds
+	return sch, nil, ds
+}
+
+// maxPrunes bounds the rounds of compileWithout: removing a part may show
+// a problem the compiler had not reached.
+const maxPrunes = 8
+
+// compileWithout compiles the schema doc without the members at the
+// pointers bad and whatever else keeps it from compiling, or returns nil
+// when nothing is left to compile. A member is removed from the nearest
+// object that holds it: a bad keyword's value drops the keyword, a bad
+// subschema in an array of them drops the array's keyword.
+func compileWithout(url string, doc []byte, bad []string) *santhosh.Schema {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	for range maxPrunes {
+		for _, p := range bad {
+			if !removeMember(v, p) {
+				return nil
+			}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil
+		}
+		sch, err := schemax.Compile(url, b)
+		if err == nil {
+			return sch
+		}
+		var se *schemax.SchemaError
+		if !errors.As(err, &se) {
+			return nil
+		}
+		bad = bad[:0]
+		for _, vi := range se.Violations {
+			bad = append(bad, vi.Pointer)
+		}
+	}
+	return nil
+}
+
+// removeMember removes from doc the object member that holds the value at
+// ptr (ptr itself, or its nearest ancestor that is an object's member).
+// It reports false when there is none: ptr is the root, or names nothing.
+func removeMember(doc any, ptr string) bool {
+	tokens, err := jsonpointer.Split(ptr)
+	if err != nil {
+		return false
+	}
+	// Walk down, remembering the deepest object member on the way.
+	var obj map[string]any
+	var name string
+	cur := doc
+	for _, tok := range tokens {
+		switch n := cur.(type) {
+		case map[string]any:
+			next, ok := n[tok]
+			if !ok {
+				return false
+			}
+			obj, name, cur = n, tok, next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(n) {
+				return false
+			}
+			cur = n[i]
+		default:
+			return false
+		}
+	}
+	if obj == nil {
+		return false
+	}
+	delete(obj, name)
+	return true
 }
 
 func ptrOrRoot(p string) string {
