@@ -108,7 +108,7 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 }
 
 func TestClaimDiscussionRoomRules(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	theo := auth(t, s, fxTheoRunner)
 	h := ptrTo(2)
@@ -133,7 +133,7 @@ func TestClaimDiscussionRoomRules(t *testing.T) {
 }
 
 func TestClaimDiscussionTurnStates(t *testing.T) {
-	s, c := world(t)
+	s, c := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	for msg, code := range map[string]string{
 		"wake-ended":     CodeTurnEnded,
@@ -169,7 +169,7 @@ func TestClaimDiscussionTurnStates(t *testing.T) {
 }
 
 func TestClaimDiscussionDifferentKeyWhileLive(t *testing.T) {
-	s, c := world(t)
+	s, c := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	if _, err := s.ClaimDiscussion(ctx, builder, "wake-solo", "k1", ptrTo(2)); err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestClaimDiscussionDifferentKeyWhileLive(t *testing.T) {
 }
 
 func TestHarnessTwoPairDraftReviewRevise(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	critic := auth(t, s, fxCriticRunner)
 	h := ptrTo(2)
@@ -233,7 +233,7 @@ func TestHarnessTwoPairDraftReviewRevise(t *testing.T) {
 }
 
 func TestHarnessTwoTrioCombine(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	critic := auth(t, s, fxCriticRunner)
 	scout := auth(t, s, fxScoutRunner)
@@ -273,7 +273,7 @@ func TestHarnessTwoTrioCombine(t *testing.T) {
 }
 
 func TestRepliesLeftExhausted(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	critic := auth(t, s, fxCriticRunner)
 	d, err := s.ClaimDiscussion(ctx, builder, "wake-tight", "b1", ptrTo(2))
@@ -288,7 +288,7 @@ func TestRepliesLeftExhausted(t *testing.T) {
 }
 
 func TestFixtureEarlierDiscussionClaims(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	critic := auth(t, s, fxCriticRunner)
 	// The fixture's draft claim has its reply posted: replay refused.

@@ -309,7 +309,7 @@ func TestDiscoverEmptyListsAreNotNull(t *testing.T) {
 	// And the store builds non-nil slices even for a scoped credential whose
 	// project has since lost its other members: exercised through the
 	// fixture world, where ines/helper has no capabilities given.
-	s, _ := world(t)
+	s, _ := loaded(t)
 	ines, err := s.IssueAgentToken(ctx, "ines/helper")
 	if err != nil {
 		t.Fatal(err)
@@ -380,7 +380,7 @@ func TestClaimTaskExampleAndReplay(t *testing.T) {
 }
 
 func TestClaimTaskRefusals(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	runner := auth(t, s, fxBuilderRunner)
 	agent := auth(t, s, fxBuilderAgent)
 
@@ -439,7 +439,7 @@ func TestClaimKeyLength(t *testing.T) {
 }
 
 func TestClaimTaskDifferentKeyWhileLive(t *testing.T) {
-	s, c := world(t)
+	s, c := loaded(t)
 	runner := auth(t, s, fxBuilderRunner)
 	// The fixture's earlier attempt (claimed 11:55) is live until 12:10.
 	_, err := s.ClaimTask(ctx, runner, "task-unbound", "new-key", nil)
@@ -554,7 +554,7 @@ func TestClaimTaskConcurrentDifferentKeysFileDB(t *testing.T) {
 }
 
 func TestAttemptUniquenessIsADatabaseConstraint(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	_, err := s.db.ExecContext(ctx, `INSERT INTO attempts(id, task, runner, idempotency_key, claimed_at, live_until)
 		VALUES ('dup', 'task-unbound', 'maya-laptop', 'earlier-key', 0, 0)`)
 	if !isUniqueViolation(err) {
