@@ -1,13 +1,13 @@
 package store
 
 import (
-	_ "embed"
 	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/world"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -15,16 +15,14 @@ import (
 // source of the fixture's shapes, enums, lengths and patterns. Where a
 // field is the same fact as a field of a documented tool, it refers to the
 // tool's schema on its page.
-//
-//go:embed fixture.schema.json
-var fixtureSchemaJSON []byte
+var fixtureSchemaJSON = world.SchemaJSON()
 
 // FixtureSchemaURL is the $id of the fixture schema (a name, never
 // fetched).
 const FixtureSchemaURL = "https://prickle.invalid/fixtures/v1.schema.json"
 
 // FixtureSchema returns the fixture format's JSON Schema (2020-12), as
-// published in server/store/fixture.schema.json. Its "$ref"s into the tool
+// published in spec/world/fixture.schema.json. Its "$ref"s into the tool
 // pages' schemas use the URLs of spec.SchemaURL.
 func FixtureSchema() []byte { return append([]byte(nil), fixtureSchemaJSON...) }
 

@@ -160,7 +160,7 @@ func TestFixtureErrorsNamePath(t *testing.T) {
 }
 
 func TestFixtureDocExampleLoads(t *testing.T) {
-	doc, err := os.ReadFile("FIXTURE.md")
+	doc, err := os.ReadFile("../../spec/world/FIXTURE.md")
 	if err != nil {
 		t.Fatal(err)
 	}
