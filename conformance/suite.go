@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 //go:embed scripts/*.txtar
@@ -32,11 +33,11 @@ var examplesMD []byte
 // seed world (SeedFixture).
 const FixtureFile = "fixture.json"
 
-// SeedFixture returns the seed world (spec.SeedWorld) as a fixture: the
+// SeedFixture returns the seed world (package seed) as a fixture: the
 // world the pages' examples refer to (project website-v2, task
 // example-task-id, message example-message-id ...). A run gives its agents
 // and runners fresh tokens.
-func SeedFixture() []byte { return spec.SeedWorld() }
+func SeedFixture() []byte { return seed.JSON() }
 
 // Script is one conformance script.
 type Script struct {

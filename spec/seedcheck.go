@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // seedIDs maps the argument names that name an entity of the seed world
@@ -27,7 +28,7 @@ var seedIDs = map[string]struct{ section, field string }{
 // seedKnown is the ids of the seed world by argument name.
 var seedKnown = sync.OnceValue(func() map[string]map[string]bool {
 	var w map[string]json.RawMessage
-	if err := json.Unmarshal(seedWorld, &w); err != nil {
+	if err := json.Unmarshal(seed.JSON(), &w); err != nil {
 		panic(fmt.Sprintf("spec: the embedded seed world: %v", err)) // a build-time file
 	}
 	known := map[string]map[string]bool{}

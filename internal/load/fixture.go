@@ -14,7 +14,7 @@ import (
 const MaxFixtureTasks = 10_000_000
 
 // Fixture returns a world (server/store/FIXTURE.md) for load runs: the
-// standard seed world (spec.SeedWorld, so DefaultWorld
+// standard seed world (package seed, so DefaultWorld
 // names work on it) plus tasks FreshTaskPrefix+0 ... +(tasks-1) in the
 // seed project, routed to the seed runner's agent, for fresh claims. Every
 // agent and runner gets a fresh random token (the seed file's well-known

@@ -43,7 +43,7 @@ func asRunner(op string) bool { return op != OpDiscover }
 
 // World names what the calls refer to. DefaultWorld is the standard seed
 // world (what prickled seeds on an empty database, conformance's
-// spec.SeedWorld), which a fixture from Fixture extends with the fresh
+// package seed), which a fixture from Fixture extends with the fresh
 // tasks.
 type World struct {
 	Project       string // discover_team_agents

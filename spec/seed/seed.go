@@ -1,0 +1,19 @@
+// Package seed is the seed world: the world the pages' examples refer to
+// ("the seeded website-v2 project and example task IDs"), kept in
+// world.json as a world fixture (spec/world/FIXTURE.md) without tokens.
+// prickled seeds it into an empty database, minting the tokens; the
+// conformance suite hands it, with tokens of each run, to the server
+// under test, and checks that every example input succeeds against it.
+// Lint warns when an example names an id it lacks (rule example-seed).
+package seed
+
+import (
+	"bytes"
+	_ "embed"
+)
+
+//go:embed world.json
+var worldJSON []byte
+
+// JSON returns the seed world's document, world.json.
+func JSON() []byte { return bytes.Clone(worldJSON) }
