@@ -31,6 +31,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 func main() {
@@ -207,7 +208,7 @@ func failStart(stderr io.Writer, file string, err error) int {
 		errs = j.Unwrap()
 	}
 	for _, e := range errs {
-		var fe *store.FixtureError
+		var fe *world.Error
 		if file != "" && errors.As(e, &fe) && fe.Line > 0 {
 			fmt.Fprintf(stderr, "prickled: %s:%d:%d: %v\n", file, fe.Line, fe.Column, e)
 			continue
