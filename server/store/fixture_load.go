@@ -116,10 +116,7 @@ func (l *loader) token(at *string, row tokenRow, it IssuedToken) error {
 	given := *at
 	tok, hash := given, hashToken(given)
 	if tok == "" {
-		var err error
-		if tok, hash, err = newToken(); err != nil {
-			return err
-		}
+		tok, hash = newToken()
 	}
 	if err := insertToken(l.ctx, l.tx, hash, row, l.now); err != nil {
 		if isUniqueViolation(err) {

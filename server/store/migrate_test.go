@@ -83,10 +83,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	var creds []string
 	for i := range 4 {
-		tok, hash, err := newToken()
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok, hash := newToken()
 		var revoked any
 		if i < 3 {
 			revoked = toDB(now)
@@ -220,10 +217,7 @@ func TestMigrateCredentialsOntoClaims(t *testing.T) {
 	// As version 5 writes them: each insert revokes the claim's earlier
 	// credential and points the claim at the new one (triggers of 0004).
 	mint := func(claimCol, claimID string, tools string) string {
-		tok, hash, err := newToken()
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok, hash := newToken()
 		kind := "execution_credential"
 		if claimCol == "discussion" {
 			kind = "discussion_credential"
