@@ -8,6 +8,7 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // MaxFixtureTasks bounds the tasks Fixture adds.
@@ -63,7 +64,7 @@ func Fixture(tasks int) (world []byte, tokens []conformance.Token, err error) {
 	}
 	for n := range tasks {
 		t, _ := json.Marshal(map[string]string{
-			"id": FreshTaskID(FreshTaskPrefix, n), "project": store.SeedProject, "agent": store.SeedBuilderAgent,
+			"id": FreshTaskID(FreshTaskPrefix, n), "project": seed.Project, "agent": seed.BuilderAgent,
 		})
 		taskList = append(taskList, t)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // The operations the generator can mix. Each is one tools/call; the name is
@@ -71,10 +71,10 @@ const freshKeyPrefix = "prickle-load-"
 // pages' examples (and conformance's seed-world scripts) make.
 func DefaultWorld() World {
 	return World{
-		Project:       store.SeedProject,
-		Task:          store.SeedTaskID,
+		Project:       seed.Project,
+		Task:          seed.TaskID,
 		ReplayKey:     "runner-claim-example-1",
-		Message:       store.SeedMessageID,
+		Message:       seed.MessageID,
 		DiscussionKey: "runner-discussion-example-1",
 		FreshPrefix:   FreshTaskPrefix,
 	}

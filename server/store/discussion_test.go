@@ -8,22 +8,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 func TestClaimDiscussionHarness(t *testing.T) {
 	s, _, issued := seeded(t)
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
 	for _, h := range []*int{nil, ptrTo(1)} {
-		_, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", h)
+		_, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", h)
 		wantCode(t, err, CodeHarnessOutdated)
 		if !strings.Contains(err.Error(), "update prickle-runner") {
 			t.Fatalf("message %q does not tell the runner to update prickle-runner", err)
 		}
 	}
-	_, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", ptrTo(3))
+	_, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", ptrTo(3))
 	wantCode(t, err, CodeHarnessUnsupported)
-	agent := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
-	_, err = s.ClaimDiscussion(ctx, agent, SeedMessageID, "k", ptrTo(2))
+	agent := auth(t, s, tokenOf(t, issued, KindAgent, seed.BuilderAgent))
+	_, err = s.ClaimDiscussion(ctx, agent, seed.MessageID, "k", ptrTo(2))
 	wantCode(t, err, CodeNotRunner)
 	if n := count(t, s, `SELECT count(*) FROM discussion_claims`); n != 0 {
 		t.Fatalf("refused claims wrote %d rows", n)
@@ -32,12 +34,12 @@ func TestClaimDiscussionHarness(t *testing.T) {
 
 func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 	s, c, issued := seeded(t)
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	res, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", ptrTo(2))
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
+	res, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", ptrTo(2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Project != SeedProject || !res.OwnRoom || !res.Lead || res.Role != RoleDraft || res.Reviewing != nil ||
+	if res.Project != seed.Project || !res.OwnRoom || !res.Lead || res.Role != RoleDraft || res.Reviewing != nil ||
 		res.RepliesLeft != 8 || res.Replayed {
 		t.Fatalf("claim = %+v", res)
 	}
@@ -52,14 +54,14 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 		}
 	}
 	dp := auth(t, s, cred.Token)
-	if dp.Kind != KindDiscussion || dp.Scope.RoomID != SeedPrivateRoomID || dp.Scope.MessageID != SeedMessageID ||
-		dp.Scope.Project != SeedProject || dp.RunnerID != SeedRunnerID {
+	if dp.Kind != KindDiscussion || dp.Scope.RoomID != seed.PrivateRoomID || dp.Scope.MessageID != seed.MessageID ||
+		dp.Scope.Project != seed.Project || dp.RunnerID != seed.RunnerID {
 		t.Fatalf("discussion principal = %+v", dp)
 	}
 
 	// Replay: same role, fresh credential, old one gone.
 	c.Advance(time.Minute)
-	again, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", ptrTo(2))
+	again, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", ptrTo(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 	wantCode(t, err, CodeCredentialExpired)
 
 	// Replay after expiry still works until the reply is posted.
-	third, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", ptrTo(2))
+	third, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", ptrTo(2))
 	if err != nil || !third.Replayed {
 		t.Fatalf("replay after expiry: %+v, %v", third, err)
 	}
@@ -94,16 +96,16 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg.Author != SeedBuilderAgent || msg.Room != SeedPrivateRoomID || *msg.ReplyRole != RoleDraft || *msg.ReplyTurn != SeedMessageID ||
+	if msg.Author != seed.BuilderAgent || msg.Room != seed.PrivateRoomID || *msg.ReplyRole != RoleDraft || *msg.ReplyTurn != seed.MessageID ||
 		msg.Provenance != "agent_generated" || msg.ProvenanceStatus != "claimed" {
 		t.Fatalf("reply = %+v", msg)
 	}
 	_, err = s.PostDiscussionReply(ctx, tp, "second reply", "")
 	wantCode(t, err, CodeReplyPosted)
-	_, err = s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", ptrTo(2))
+	_, err = s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", ptrTo(2))
 	wantCode(t, err, CodeReplyPosted)
 	// A lone agent's draft was its last reply: the turn ended.
-	_, err = s.ClaimDiscussion(ctx, runner, SeedMessageID, "another-key", ptrTo(2))
+	_, err = s.ClaimDiscussion(ctx, runner, seed.MessageID, "another-key", ptrTo(2))
 	wantCode(t, err, CodeTurnEnded)
 }
 

@@ -7,22 +7,6 @@ import (
 	"github.com/prickle-dev/prickle/spec/seed"
 )
 
-// Names in the seed world (seed.JSON, which SeedDefault loads), for
-// tests and tools that refer to them.
-const (
-	SeedProject        = "website-v2"
-	SeedTaskID         = "example-task-id"
-	SeedMessageID      = "example-message-id"
-	SeedTaskRequestID  = "example-task-request-id"
-	SeedMentionID      = "example-mention-id"
-	SeedRunnerID       = "maya-laptop"
-	SeedBuilderAgent   = "maya/builder"
-	SeedReviewerAgent  = "theo/reviewer"
-	SeedGeneralRoomID  = "website-v2-general"
-	SeedPrivateRoomID  = "maya-private"
-	seedOutsideProject = "billing-api"
-)
-
 // SeedDefault seeds the seed world (package seed: the world the pages'
 // examples refer to) into an empty database and returns the new agent and
 // runner tokens (plaintext, shown once). On a database that already holds

@@ -28,3 +28,17 @@ func World() *world.World {
 	}
 	return w
 }
+
+// Names in the seed world, for the tests and tools that refer to them.
+const (
+	Project       = "website-v2"
+	TaskID        = "example-task-id"
+	MessageID     = "example-message-id"
+	TaskRequestID = "example-task-request-id"
+	MentionID     = "example-mention-id"
+	RunnerID      = "maya-laptop"
+	BuilderAgent  = "maya/builder"
+	ReviewerAgent = "theo/reviewer"
+	GeneralRoomID = "website-v2-general"
+	PrivateRoomID = "maya-private"
+)
