@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // stateKey is the key of a script's *scriptState in testscript values.
@@ -24,7 +26,7 @@ type scriptState struct {
 	ix      *specIndex
 	profile Profile
 	client  *client
-	tokens  []Token
+	tokens  []world.Token
 	last    *callResult
 	// callStart and callEnd bracket the last call, for `time`.
 	callStart, callEnd time.Time
@@ -507,12 +509,8 @@ func cmdTime(ts *testscript.TestScript, neg bool, args []string) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	st.expect(ts, err == nil, "time %s: %q is not an RFC 3339 time: %v", path, s, err)
 	if op == "==" {
-		other, rel, err := resolveRelTime(args[2], st.fixtureNow)
+		other, err := world.Time(args[2]).Resolve(st.fixtureNow)
 		ts.Check(err)
-		if !rel {
-			other, err = time.Parse(time.RFC3339Nano, args[2])
-			ts.Check(err)
-		}
 		st.expect(ts, t.Equal(other), "time %s: expected %s, got %s", path, args[2], s)
 		return
 	}
@@ -610,9 +608,9 @@ func cmdTools(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-func firstAgent(tokens []Token) string {
+func firstAgent(tokens []world.Token) string {
 	for _, t := range tokens {
-		if t.Kind == "agent" {
+		if t.Kind == world.KindAgent {
 			return t.Agent
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/regexlang"
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // Spec-derived cases
@@ -61,8 +62,8 @@ const refusalsDecision = "Refusals"
 // SeedRunner and SeedAgent are the principals of the standard seed world
 // the derived cases call as.
 const (
-	SeedRunner = "runner:maya/builder"
-	SeedAgent  = "agent:maya/builder"
+	SeedRunner = "runner:" + seed.BuilderAgent
+	SeedAgent  = "agent:" + seed.BuilderAgent
 )
 
 var runnerOnlyRe = regexp.MustCompile(`(?i)\brunner devices\b|\bonly a paired runner\b`)

@@ -23,7 +23,7 @@
 //     a failing sequence shrinks to a minimal script with its fixture.
 //
 // A script that carries a fixture.json runs against that world; any other
-// script runs against the standard seed world (SeedFixture). Every world is
+// script runs against the standard seed world (package seed). Every world is
 // described in the fixture format of server/store/FIXTURE.md. Each run of a
 // script gets the world with fresh random tokens for every agent and
 // runner, and with its relative times ("claimed_at": "now-3h") resolved.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Stateful exploration
@@ -106,7 +107,7 @@ type stepRun struct {
 }
 
 // genCommands generates n calls for world w.
-func genCommands(r *rand.Rand, w *fxWorld, n int) []*command {
+func genCommands(r *rand.Rand, w *world.World, n int) []*command {
 	var runners, agents []string
 	runnersOf := map[string][]string{}
 	for _, x := range w.Runners {
@@ -160,9 +161,9 @@ func genCommands(r *rand.Rand, w *fxWorld, n int) []*command {
 	}
 	// Claims of the world that a new key would supersede: expired and
 	// unreplied.
-	var stale []fxDiscClaim
+	var stale []world.DiscussionClaim
 	for _, c := range w.DiscussionClaims {
-		if !c.ReplyPosted && c.ReplyMessage == nil && strings.HasPrefix(c.LiveUntil, "now-") {
+		if !isTrue(c.ReplyPosted) && c.ReplyMessage == nil && strings.HasPrefix(string(c.LiveUntil), "now-") {
 			stale = append(stale, c)
 		}
 	}
@@ -317,7 +318,7 @@ type exploreRun struct {
 	startEr error // the server did not start
 	// outcomes are the answers, as outcomeKey names them.
 	outcomes []string
-	tokens   []Token
+	tokens   []world.Token
 }
 
 // outcomeKey names an answer for the report's tally: "TOOL ok", "TOOL
@@ -356,7 +357,7 @@ func (e *explorer) runDir() string {
 }
 
 // run runs cmds against a fresh server holding w.
-func (e *explorer) run(ctx context.Context, name string, w *fxWorld, cmds []*command) *exploreRun {
+func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []*command) *exploreRun {
 	ctx, cancel := context.WithTimeout(ctx, e.o.ScriptTimeout)
 	defer cancel()
 	x := &exploreRun{failAt: -1}
@@ -366,7 +367,7 @@ func (e *explorer) run(ctx context.Context, name string, w *fxWorld, cmds []*com
 		return x
 	}
 	now := fixtureNow()
-	fx, _, err := materializeFixture(w.marshal(), now)
+	fx, _, err := materializeFixture(w.Marshal(), now)
 	if err != nil {
 		x.startEr = err
 		return x
@@ -521,7 +522,7 @@ func describe(a *answer) string {
 // exploreSequence is one generated sequence.
 type exploreSequence struct {
 	index int
-	world *fxWorld
+	world *world.World
 	cmds  []*command
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 func inProcessReference() *HandlerTarget {
@@ -72,14 +73,14 @@ func TestGeneratedWorldsLoad(t *testing.T) {
 	ctx := context.Background()
 	for i := range 40 {
 		w := genWorld(rand.New(rand.NewPCG(7, uint64(i))))
-		worlds := []*fxWorld{w}
+		worlds := []*world.World{w}
 		for _, kind := range []string{"project", "person", "agent", "message", "turn"} {
 			if w2, ok := withoutEntity(w, kind, 0); ok {
 				worlds = append(worlds, w2)
 			}
 		}
 		for j, w := range worlds {
-			fx, _, err := materializeFixture(w.marshal(), fixtureNow())
+			fx, _, err := materializeFixture(w.Marshal(), fixtureNow())
 			if err != nil {
 				t.Fatal(err)
 			}

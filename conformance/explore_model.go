@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // The model of stateful exploration: the documented rules of the three
@@ -188,16 +190,16 @@ type mCred struct {
 type model struct {
 	profile Profile
 	now     time.Time // the fixture's now
-	w       *fxWorld
+	w       *world.World
 	members map[string]map[string]bool // project -> handles
-	people  map[string]*fxPerson
-	agents  map[string]*fxAgent
-	runners map[string]*fxRunner
-	rooms   map[string]*fxRoom
-	msgs    map[string]*fxMessage
+	people  map[string]*world.Person
+	agents  map[string]*world.Agent
+	runners map[string]*world.Runner
+	rooms   map[string]*world.Room
+	msgs    map[string]*world.Message
 	msgIdx  map[string]int
-	turns   map[string]*fxTurn
-	tasks   map[string]*fxTask
+	turns   map[string]*world.Turn
+	tasks   map[string]*world.Task
 
 	attempts []*mAttempt
 	claims   []*mClaim
@@ -211,26 +213,20 @@ type model struct {
 	notVisibleVar  string
 }
 
-func mustTime(s string, now time.Time) time.Time {
-	t, rel, err := resolveRelTime(s, now)
+// mustTime resolves a time of a generated world, which is always valid.
+func mustTime(t world.Time, now time.Time) time.Time {
+	at, err := t.Resolve(now)
 	if err != nil {
 		panic(err)
 	}
-	if rel {
-		return t
-	}
-	t, err = time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		panic(err)
-	}
-	return t
+	return at
 }
 
-func newModel(w *fxWorld, profile Profile, now time.Time, tokens []Token) *model {
+func newModel(w *world.World, profile Profile, now time.Time, tokens []world.Token) *model {
 	m := &model{profile: profile, now: now, w: w,
-		members: map[string]map[string]bool{}, people: map[string]*fxPerson{}, agents: map[string]*fxAgent{},
-		runners: map[string]*fxRunner{}, rooms: map[string]*fxRoom{}, msgs: map[string]*fxMessage{}, msgIdx: map[string]int{},
-		turns: map[string]*fxTurn{}, tasks: map[string]*fxTask{}, creds: map[string]*mCred{}, seen: map[string]string{}}
+		members: map[string]map[string]bool{}, people: map[string]*world.Person{}, agents: map[string]*world.Agent{},
+		runners: map[string]*world.Runner{}, rooms: map[string]*world.Room{}, msgs: map[string]*world.Message{}, msgIdx: map[string]int{},
+		turns: map[string]*world.Turn{}, tasks: map[string]*world.Task{}, creds: map[string]*mCred{}, seen: map[string]string{}}
 	for _, p := range w.Projects {
 		m.members[p.Slug] = map[string]bool{}
 	}
@@ -273,7 +269,7 @@ func newModel(w *fxWorld, profile Profile, now time.Time, tokens []Token) *model
 			sup = superseded
 		}
 		mc := &mClaim{message: c.Message, runner: c.Runner, agent: m.runners[c.Runner].Agent, key: c.IdempotencyKey,
-			role: c.Role, liveUntil: mustTime(c.LiveUntil, now), superseded: sup, replied: c.ReplyPosted || c.ReplyMessage != nil}
+			role: c.Role, liveUntil: mustTime(c.LiveUntil, now), superseded: sup, replied: isTrue(c.ReplyPosted) || c.ReplyMessage != nil}
 		mc.lead = m.turns[c.Message].Agents[0].Agent == mc.agent
 		if c.Reviewing != nil {
 			mc.reviewing = m.quote(*c.Reviewing)
@@ -306,7 +302,7 @@ func (m *model) quote(id string) any {
 
 // leadDraft is the id of the lead's draft in the turn of message (an agent
 // posts each role once, FIXTURE.md), "" if none is posted.
-func (m *model) leadDraft(t *fxTurn) string {
+func (m *model) leadDraft(t *world.Turn) string {
 	lead := t.Agents[0].Agent
 	for _, msg := range m.w.Messages {
 		if msg.ReplyTurn != nil && *msg.ReplyTurn == t.Message && msg.Author == lead && msg.ReplyRole != nil && *msg.ReplyRole == "draft" {
@@ -316,7 +312,7 @@ func (m *model) leadDraft(t *fxTurn) string {
 	return ""
 }
 
-func (m *model) repliesPosted(t *fxTurn) int {
+func (m *model) repliesPosted(t *world.Turn) int {
 	n := 0
 	for _, msg := range m.w.Messages {
 		if msg.ReplyTurn != nil && *msg.ReplyTurn == t.Message {
@@ -326,7 +322,7 @@ func (m *model) repliesPosted(t *fxTurn) int {
 	return n
 }
 
-func (m *model) repliesLeft(t *fxTurn) int {
+func (m *model) repliesLeft(t *world.Turn) int {
 	limit := 8
 	if t.ReplyLimit != nil {
 		limit = *t.ReplyLimit
@@ -336,12 +332,12 @@ func (m *model) repliesLeft(t *fxTurn) int {
 
 // turnOver is the rule that refuses a claim in a turn that no longer
 // waits, nil while it waits.
-func (m *model) turnOver(t *fxTurn) *rule {
+func (m *model) turnOver(t *world.Turn) *rule {
 	state := t.State
 	if state == "" {
 		state = "waiting"
 	}
-	if state == "waiting" && t.ExpiresAt != nil && !mustTime(*t.ExpiresAt, m.now).After(time.Now().Add(liveMargin)) {
+	if state == "waiting" && t.ExpiresAt != "" && !mustTime(t.ExpiresAt, m.now).After(time.Now().Add(liveMargin)) {
 		state = "timed_out"
 	}
 	switch state {
@@ -382,8 +378,8 @@ func (m *model) team(project string) (people, agents []any) {
 		if a.AvatarURL != nil {
 			avatar = *a.AvatarURL
 		}
-		if a.LastSeenAt != nil {
-			seen = mustTime(*a.LastSeenAt, m.now).UTC().Format(time.RFC3339)
+		if a.LastSeenAt != "" {
+			seen = mustTime(a.LastSeenAt, m.now).UTC().Format(time.RFC3339)
 		}
 		caps := []any{}
 		for _, c := range a.Capabilities {
@@ -954,7 +950,7 @@ func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 	t := m.turns[msgID]
 	idx := -1
 	if t != nil {
-		idx = slices.IndexFunc(t.Agents, func(a fxTurnAgent) bool { return a.Agent == c.agent })
+		idx = slices.IndexFunc(t.Agents, func(a world.TurnAgent) bool { return a.Agent == c.agent })
 	}
 	if idx < 0 {
 		e.add(m, ruleNotWoken)
@@ -977,7 +973,7 @@ func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 		if over != nil {
 			e.add(m, over)
 		}
-		if t.Agents[idx].ReplyPosted {
+		if isTrue(t.Agents[idx].ReplyPosted) {
 			e.add(m, ruleAgentDone)
 		}
 		switch cl.superseded {
@@ -993,7 +989,7 @@ func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 		e.success = func(ans *answer) []failure { return m.replayedClaim(ans, cl, t, room, c) }
 		return
 	}
-	if t.Agents[idx].ReplyPosted {
+	if isTrue(t.Agents[idx].ReplyPosted) {
 		e.add(m, ruleAgentDone)
 	}
 	if over != nil {
@@ -1013,7 +1009,7 @@ func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 		role = "review"
 	case len(t.Agents) == 1:
 		e.add(m, ruleLoneAgentDone)
-	case slices.ContainsFunc(t.Agents[1:], func(a fxTurnAgent) bool { return !a.ReplyPosted }):
+	case slices.ContainsFunc(t.Agents[1:], func(a world.TurnAgent) bool { return !isTrue(a.ReplyPosted) }):
 		e.add(m, ruleReviewsPending)
 	case len(t.Agents) == 2:
 		role = "revise"
@@ -1061,7 +1057,7 @@ func toInt(v any) int {
 }
 
 // discussionFields checks what every claim_discussion success says.
-func (m *model) discussionFields(ans *answer, t *fxTurn, room *fxRoom) []failure {
+func (m *model) discussionFields(ans *answer, t *world.Turn, room *world.Room) []failure {
 	var fs []failure
 	if p := fmt.Sprint(ans.structured["project"]); p != room.Project {
 		fs = append(fs, failure{src: sCDRoomWake, msg: fmt.Sprintf("project %s, want the message's project %s", p, room.Project), lines: []string{"json project == " + room.Project}})
@@ -1078,7 +1074,7 @@ func (m *model) discussionFields(ans *answer, t *fxTurn, room *fxRoom) []failure
 	return fs
 }
 
-func (m *model) replayedClaim(ans *answer, cl *mClaim, t *fxTurn, room *fxRoom, c caller) []failure {
+func (m *model) replayedClaim(ans *answer, cl *mClaim, t *world.Turn, room *world.Room, c caller) []failure {
 	fs := m.discussionFields(ans, t, room)
 	if r := fmt.Sprint(ans.structured["role"]); cl.role != "" && r != cl.role {
 		fs = append(fs, failure{src: sCDReplay, msg: fmt.Sprintf("a replay answered role %s, the claim's was %s", r, cl.role), lines: []string{"json role == " + cl.role}})
@@ -1121,7 +1117,7 @@ func reviewingLine(v any) string {
 	return "json reviewing == " + q(marshal(v))
 }
 
-func (m *model) newClaim(ans *answer, t *fxTurn, room *fxRoom, c caller, key, role string, lead bool, draft string) []failure {
+func (m *model) newClaim(ans *answer, t *world.Turn, room *world.Room, c caller, key, role string, lead bool, draft string) []failure {
 	fs := m.discussionFields(ans, t, room)
 	got := fmt.Sprint(ans.structured["role"])
 	reviewing := ans.structured["reviewing"]

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Rendering a sequence as a script.
@@ -27,7 +29,7 @@ func renderPrincipal(p principal) string {
 // renderScript writes the run as a testscript file with its fixture: each
 // call with what the model demanded of it, and at the failing step the
 // checks that failed.
-func renderScript(header []string, w *fxWorld, x *exploreRun, profile Profile) string {
+func renderScript(header []string, w *world.World, x *exploreRun, profile Profile) string {
 	type rendered struct {
 		lines []string
 		saves []string
@@ -130,7 +132,7 @@ func renderScript(header []string, w *fxWorld, x *exploreRun, profile Profile) s
 		}
 	}
 	b.WriteString("\n-- " + FixtureFile + " --\n")
-	b.Write(w.marshal())
+	b.Write(w.Marshal())
 	return b.String()
 }
 

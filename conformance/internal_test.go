@@ -8,6 +8,7 @@ import (
 
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 func TestReadSSE(t *testing.T) {
@@ -82,7 +83,7 @@ func TestSemanticDiff(t *testing.T) {
 }
 
 func TestResolvePrincipal(t *testing.T) {
-	toks := []Token{{Kind: "agent", Agent: "maya/builder", Token: "A"}, {Kind: "runner", Agent: "maya/builder", Runner: "maya-laptop", Token: "R"}}
+	toks := []world.Token{{Kind: world.KindAgent, Agent: "maya/builder", Token: "A"}, {Kind: world.KindRunner, Agent: "maya/builder", Runner: "maya-laptop", Token: "R"}}
 	for in, want := range map[string]string{"agent:maya/builder": "A", "runner:maya/builder": "R", "runner:maya-laptop": "R", "none": "", "prk_literal": "prk_literal"} {
 		got, err := resolvePrincipal(toks, in)
 		if err != nil || got != want {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/seed"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // foreignServer is another process's server: healthy, but it knows none of
@@ -32,9 +34,9 @@ func foreignServer(t *testing.T, l net.Listener) {
 	t.Cleanup(func() { srv.Close() })
 }
 
-func writeSeedFixture(t *testing.T) (string, []Token) {
+func writeSeedFixture(t *testing.T) (string, []world.Token) {
 	t.Helper()
-	fx, toks, err := materializeFixture(SeedFixture(), fixtureNow())
+	fx, toks, err := materializeFixture(seed.JSON(), fixtureNow())
 	if err != nil {
 		t.Fatal(err)
 	}

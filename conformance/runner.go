@@ -22,6 +22,7 @@ import (
 
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // Status is a script's outcome.
@@ -435,7 +436,7 @@ func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir strin
 	// Every script gets a world: its own, or the standard seed world, with
 	// fresh tokens and its relative times resolved.
 	a := txtar.Parse(s.Archive)
-	src := SeedFixture()
+	src := seed.JSON()
 	at := -1
 	for i, f := range a.Files {
 		if f.Name == FixtureFile {

@@ -16,7 +16,6 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/prickle-dev/prickle/spec"
-	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 //go:embed scripts/*.txtar
@@ -30,14 +29,8 @@ var examplesMD []byte
 
 // FixtureFile is the name of the file in a script's archive that holds the
 // world the script needs. A script without one runs against the standard
-// seed world (SeedFixture).
+// seed world (package seed).
 const FixtureFile = "fixture.json"
-
-// SeedFixture returns the seed world (package seed) as a fixture: the
-// world the pages' examples refer to (project website-v2, task
-// example-task-id, message example-message-id ...). A run gives its agents
-// and runners fresh tokens.
-func SeedFixture() []byte { return seed.JSON() }
 
 // Script is one conformance script.
 type Script struct {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Target brings up the server under test for one script.
@@ -34,7 +36,7 @@ type Instance struct {
 	// Endpoint is the MCP streamable HTTP endpoint.
 	Endpoint string
 	// Tokens are the agent and runner tokens of its world.
-	Tokens []Token
+	Tokens []world.Token
 	// Stop stops it (nil: nothing to stop).
 	Stop func()
 	// Output, if not nil, returns what the server printed (shown when a
@@ -50,7 +52,7 @@ type Instance struct {
 // Scripts that need their own world are skipped.
 type URLTarget struct {
 	Endpoint string
-	Tokens   []Token
+	Tokens   []world.Token
 }
 
 // Skip skips scripts with their own fixture.
@@ -272,7 +274,7 @@ func listening(addr string) bool {
 
 // probe checks that the server at endpoint is the one that loaded this
 // run's world: it accepts one of the world's fresh tokens.
-func probe(ctx context.Context, endpoint string, toks []Token) error {
+func probe(ctx context.Context, endpoint string, toks []world.Token) error {
 	if len(toks) == 0 {
 		return nil
 	}
@@ -291,7 +293,7 @@ func probe(ctx context.Context, endpoint string, toks []Token) error {
 	return nil
 }
 
-func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []Token) (inst *Instance, retry bool, err error) {
+func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []world.Token) (inst *Instance, retry bool, err error) {
 	pick := c.pickPort
 	if pick == nil {
 		pick = freePort
@@ -416,14 +418,14 @@ func indent(s string) string {
 }
 
 // readFixture reads a fixture file and the tokens it gives.
-func readFixture(file string) ([]byte, []Token, error) {
+func readFixture(file string) ([]byte, []world.Token, error) {
 	fx, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, err
 	}
-	toks, err := TokensFromFixture(fx)
+	w, err := world.Decode(fx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return fx, toks, nil
+	return fx, w.Tokens(), nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Exit statuses.
@@ -180,7 +181,7 @@ flags:
 		if err != nil {
 			return usageErr(stderr, "--tokens: %v", err)
 		}
-		toks, err := conformance.ReadTokens(f)
+		toks, err := world.ReadTokens(f)
 		f.Close()
 		if err != nil {
 			return usageErr(stderr, "--tokens %s: %v", *tokensFile, err)
