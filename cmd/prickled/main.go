@@ -15,8 +15,8 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -188,12 +188,12 @@ func showTokens(w io.Writer, tokensOut, db string, fixture bool, issued []store.
 // writeTokens writes a tokens file (server/README.md, "The tokens file"):
 // through a temporary file (mode 0600) renamed into place, so the tokens
 // are never readable by others, nor half-written.
-func writeTokens(name string, tokens []store.IssuedToken) error {
-	b, err := json.MarshalIndent(tokens, "", "  ")
-	if err != nil {
+func writeTokens(name string, tokens []world.Token) error {
+	var b bytes.Buffer
+	if err := world.WriteTokens(&b, tokens); err != nil {
 		return err
 	}
-	if err := fsx.WriteFileAtomic(name, append(b, '\n'), 0o600); err != nil {
+	if err := fsx.WriteFileAtomic(name, b.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("write tokens: %w", err)
 	}
 	return nil
