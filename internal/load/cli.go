@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/internal/pprofx"
 	"github.com/prickle-dev/prickle/server"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Exit statuses of prickle-load.
@@ -194,22 +196,26 @@ func mainFixture(args []string, stdout, stderr io.Writer) int {
 	if code, ok := cmdline.Parse(fs, args, false); !ok {
 		return code
 	}
-	world, tokens, err := Fixture(*tasks)
+	fixture, tokens, err := Fixture(*tasks)
 	if err != nil {
 		return failf(stderr, ExitUsage, "fixture: %v", err)
 	}
 	if *tokensOut != "" {
-		if err := writeJSONFile(*tokensOut, tokens, 0o600); err != nil {
+		var b bytes.Buffer
+		if err := world.WriteTokens(&b, tokens); err != nil {
+			return failf(stderr, ExitFailed, "fixture: %v", err)
+		}
+		if err := fsx.WriteFileAtomic(*tokensOut, b.Bytes(), 0o600); err != nil {
 			return failf(stderr, ExitFailed, "fixture: %v", err)
 		}
 	}
 	if *out != "" {
-		if err := fsx.WriteFileAtomic(*out, world, 0o600); err != nil {
+		if err := fsx.WriteFileAtomic(*out, fixture, 0o600); err != nil {
 			return failf(stderr, ExitFailed, "fixture: %v", err)
 		}
 		return ExitOK
 	}
-	if _, err := stdout.Write(world); err != nil {
+	if _, err := stdout.Write(fixture); err != nil {
 		return failf(stderr, ExitFailed, "fixture: %v", err)
 	}
 	return ExitOK
