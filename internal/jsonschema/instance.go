@@ -375,8 +375,9 @@ func (s *Schema) str() (any, error) {
 		if err == nil {
 			return v, nil
 		}
-		// A pattern beyond RE2: try a few readable strings.
-		for _, c := range []string{"example", "example-id", "a", "x1", "website-v2", "maya/builder", "A", "0"} {
+		// A pattern beyond RE2: try a few readable strings, of the shapes
+		// ids take (a word, words joined by a hyphen or a slash).
+		for _, c := range []string{"example", "example-id", "a", "x1", "example-v2", "example/example", "A", "0"} {
 			for !fits(c) && (hi < 0 || utf8.RuneCountInString(c) < hi) && utf8.RuneCountInString(c) < lo {
 				c += "a"
 			}
