@@ -24,7 +24,7 @@
 //
 // A script that carries a fixture.json runs against that world; any other
 // script runs against the standard seed world (package seed). Every world is
-// described in the fixture format of server/store/FIXTURE.md. Each run of a
+// described in the fixture format of spec/world/FIXTURE.md. Each run of a
 // script gets the world with fresh random tokens for every agent and
 // runner, and with its relative times ("claimed_at": "now-3h") resolved.
 //

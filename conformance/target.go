@@ -152,7 +152,7 @@ func (h *HandlerTarget) String() string {
 // The environment tells it what to serve:
 //
 //	PRICKLE_FIXTURE    path of the world to load (fixture format, see
-//	                   server/store/FIXTURE.md); always set
+//	                   spec/world/FIXTURE.md); always set
 //	PRICKLE_ADDR       127.0.0.1:PORT to listen on
 //	PRICKLE_PORT       PORT alone
 //	PRICKLE_STATE_DIR  a fresh empty folder for the server's files

@@ -189,7 +189,7 @@ func mainRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func mainFixture(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("fixture", "Write a world (server/store/FIXTURE.md) for load runs: the standard seed world\nwith fresh random tokens, plus tasks "+FreshTaskPrefix+"0 ... "+FreshTaskPrefix+"(N-1) for claim_task_fresh.", stderr)
+	fs := newFlags("fixture", "Write a world (spec/world/FIXTURE.md) for load runs: the standard seed world\nwith fresh random tokens, plus tasks "+FreshTaskPrefix+"0 ... "+FreshTaskPrefix+"(N-1) for claim_task_fresh.", stderr)
 	tasks := fs.Int("tasks", 10000, "add `N` tasks to claim")
 	out := fs.String("o", "", "write the world to `FILE` (mode 0600) instead of standard output")
 	tokensOut := fs.String("tokens-out", "", "write its tokens to `FILE` (mode 0600, prickled --tokens-out format)")
