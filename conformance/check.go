@@ -11,34 +11,24 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/prickle-dev/prickle/spec"
 )
 
-// Profile selects which rules the suite checks.
-type Profile string
+// Profile selects which rules the suite checks: Core or Reference.
+type Profile = suite.Profile
 
+// The profiles.
 const (
-	// Core checks only what the pages say. Any conforming server passes it.
-	Core Profile = "core"
-	// Reference also checks the reference server's documented choices:
-	// refusal codes (in _meta.code and as the "CODE: " prefix of the text),
-	// no structuredContent on a refusal, the launch timeout default, the
-	// harness rules (roles, lead, revise/combine), the exact tool list and
-	// allowed_tools sets.
-	Reference Profile = "reference"
+	Core      = suite.Core
+	Reference = suite.Reference
 )
 
 // ParseProfile parses "core" or "reference".
-func ParseProfile(s string) (Profile, error) {
-	switch Profile(s) {
-	case Core, Reference:
-		return Profile(s), nil
-	}
-	return "", fmt.Errorf("unknown profile %q (want core or reference)", s)
-}
+func ParseProfile(s string) (Profile, error) { return suite.ParseProfile(s) }
 
 // specIndex holds what the checks need from the spec, compiled once.
 type specIndex struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
@@ -481,11 +482,6 @@ func cmdEq(ts *testscript.TestScript, neg bool, args []string) {
 	st.expect(ts, args[0] == args[1], "expected equal values:\n\t%q\n\t%q", args[0], args[1])
 }
 
-// DefaultTimeTolerance is how far `time PATH ~ D` lets a time be from
-// D after the call (clock skew between the suite and the server, and
-// rounding).
-const DefaultTimeTolerance = 30 * time.Second
-
 // time PATH ~ DURATION [TOLERANCE] | time PATH > DURATION |
 // time PATH < DURATION | time PATH == TIME
 //
@@ -516,7 +512,7 @@ func cmdTime(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	d, err := time.ParseDuration(args[2])
 	ts.Check(err)
-	tol := DefaultTimeTolerance
+	tol := suite.TimeTolerance
 	if len(args) == 4 {
 		tol, err = time.ParseDuration(args[3])
 		ts.Check(err)

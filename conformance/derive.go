@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
@@ -119,7 +120,7 @@ func Derive(sp *spec.Spec) ([]*Script, []string) {
 }
 
 func mustScript(name, src string) *Script {
-	s, err := parseScript(name, []byte(src), true)
+	s, err := suite.ParseScript(name, []byte(src), true)
 	if err != nil {
 		panic(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/prickle-dev/prickle/spec/world"
@@ -366,8 +367,8 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 		x.startEr = err
 		return x
 	}
-	now := fixtureNow()
-	fx, _, err := materializeFixture(w.Marshal(), now)
+	now := suite.Now()
+	fx, _, err := suite.Materialize(w.Marshal(), now)
 	if err != nil {
 		x.startEr = err
 		return x
@@ -636,7 +637,7 @@ func runExplore(ctx context.Context, s *Script, o *Options, ix *specIndex, dir s
 			if f.Saved != "" {
 				fmt.Fprintf(&log, ", saved as %s", f.Saved)
 			}
-			fmt.Fprintf(&log, ":\n%s\n", indent(f.Script))
+			fmt.Fprintf(&log, ":\n%s\n", suite.Indent(f.Script))
 		}
 	}
 	if res.Status == "" {

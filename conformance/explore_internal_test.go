@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec"
@@ -80,7 +81,7 @@ func TestGeneratedWorldsLoad(t *testing.T) {
 			}
 		}
 		for j, w := range worlds {
-			fx, _, err := materializeFixture(w.Marshal(), fixtureNow())
+			fx, _, err := suite.Materialize(w.Marshal(), suite.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

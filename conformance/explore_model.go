@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
@@ -762,12 +763,12 @@ func (m *model) credentialChecks(ans *answer, path string, kind string) ([]failu
 	if err == nil {
 		switch {
 		case kind == "disc":
-			if !within(exp, ans, discussionTTL, DefaultTimeTolerance) {
+			if !within(exp, ans, discussionTTL, suite.TimeTolerance) {
 				fs = append(fs, failure{src: sCDTenMinutes, msg: fmt.Sprintf("the discussion credential expires at %s, not 10 minutes after the call", cred["expires_at"]),
 					lines: []string{"time discussion_credential.expires_at ~ 10m"}})
 			}
 		case m.profile == Reference:
-			if !within(exp, ans, referenceLaunchTimeout, DefaultTimeTolerance) {
+			if !within(exp, ans, referenceLaunchTimeout, suite.TimeTolerance) {
 				fs = append(fs, failure{src: dClaimTask, msg: fmt.Sprintf("the execution credential expires at %s, not 15 minutes (the default launch timeout) after the call", cred["expires_at"]),
 					lines: []string{"time execution_credential.expires_at ~ 15m"}})
 			}
@@ -893,7 +894,7 @@ func (m *model) newAttempt(ans *answer, taskID, key string, c caller) []failure 
 		}
 	}
 	claimed, err := time.Parse(time.RFC3339Nano, fmt.Sprint(at["claimed_at"]))
-	if err == nil && !within(claimed, ans, 0, DefaultTimeTolerance) {
+	if err == nil && !within(claimed, ans, 0, suite.TimeTolerance) {
 		fs = append(fs, failure{src: sCTReturns, msg: fmt.Sprintf("a new attempt claimed at %s, not at the call", at["claimed_at"]),
 			lines: []string{"time attempt.claimed_at ~ 0s"}})
 	}

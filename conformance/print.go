@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/internal/fsx"
 )
 
@@ -34,7 +35,7 @@ func writeProgress(w io.Writer, r *Result) {
 
 func writeLog(w io.Writer, r *Result) {
 	if r.Log != "" {
-		fmt.Fprintln(w, indent(strings.TrimRight(r.Log, "\n")))
+		fmt.Fprintln(w, suite.Indent(strings.TrimRight(r.Log, "\n")))
 	}
 }
 

@@ -20,21 +20,22 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/prickle-dev/prickle/spec/seed"
 )
 
-// Status is a script's outcome.
-type Status string
+// Status is a script's outcome: Pass, Fail, Skip or XFail.
+type Status = suite.Status
 
 // Outcomes. An expected failure that fails is XFail (clean); one that
 // passes is Fail (the baseline is stale and must be updated).
 const (
-	Pass  Status = "pass"
-	Fail  Status = "fail"
-	Skip  Status = "skip"
-	XFail Status = "xfail"
+	Pass  = suite.Pass
+	Fail  = suite.Fail
+	Skip  = suite.Skip
+	XFail = suite.XFail
 )
 
 // Options configures a run.
@@ -80,31 +81,7 @@ type Options struct {
 }
 
 // Result is one script's outcome.
-type Result struct {
-	Name string `json:"name"`
-	// Path is where the script comes from (scripts/NAME.txtar for an
-	// embedded one), as failures cite it.
-	Path     string        `json:"path,omitempty"`
-	Status   Status        `json:"status"`
-	Duration time.Duration `json:"-"`
-	Millis   int64         `json:"duration_ms"`
-	Checks   int           `json:"checks"`
-	Covers   []string      `json:"covers,omitempty"`
-	Derived  bool          `json:"derived,omitempty"`
-	// Calls counts the tool calls made; Succeeded, per tool, those that
-	// succeeded; Served lists the tools tools/list served. The coverage
-	// verdict reads them.
-	Calls     int            `json:"calls"`
-	Succeeded map[string]int `json:"succeeded,omitempty"`
-	Served    []string       `json:"served,omitempty"`
-	// Kept is the materialized script kept by --keep.
-	Kept string `json:"kept,omitempty"`
-	// Reason says why a script was skipped, or why an expected failure
-	// failed the run.
-	Reason string `json:"reason,omitempty"`
-	// Log is the script's log (on failure, the failing phase).
-	Log string `json:"log,omitempty"`
-}
+type Result = suite.Result
 
 // Report is a run's outcome.
 type Report struct {
@@ -443,10 +420,10 @@ func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir strin
 			src, at = f.Data, i
 		}
 	}
-	now := fixtureNow()
-	fx, fxTokens, err := materializeFixture(src, now)
+	now := suite.Now()
+	fx, fxTokens, err := suite.Materialize(src, now)
 	if err != nil {
-		res.Status, res.Reason = Fail, fmt.Sprintf("%s: %v", s.cite(), err)
+		res.Status, res.Reason = Fail, fmt.Sprintf("%s: %v", s.Cite(), err)
 		return res
 	}
 	if at >= 0 {
@@ -523,7 +500,7 @@ func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir strin
 		res.Succeeded = st.succeeded
 	}
 	// Failures cite the script where it lives, not the temporary copy.
-	log := strings.ReplaceAll(t.log.String(), file, s.cite())
+	log := strings.ReplaceAll(t.log.String(), file, s.Cite())
 	switch {
 	case t.skipped != "":
 		res.Status, res.Reason = Skip, t.skipped
@@ -534,7 +511,7 @@ func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir strin
 		}
 		res.Log = log
 		if inst != nil && inst.Output != nil {
-			res.Log += "server output (last lines):\n" + indent(st.redact(lastLines(inst.Output(), 40))) + "\n"
+			res.Log += "server output (last lines):\n" + suite.Indent(st.redact(lastLines(inst.Output(), 40))) + "\n"
 		}
 	default:
 		res.Status = Pass

@@ -13,8 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rogpeppe/go-internal/txtar"
-
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -28,69 +27,11 @@ var untestableMD []byte
 var examplesMD []byte
 
 // FixtureFile is the name of the file in a script's archive that holds the
-// world the script needs. A script without one runs against the standard
-// seed world (package seed).
-const FixtureFile = "fixture.json"
+// world the script needs.
+const FixtureFile = suite.FixtureFile
 
 // Script is one conformance script.
-type Script struct {
-	// Name identifies the script (its file name without .txtar).
-	Name string
-	// Summary is the script's first comment line.
-	Summary string
-	// Covers lists the spec sentence IDs the script tests ("# covers:").
-	Covers []string
-	// OwnFixture is true when the script carries its own fixture.json;
-	// otherwise it runs against the standard seed world.
-	OwnFixture bool
-	// Derived is true for the cases produced from the spec at run time.
-	Derived bool
-	// Explore is true for stateful exploration (ExploreScript), which is
-	// no script file: it generates its sequences when it runs.
-	Explore bool
-	// Path is where the script lives, as failures cite it:
-	// scripts/NAME.txtar for the embedded ones, the file for a script read
-	// from a folder, "" for derived cases.
-	Path string
-	// Archive is the script's txtar source.
-	Archive []byte
-}
-
-// cite is how failures name the script's file.
-func (s *Script) cite() string {
-	if s.Path != "" {
-		return s.Path
-	}
-	return "derived/" + s.Name + ".txtar"
-}
-
-var coversRe = regexp.MustCompile(`^#\s*covers:\s*(.*)$`)
-
-// parseScript reads a script's metadata from its txtar source.
-func parseScript(name string, src []byte, derived bool) (*Script, error) {
-	a := txtar.Parse(src)
-	s := &Script{Name: name, Derived: derived, Archive: src}
-	sc := bufio.NewScanner(bytes.NewReader(a.Comment))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if m := coversRe.FindStringSubmatch(line); m != nil {
-			s.Covers = append(s.Covers, strings.Fields(m[1])...)
-			continue
-		}
-		if s.Summary == "" && strings.HasPrefix(line, "#") {
-			s.Summary = strings.TrimSpace(strings.TrimPrefix(line, "#"))
-		}
-	}
-	for _, f := range a.Files {
-		if f.Name == FixtureFile {
-			s.OwnFixture = true
-		}
-	}
-	if strings.TrimSpace(string(a.Comment)) == "" {
-		return nil, fmt.Errorf("script %s: no commands", name)
-	}
-	return s, nil
-}
+type Script = suite.Script
 
 // HandWritten returns the scripts embedded in the package, sorted by name.
 func HandWritten() ([]*Script, error) {
@@ -107,7 +48,7 @@ func HandWritten() ([]*Script, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := parseScript(strings.TrimSuffix(e.Name(), ".txtar"), src, false)
+		s, err := suite.ParseScript(strings.TrimSuffix(e.Name(), ".txtar"), src, false)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +75,7 @@ func LoadScripts(dir string) ([]*Script, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scripts: %w", err)
 		}
-		s, err := parseScript(strings.TrimSuffix(e.Name(), ".txtar"), src, false)
+		s, err := suite.ParseScript(strings.TrimSuffix(e.Name(), ".txtar"), src, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}

@@ -16,36 +16,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Target brings up the server under test for one script.
-type Target interface {
-	// Start starts (or reaches) a server holding the world in fixtureFile:
-	// the script's own fixture, or the standard seed world. dir is a fresh
-	// empty folder the server may keep its state in.
-	Start(ctx context.Context, s *Script, fixtureFile, dir string) (*Instance, error)
-	// Skip returns a reason when the target cannot run s, "" otherwise.
-	Skip(s *Script) string
-	// String describes the target for reports.
-	String() string
-}
+type Target = suite.Target
 
 // Instance is a running server for one script.
-type Instance struct {
-	// Endpoint is the MCP streamable HTTP endpoint.
-	Endpoint string
-	// Tokens are the agent and runner tokens of its world.
-	Tokens []world.Token
-	// Stop stops it (nil: nothing to stop).
-	Stop func()
-	// Output, if not nil, returns what the server printed (shown when a
-	// script fails).
-	Output func() string
-	// PID is the server's process id when the target started a process
-	// (with `exec` in the command, the server itself); 0 otherwise.
-	PID int
-}
+type Instance = suite.Instance
 
 // URLTarget is a server that is already running with the standard seed
 // world, reached at Endpoint with the tokens of a --tokens-out file.
@@ -373,7 +352,7 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []w
 		case <-exited:
 			log := out.String()
 			retry := strings.Contains(log, "address already in use")
-			return nil, retry, fmt.Errorf("server-cmd exited before it was ready (%v); its output:\n%s", waitErr, indent(log))
+			return nil, retry, fmt.Errorf("server-cmd exited before it was ready (%v); its output:\n%s", waitErr, suite.Indent(log))
 		case <-ctx.Done():
 			stop()
 			return nil, false, ctx.Err()
@@ -381,7 +360,7 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []w
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return nil, false, fmt.Errorf("server-cmd: GET http://%s/healthz did not answer 200 within %s; its output:\n%s", addr, startTimeout, indent(out.String()))
+			return nil, false, fmt.Errorf("server-cmd: GET http://%s/healthz did not answer 200 within %s; its output:\n%s", addr, startTimeout, suite.Indent(out.String()))
 		}
 	}
 	path := c.Path
@@ -395,7 +374,7 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []w
 		select {
 		case <-exited:
 			log := out.String()
-			err = fmt.Errorf("%w: the server exited (%v), yet something answered at %s; its output:\n%s", ErrForeignServer, waitErr, addr, indent(log))
+			err = fmt.Errorf("%w: the server exited (%v), yet something answered at %s; its output:\n%s", ErrForeignServer, waitErr, addr, suite.Indent(log))
 		default:
 		}
 		stop()
@@ -407,14 +386,6 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []w
 	default:
 	}
 	return &Instance{Endpoint: endpoint, Stop: stop, Output: out.String, PID: cmd.Process.Pid}, false, nil
-}
-
-func indent(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if s == "" {
-		return "\t(nothing)"
-	}
-	return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
 }
 
 // readFixture reads a fixture file and the tokens it gives.

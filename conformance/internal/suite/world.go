@@ -1,4 +1,4 @@
-package conformance
+package suite
 
 import (
 	"crypto/rand"
@@ -24,29 +24,29 @@ import (
 //
 // Servers only ever see plain version-1 fixtures.
 
-// newFixtureToken returns a fresh random bearer token for a fixture's agent
-// or runner, marked as the suite's.
-func newFixtureToken() string {
+// newToken returns a fresh random bearer token for a fixture's agent or
+// runner, marked as the suite's.
+func newToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return "prk_conformance_" + hex.EncodeToString(b[:])
 }
 
-// materializeFixture returns the world in src materialized at now, and its
+// Materialize returns the world in src materialized at now, and its
 // tokens.
-func materializeFixture(src []byte, now time.Time) ([]byte, []world.Token, error) {
+func Materialize(src []byte, now time.Time) ([]byte, []world.Token, error) {
 	w, err := world.Decode(src)
 	if err != nil {
 		return nil, nil, err
 	}
-	toks, err := w.Materialize(now, newFixtureToken)
+	toks, err := w.Materialize(now, newToken)
 	if err != nil {
 		return nil, nil, err
 	}
 	return w.Marshal(), toks, nil
 }
 
-// fixtureNow is the instant a fixture is materialized at: whole seconds, so
-// that a server storing times to the second reads back exactly what it was
+// Now is the instant a fixture is materialized at: whole seconds, so that
+// a server storing times to the second reads back exactly what it was
 // given.
-func fixtureNow() time.Time { return time.Now().UTC().Truncate(time.Second) }
+func Now() time.Time { return time.Now().UTC().Truncate(time.Second) }
