@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/prickle-dev/prickle/spec/world"
@@ -344,7 +345,7 @@ func (x *exploreRun) source() string {
 // explorer runs sequences for one certification run.
 type explorer struct {
 	o   *Options
-	ix  *specIndex
+	ix  *wire.Index
 	dir string
 	mu  sync.Mutex
 	n   int // runs, for folder names
@@ -386,8 +387,8 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 	if inst.Stop != nil {
 		defer inst.Stop()
 	}
-	cl := newClient(inst.Endpoint, nil)
-	defer cl.close()
+	cl := wire.NewClient(inst.Endpoint, nil)
+	defer cl.Close()
 	x.tokens = inst.Tokens
 	m := newModel(w, e.o.Profile, now, inst.Tokens)
 	for i, cmd := range cmds {
@@ -413,13 +414,13 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 		st.exp = m.expect(cmd, c)
 		args, _ := json.Marshal(cmd.args)
 		a := &answer{step: i, start: time.Now()}
-		resp, err := cl.request(ctx, token, "tools/call", map[string]any{"name": cmd.tool, "arguments": json.RawMessage(args)})
+		resp, err := cl.Request(ctx, token, "tools/call", map[string]any{"name": cmd.tool, "arguments": json.RawMessage(args)})
 		a.end = time.Now()
 		x.calls++
 		st.ans = a
-		var wire []failure
-		var he *HTTPError
-		var re *RPCError
+		var wireFails []failure
+		var he *wire.HTTPError
+		var re *wire.RPCError
 		switch {
 		case err != nil && (errors.As(err, &he) || errors.As(err, &re)):
 			a.protoErr = err
@@ -429,19 +430,19 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 		case resp.Error != nil:
 			a.protoErr = resp.Error
 		default:
-			r := &callResult{tool: cmd.tool, args: string(args)}
-			for _, ch := range checkCallResult(e.ix, e.o.Profile, r, resp.Result) {
-				if !ch.ok {
-					wire = append(wire, failure{src: "the documented output schema of " + cmd.tool + " (MCP tool result)", msg: ch.what})
+			r := &wire.Call{Tool: cmd.tool, Args: string(args)}
+			for _, ch := range wire.CheckResult(e.ix, e.o.Profile, r, resp.Result) {
+				if !ch.OK {
+					wireFails = append(wireFails, failure{src: "the documented output schema of " + cmd.tool + " (MCP tool result)", msg: ch.What})
 				}
 			}
-			a.refused, a.code, a.text = r.isError, r.code, r.text
-			if r.structured != nil && !r.isError {
-				_ = json.Unmarshal(r.structured, &a.structured)
+			a.refused, a.code, a.text = r.IsError, r.Code, r.Text
+			if r.Structured != nil && !r.IsError {
+				_ = json.Unmarshal(r.Structured, &a.structured)
 			}
 		}
 		x.outcomes = append(x.outcomes, outcomeKey(cmd.tool, a))
-		fs := wire
+		fs := wireFails
 		if len(fs) == 0 {
 			fs = m.judge(st.exp, a)
 		}
@@ -462,7 +463,7 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 
 // judge compares one answer with the expectation.
 func (m *model) judge(e *expectation, a *answer) []failure {
-	var he *HTTPError
+	var he *wire.HTTPError
 	switch {
 	case e.deny && m.profile == Reference:
 		if !errors.As(a.protoErr, &he) || he.Status != 401 {
@@ -535,14 +536,14 @@ func genSequence(seed int64, index int) *exploreSequence {
 
 // runExplore runs the exploration of one certification run: o.Explore
 // sequences from o.Seed, o.Parallel at a time.
-func runExplore(ctx context.Context, s *Script, o *Options, ix *specIndex, dir string) (*Result, *ExploreReport) {
+func runExplore(ctx context.Context, s *Script, o *Options, ix *wire.Index, dir string) (*Result, *ExploreReport) {
 	res := &Result{Name: s.Name}
 	rep := &ExploreReport{Seed: o.Seed, Sequences: o.Explore, Outcomes: map[string]int{}}
 	if reason := o.Target.Skip(s); reason != "" {
 		res.Status, res.Reason = Skip, "stateful exploration "+reason
 		return res, rep
 	}
-	if stale := staleCitations(ix.spec); len(stale) > 0 {
+	if stale := staleCitations(ix.Spec); len(stale) > 0 {
 		res.Status, res.Reason = Skip, "the exploration model cites sentences the pages do not have, so it no longer follows them: "+strings.Join(stale, ", ")
 		return res, rep
 	}

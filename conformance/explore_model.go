@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
@@ -665,7 +666,7 @@ func diffSet(want, got []any, key string) string {
 	}
 	for _, k := range wk {
 		if !reflect.DeepEqual(wm[k], gm[k]) {
-			return fmt.Sprintf("%s %s: want %s, got %s", key, k, compact(wm[k]), compact(gm[k]))
+			return fmt.Sprintf("%s %s: want %s, got %s", key, k, wire.Compact(wm[k]), wire.Compact(gm[k]))
 		}
 	}
 	return ""
@@ -1065,10 +1066,10 @@ func (m *model) discussionFields(ans *answer, t *world.Turn, room *world.Room) [
 	}
 	if m.profile == Reference {
 		if v, ok := ans.structured["own_room"]; !ok || v != true {
-			fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("own_room %v, want true", compact(v)), lines: []string{"json own_room == true"}})
+			fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("own_room %v, want true", wire.Compact(v)), lines: []string{"json own_room == true"}})
 		}
 		if got, want := ans.structured["replies_left"], float64(m.repliesLeft(t)); got != want {
-			fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("replies_left %v, want %v (the turn's limit minus the replies posted)", compact(got), want),
+			fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("replies_left %v, want %v (the turn's limit minus the replies posted)", wire.Compact(got), want),
 				lines: []string{fmt.Sprintf("json replies_left == %v", want)}})
 		}
 	}
@@ -1086,7 +1087,7 @@ func (m *model) replayedClaim(ans *answer, cl *mClaim, t *world.Turn, room *worl
 		}
 	}
 	if cl.role != "" && !reflect.DeepEqual(ans.structured["reviewing"], cl.reviewing) {
-		fs = append(fs, failure{src: sCDReplay, msg: fmt.Sprintf("a replay quoted %s, the claim quoted %s", compact(ans.structured["reviewing"]), compact(cl.reviewing)),
+		fs = append(fs, failure{src: sCDReplay, msg: fmt.Sprintf("a replay quoted %s, the claim quoted %s", wire.Compact(ans.structured["reviewing"]), wire.Compact(cl.reviewing)),
 			lines: []string{reviewingLine(cl.reviewing)}})
 	}
 	cf, cr := m.credentialChecks(ans, "discussion_credential", "disc")
@@ -1137,7 +1138,7 @@ func (m *model) newClaim(ans *answer, t *world.Turn, room *world.Room, c caller,
 		if got == "combine" {
 			src = dClaimDisc
 		}
-		fs = append(fs, failure{src: src, msg: fmt.Sprintf("role %s quotes %s, want %s", got, compact(reviewing), compact(want)), lines: []string{reviewingLine(want)}})
+		fs = append(fs, failure{src: src, msg: fmt.Sprintf("role %s quotes %s, want %s", got, wire.Compact(reviewing), wire.Compact(want)), lines: []string{reviewingLine(want)}})
 	}
 	if m.profile == Reference {
 		if l := ans.structured["lead"]; l != lead {

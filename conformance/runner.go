@@ -21,10 +21,23 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/prickle-dev/prickle/spec/seed"
 )
+
+// Profile selects which rules the suite checks: Core or Reference.
+type Profile = suite.Profile
+
+// The profiles.
+const (
+	Core      = suite.Core
+	Reference = suite.Reference
+)
+
+// ParseProfile parses "core" or "reference".
+func ParseProfile(s string) (Profile, error) { return suite.ParseProfile(s) }
 
 // Status is a script's outcome: Pass, Fail, Skip or XFail.
 type Status = suite.Status
@@ -180,9 +193,9 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	ix := newSpecIndex(o.Spec)
+	ix := wire.NewIndex(o.Spec)
 	for _, t := range o.Spec.Tools {
-		if _, err := ix.outputSchema(t.Name); err != nil {
+		if _, err := ix.OutputSchema(t.Name); err != nil {
 			return nil, fmt.Errorf("conformance: %w", err)
 		}
 	}
@@ -392,7 +405,7 @@ func (t *scriptT) Run(_ string, f func(testscript.T)) {
 func (t *scriptT) Verbose() bool { return t.verbose }
 
 // runOne runs one script in its own folder.
-func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir string) (res *Result) {
+func runOne(ctx context.Context, s *Script, o *Options, ix *wire.Index, dir string) (res *Result) {
 	start := time.Now()
 	res = &Result{Name: s.Name, Path: s.Path, Covers: s.Covers, Derived: s.Derived}
 	defer func() {
@@ -473,8 +486,8 @@ func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir strin
 			if inst.Stop != nil {
 				env.Defer(inst.Stop)
 			}
-			st.client = newClient(inst.Endpoint, nil)
-			env.Defer(st.client.close)
+			st.client = wire.NewClient(inst.Endpoint, nil)
+			env.Defer(st.client.Close)
 			st.tokens = inst.Tokens
 			for _, t := range inst.Tokens {
 				st.secrets = append(st.secrets, t.Token)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
@@ -257,12 +258,12 @@ func probe(ctx context.Context, endpoint string, toks []world.Token) error {
 	if len(toks) == 0 {
 		return nil
 	}
-	cl := newClient(endpoint, nil)
-	defer cl.close()
+	cl := wire.NewClient(endpoint, nil)
+	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := cl.session(ctx, toks[0].Token)
-	var he *HTTPError
+	err := cl.Open(ctx, toks[0].Token)
+	var he *wire.HTTPError
 	if errors.As(err, &he) && he.Status == http.StatusUnauthorized {
 		return fmt.Errorf("%w: the server at %s refuses this run's tokens (%v): another process holds the port, or the server did not load $PRICKLE_FIXTURE", ErrForeignServer, endpoint, err)
 	}

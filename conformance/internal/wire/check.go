@@ -1,4 +1,7 @@
-package conformance
+// Package wire is the conformance suite's view of a server: a small MCP
+// client over streamable HTTP that keeps every response byte for byte,
+// and the checks every tools/call answer gets on the wire.
+package wire
 
 import (
 	"bytes"
@@ -18,24 +21,14 @@ import (
 	"github.com/prickle-dev/prickle/spec"
 )
 
-// Profile selects which rules the suite checks: Core or Reference.
-type Profile = suite.Profile
-
-// The profiles.
-const (
-	Core      = suite.Core
-	Reference = suite.Reference
-)
-
-// ParseProfile parses "core" or "reference".
-func ParseProfile(s string) (Profile, error) { return suite.ParseProfile(s) }
-
-// specIndex holds what the checks need from the spec, compiled once.
-type specIndex struct {
-	spec    *spec.Spec
+// Index holds what the checks need from the spec, compiled once.
+type Index struct {
+	// Spec is the spec the checks follow; Catalog names the tools of the
+	// Prickle catalog (allowed_tools), documented or not.
+	Spec    *spec.Spec
+	Catalog map[string]bool
 	tools   map[string]*spec.Tool
 	once    sync.Map // tool name -> *compiled
-	catalog map[string]bool
 }
 
 type compiled struct {
@@ -44,20 +37,21 @@ type compiled struct {
 	err  error
 }
 
-func newSpecIndex(sp *spec.Spec) *specIndex {
-	ix := &specIndex{spec: sp, tools: map[string]*spec.Tool{}, catalog: map[string]bool{}}
+// NewIndex indexes sp for the checks.
+func NewIndex(sp *spec.Spec) *Index {
+	ix := &Index{Spec: sp, tools: map[string]*spec.Tool{}, Catalog: map[string]bool{}}
 	for _, t := range sp.Tools {
 		ix.tools[t.Name] = t
 	}
 	for _, c := range sp.Catalog {
-		ix.catalog[c.Name] = true
+		ix.Catalog[c.Name] = true
 	}
 	return ix
 }
 
-// outputSchema returns the compiled documented output schema of tool, nil
+// OutputSchema returns the compiled documented output schema of tool, nil
 // for an undocumented tool.
-func (ix *specIndex) outputSchema(tool string) (*jsonschema.Schema, error) {
+func (ix *Index) OutputSchema(tool string) (*jsonschema.Schema, error) {
 	t := ix.tools[tool]
 	if t == nil || t.OutputSchema == nil {
 		return nil, nil
@@ -70,41 +64,41 @@ func (ix *specIndex) outputSchema(tool string) (*jsonschema.Schema, error) {
 	return c.out, c.err
 }
 
-// callResult is one tools/call as seen on the wire.
-type callResult struct {
-	tool     string
-	args     string
-	protoErr error           // *RPCError, *HTTPError or a transport error
-	raw      json.RawMessage // the JSON-RPC response
-	result   json.RawMessage // its result
-	isError  bool
-	// structured is the structuredContent as sent; nil when absent.
-	structured json.RawMessage
-	text       string // the text content items, joined by newlines
-	code       string // _meta.code, if any
+// Call is one tools/call as seen on the wire.
+type Call struct {
+	Tool     string
+	Args     string
+	ProtoErr error           // *RPCError, *HTTPError or a transport error
+	Raw      json.RawMessage // the JSON-RPC response
+	Result   json.RawMessage // its result
+	IsError  bool
+	// Structured is the structuredContent as sent; nil when absent.
+	Structured json.RawMessage
+	Text       string // the text content items, joined by newlines
+	Code       string // _meta.code, if any
 }
 
-// check is one wire check's outcome.
-type check struct {
-	ok   bool
-	what string // what was checked, or what is wrong when !ok
-	// internal: the runner could not decide the check (a pattern match
+// Check is one wire check's outcome.
+type Check struct {
+	OK   bool
+	What string // what was checked, or what is wrong when !OK
+	// Internal: the runner could not decide the check (a pattern match
 	// did not finish in time); a failure of the run, not of the server.
-	internal bool
+	Internal bool
 }
 
-// checkCallResult applies the wire checks every tools/call answer gets and
+// CheckResult applies the wire checks every tools/call answer gets and
 // fills r from res (a CallToolResult).
-func checkCallResult(ix *specIndex, profile Profile, r *callResult, res json.RawMessage) []check {
-	var out []check
+func CheckResult(ix *Index, profile suite.Profile, r *Call, res json.RawMessage) []Check {
+	var out []Check
 	add := func(ok bool, format string, args ...any) bool {
-		out = append(out, check{ok: ok, what: fmt.Sprintf(format, args...)})
+		out = append(out, Check{OK: ok, What: fmt.Sprintf(format, args...)})
 		return ok
 	}
 	// validated adds the check that err, from schemax.Validate, is nil.
 	validated := func(err error, format string, args ...any) {
 		if err != nil && ecmaregex.IsTimeout(err) {
-			out = append(out, check{internal: true, what: fmt.Sprintf("could not check that "+format+": %v", append(args, err)...)})
+			out = append(out, Check{Internal: true, What: fmt.Sprintf("could not check that "+format+": %v", append(args, err)...)})
 			return
 		}
 		add(err == nil, format+"%s", append(args, violations(err))...)
@@ -115,7 +109,7 @@ func checkCallResult(ix *specIndex, profile Profile, r *callResult, res json.Raw
 	}
 	var content []map[string]json.RawMessage
 	contentOK := json.Unmarshal(m["content"], &content) == nil && m["content"] != nil && string(m["content"]) != "null"
-	add(contentOK, "the result has a content array (got %s)", short(m["content"]))
+	add(contentOK, "the result has a content array (got %s)", Short(m["content"]))
 	var texts []string
 	for i, c := range content {
 		var typ, text string
@@ -129,39 +123,39 @@ func checkCallResult(ix *specIndex, profile Profile, r *callResult, res json.Raw
 			}
 		}
 	}
-	r.text = strings.Join(texts, "\n")
+	r.Text = strings.Join(texts, "\n")
 	if raw, ok := m["isError"]; ok {
-		add(json.Unmarshal(raw, &r.isError) == nil, "isError is a boolean (got %s)", short(raw))
+		add(json.Unmarshal(raw, &r.IsError) == nil, "isError is a boolean (got %s)", Short(raw))
 	}
 	if raw, ok := m["structuredContent"]; ok && string(raw) != "null" {
-		r.structured = raw
+		r.Structured = raw
 	}
 	if meta, ok := m["_meta"]; ok {
 		var mm map[string]json.RawMessage
 		if json.Unmarshal(meta, &mm) == nil {
-			_ = json.Unmarshal(mm["code"], &r.code)
+			_ = json.Unmarshal(mm["code"], &r.Code)
 		}
 	}
-	sch, err := ix.outputSchema(r.tool)
+	sch, err := ix.OutputSchema(r.Tool)
 	if err != nil {
-		add(false, "the documented output schema of %s compiles: %v", r.tool, err)
+		add(false, "the documented output schema of %s compiles: %v", r.Tool, err)
 		return out
 	}
 	switch {
-	case !r.isError:
-		if add(r.structured != nil, "a successful %s result carries structuredContent", r.tool) && sch != nil {
-			validated(schemax.Validate(sch, r.structured), "structuredContent matches the documented output schema of %s", r.tool)
+	case !r.IsError:
+		if add(r.Structured != nil, "a successful %s result carries structuredContent", r.Tool) && sch != nil {
+			validated(schemax.Validate(sch, r.Structured), "structuredContent matches the documented output schema of %s", r.Tool)
 		}
-	case r.structured != nil && profile == Reference:
-		add(false, "a refusal carries no structuredContent (got %s)", short(r.structured))
-	case r.structured != nil && sch != nil:
+	case r.Structured != nil && profile == suite.Reference:
+		add(false, "a refusal carries no structuredContent (got %s)", Short(r.Structured))
+	case r.Structured != nil && sch != nil:
 		// Clients such as the TypeScript SDK validate any structuredContent
 		// against the output schema, error results included.
-		validated(schemax.Validate(sch, r.structured), "a refusal's structuredContent matches the documented output schema of %s (clients validate it)", r.tool)
+		validated(schemax.Validate(sch, r.Structured), "a refusal's structuredContent matches the documented output schema of %s (clients validate it)", r.Tool)
 	}
-	if r.isError && profile == Reference {
-		if add(r.code != "", "a refusal carries its code in _meta.code") {
-			add(strings.HasPrefix(r.text, r.code+": "), "a refusal's text starts with %q (got %q)", r.code+": ", r.text)
+	if r.IsError && profile == suite.Reference {
+		if add(r.Code != "", "a refusal carries its code in _meta.code") {
+			add(strings.HasPrefix(r.Text, r.Code+": "), "a refusal's text starts with %q (got %q)", r.Code+": ", r.Text)
 		}
 	}
 	return out
@@ -182,7 +176,8 @@ func violations(err error) string {
 	return ": " + err.Error()
 }
 
-func short(b []byte) string {
+// Short is JSON shown in a message: trimmed, at most 200 bytes.
+func Short(b []byte) string {
 	s := string(bytes.TrimSpace(b))
 	if s == "" {
 		return "nothing"
@@ -193,22 +188,22 @@ func short(b []byte) string {
 	return s
 }
 
-// decode decodes JSON for comparison (numbers as float64: the values the
+// Decode decodes JSON for comparison (numbers as float64: the values the
 // suite compares are small).
-func decode(b []byte) (any, error) {
+func Decode(b []byte) (any, error) {
 	var v any
 	err := json.Unmarshal(b, &v)
 	return v, err
 }
 
-// semanticDiff compares two JSON documents as decoded values (key order and
+// SemanticDiff compares two JSON documents as decoded values (key order and
 // white space ignored) and describes the first difference, "" if equal.
-func semanticDiff(want, got []byte) string {
-	w, err := decode(want)
+func SemanticDiff(want, got []byte) string {
+	w, err := Decode(want)
 	if err != nil {
 		return "documented schema is not JSON: " + err.Error()
 	}
-	g, err := decode(got)
+	g, err := Decode(got)
 	if err != nil {
 		return "served schema is not JSON: " + err.Error()
 	}
@@ -224,7 +219,7 @@ func diffValues(ptr string, w, g any) string {
 	case map[string]any:
 		gv, ok := g.(map[string]any)
 		if !ok {
-			return fmt.Sprintf("at %s: documented an object, served %s", at, compact(g))
+			return fmt.Sprintf("at %s: documented an object, served %s", at, Compact(g))
 		}
 		keys := make([]string, 0, len(wv)+len(gv))
 		for k := range wv {
@@ -242,9 +237,9 @@ func diffValues(ptr string, w, g any) string {
 			gc, inG := gv[k]
 			switch {
 			case !inG:
-				return fmt.Sprintf("at %s: documented %s, served nothing", p, compact(wc))
+				return fmt.Sprintf("at %s: documented %s, served nothing", p, Compact(wc))
 			case !inW:
-				return fmt.Sprintf("at %s: served %s, which the docs do not have", p, compact(gc))
+				return fmt.Sprintf("at %s: served %s, which the docs do not have", p, Compact(gc))
 			}
 			if d := diffValues(p, wc, gc); d != "" {
 				return d
@@ -254,7 +249,7 @@ func diffValues(ptr string, w, g any) string {
 	case []any:
 		gv, ok := g.([]any)
 		if !ok {
-			return fmt.Sprintf("at %s: documented an array, served %s", at, compact(g))
+			return fmt.Sprintf("at %s: documented an array, served %s", at, Compact(g))
 		}
 		for i := 0; i < len(wv) && i < len(gv); i++ {
 			if d := diffValues(fmt.Sprintf("%s/%d", ptr, i), wv[i], gv[i]); d != "" {
@@ -267,16 +262,17 @@ func diffValues(ptr string, w, g any) string {
 		return ""
 	default:
 		if !reflect.DeepEqual(w, g) {
-			return fmt.Sprintf("at %s: documented %s, served %s", at, compact(w), compact(g))
+			return fmt.Sprintf("at %s: documented %s, served %s", at, Compact(w), Compact(g))
 		}
 		return ""
 	}
 }
 
-func compact(v any) string {
+// Compact is a decoded JSON value shown in a message, as Short shows it.
+func Compact(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return short(b)
+	return Short(b)
 }
