@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/internal/fsx"
@@ -400,7 +401,7 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 		case !ok:
 		case cmd.p.kind == "agent" || cmd.p.kind == "runner":
 			kind := cmd.p.kind
-			token, err = resolvePrincipal(inst.Tokens, kind+":"+cmd.p.id)
+			token, err = script.ResolvePrincipal(inst.Tokens, kind+":"+cmd.p.id)
 			ok = err == nil
 		case cmd.p.kind == "cred":
 			token = c.cred.token

@@ -17,14 +17,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/rogpeppe/go-internal/txtar"
-
+	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec"
-	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // Profile selects which rules the suite checks: Core or Reference.
@@ -223,6 +220,8 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 			progressMu.Unlock()
 		}
 	}
+	runner := &script.Runner{Target: o.Target, Index: ix, Profile: o.Profile, Timeout: o.ScriptTimeout,
+		Keep: o.KeepDir != "", Verbose: o.Verbose}
 	sem := make(chan struct{}, o.Parallel)
 	var wg sync.WaitGroup
 	var explore *Script
@@ -236,7 +235,10 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			res := runOne(ctx, s, &o, ix, filepath.Join(root, safeName(s.Name)))
+			res := runner.Run(ctx, s, filepath.Join(root, script.SafeName(s.Name)))
+			if o.ExpectedFailures[s.Name] {
+				expectFailure(res)
+			}
 			results[i] = res
 			progress(res)
 		}()
@@ -339,213 +341,6 @@ func binaryHash() string {
 // specHash is the canonical spec's hash (spec.Build and spec.Unmarshal
 // set it).
 func specHash(sp *spec.Spec) string { return sp.Hash }
-
-// scriptT is a testscript.T for one script outside `go test`: failures
-// and skips panic, and the panics are recovered in Run, as go-internal's
-// own cmd/testscript does.
-type scriptT struct {
-	verbose bool
-	mu      sync.Mutex
-	log     strings.Builder
-	failed  bool
-	skipped string
-}
-
-type (
-	failNow  struct{}
-	skipNow  struct{}
-	tPanicky interface{ isTPanic() }
-)
-
-func (failNow) isTPanic() {}
-func (skipNow) isTPanic() {}
-
-func (t *scriptT) Skip(args ...any) {
-	t.mu.Lock()
-	t.skipped = fmt.Sprint(args...)
-	t.mu.Unlock()
-	panic(skipNow{})
-}
-
-func (t *scriptT) Fatal(args ...any) {
-	t.Log(args...)
-	t.FailNow()
-}
-
-func (t *scriptT) Parallel() {}
-
-func (t *scriptT) Log(args ...any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	msg := fmt.Sprint(args...)
-	t.log.WriteString(msg)
-	if !strings.HasSuffix(msg, "\n") {
-		t.log.WriteByte('\n')
-	}
-}
-
-func (t *scriptT) FailNow() {
-	t.mu.Lock()
-	t.failed = true
-	t.mu.Unlock()
-	panic(failNow{})
-}
-
-func (t *scriptT) Run(_ string, f func(testscript.T)) {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(tPanicky); !ok {
-				panic(r)
-			}
-		}
-	}()
-	f(t)
-}
-
-func (t *scriptT) Verbose() bool { return t.verbose }
-
-// runOne runs one script in its own folder.
-func runOne(ctx context.Context, s *Script, o *Options, ix *wire.Index, dir string) (res *Result) {
-	start := time.Now()
-	res = &Result{Name: s.Name, Path: s.Path, Covers: s.Covers, Derived: s.Derived}
-	defer func() {
-		res.Duration = time.Since(start)
-		res.Millis = res.Duration.Milliseconds()
-		if o.ExpectedFailures[s.Name] {
-			expectFailure(res)
-		}
-	}()
-	if reason := o.Target.Skip(s); reason != "" {
-		res.Status, res.Reason = Skip, reason
-		return res
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		res.Status, res.Reason = Fail, err.Error()
-		return res
-	}
-	// Every script gets a world: its own, or the standard seed world, with
-	// fresh tokens and its relative times resolved.
-	a := txtar.Parse(s.Archive)
-	src := seed.JSON()
-	at := -1
-	for i, f := range a.Files {
-		if f.Name == FixtureFile {
-			src, at = f.Data, i
-		}
-	}
-	now := suite.Now()
-	fx, fxTokens, err := suite.Materialize(src, now)
-	if err != nil {
-		res.Status, res.Reason = Fail, fmt.Sprintf("%s: %v", s.Cite(), err)
-		return res
-	}
-	if at >= 0 {
-		a.Files[at].Data = fx
-	} else {
-		a.Files = append(a.Files, txtar.File{Name: FixtureFile, Data: fx})
-	}
-	file := filepath.Join(dir, safeName(s.Name)+".txtar")
-	if err := os.WriteFile(file, txtar.Format(a), 0o600); err != nil {
-		res.Status, res.Reason = Fail, err.Error()
-		return res
-	}
-	if o.KeepDir != "" {
-		res.Kept = file
-		if err := os.WriteFile(filepath.Join(dir, FixtureFile), fx, 0o600); err != nil {
-			res.Status, res.Reason = Fail, err.Error()
-			return res
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, o.ScriptTimeout)
-	defer cancel()
-	st := &scriptState{ix: ix, profile: o.Profile, ctx: ctx, fixtureNow: now, succeeded: map[string]int{}}
-	for _, t := range fxTokens {
-		st.secrets = append(st.secrets, t.Token)
-	}
-	var setupErr error
-	var inst *Instance
-	p := testscript.Params{
-		Files: []string{file},
-		Cmds:  Commands(),
-		Condition: func(cond string) (bool, error) {
-			switch cond {
-			case "reference":
-				return o.Profile == Reference, nil
-			case "core":
-				return o.Profile == Core, nil
-			}
-			return false, fmt.Errorf("unknown condition %q (the suite knows [reference] and [core])", cond)
-		},
-		Setup: func(env *testscript.Env) error {
-			var err error
-			inst, err = o.Target.Start(ctx, s, filepath.Join(env.WorkDir, FixtureFile), filepath.Join(dir, "server"))
-			if err != nil {
-				setupErr = err
-				return fmt.Errorf("starting the server: %w", err)
-			}
-			if inst.Stop != nil {
-				env.Defer(inst.Stop)
-			}
-			st.client = wire.NewClient(inst.Endpoint, nil)
-			env.Defer(st.client.Close)
-			st.tokens = inst.Tokens
-			for _, t := range inst.Tokens {
-				st.secrets = append(st.secrets, t.Token)
-			}
-			env.Values[stateKey{}] = st
-			env.Setenv("PRICKLE_ENDPOINT", inst.Endpoint)
-			return nil
-		},
-	}
-	t := &scriptT{verbose: o.Verbose}
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(tPanicky); !ok {
-					panic(r)
-				}
-			}
-		}()
-		testscript.RunT(t, p)
-	}()
-	res.Checks, res.Calls, res.Served = st.checks, st.calls, st.served
-	if len(st.succeeded) > 0 {
-		res.Succeeded = st.succeeded
-	}
-	// Failures cite the script where it lives, not the temporary copy.
-	log := strings.ReplaceAll(t.log.String(), file, s.Cite())
-	switch {
-	case t.skipped != "":
-		res.Status, res.Reason = Skip, t.skipped
-	case t.failed:
-		res.Status = Fail
-		if setupErr != nil {
-			res.Reason = "the server did not start"
-		}
-		res.Log = log
-		if inst != nil && inst.Output != nil {
-			res.Log += "server output (last lines):\n" + suite.Indent(st.redact(lastLines(inst.Output(), 40))) + "\n"
-		}
-	default:
-		res.Status = Pass
-		if o.Verbose {
-			res.Log = log
-		}
-	}
-	return res
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
-
-func safeName(s string) string { return unsafeChars.ReplaceAllString(s, "_") }
 
 // SortResults sorts results by name.
 func SortResults(rs []*Result) {

@@ -1,4 +1,4 @@
-package conformance
+package script
 
 import (
 	"testing"
@@ -38,12 +38,12 @@ func TestLookup(t *testing.T) {
 func TestResolvePrincipal(t *testing.T) {
 	toks := []world.Token{{Kind: world.KindAgent, Agent: "maya/builder", Token: "A"}, {Kind: world.KindRunner, Agent: "maya/builder", Runner: "maya-laptop", Token: "R"}}
 	for in, want := range map[string]string{"agent:maya/builder": "A", "runner:maya/builder": "R", "runner:maya-laptop": "R", "none": "", "prk_literal": "prk_literal"} {
-		got, err := resolvePrincipal(toks, in)
+		got, err := ResolvePrincipal(toks, in)
 		if err != nil || got != want {
 			t.Errorf("%s: %q %v", in, got, err)
 		}
 	}
-	if _, err := resolvePrincipal(toks, "agent:theo/reviewer"); err == nil {
+	if _, err := ResolvePrincipal(toks, "agent:theo/reviewer"); err == nil {
 		t.Error("an unknown agent resolved")
 	}
 }

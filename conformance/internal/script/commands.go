@@ -1,4 +1,9 @@
-package conformance
+// Package script is the suite's script language: testscript, with the
+// commands that call a server as a principal of its world and check its
+// answers (call, deny, ok, refused, accepted, json, save, eq, time, tools;
+// package conformance documents them for script authors), and the Runner
+// that runs one script against a fresh server.
+package script
 
 import (
 	"context"
@@ -26,7 +31,7 @@ type stateKey struct{}
 // scriptState is the per-script state the commands share.
 type scriptState struct {
 	ix      *wire.Index
-	profile Profile
+	profile suite.Profile
 	client  *wire.Client
 	tokens  []world.Token
 	last    *wire.Call
@@ -90,9 +95,9 @@ func (st *scriptState) expect(ts *testscript.TestScript, ok bool, format string,
 	}
 }
 
-// Commands returns the suite's custom testscript commands. See the
-// package documentation for their syntax.
-func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+// commands are the suite's testscript commands. See the package
+// documentation for their syntax.
+func commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"call":     cmdCall,
 		"ok":       cmdOK,
@@ -173,7 +178,7 @@ func (st *scriptState) doCall(ts *testscript.TestScript, cmd string, args []stri
 	if !json.Valid([]byte(argText)) {
 		ts.Fatalf("%s %s: arguments are not JSON: %s", cmd, tool, argText)
 	}
-	token, err := resolvePrincipal(st.tokens, who)
+	token, err := ResolvePrincipal(st.tokens, who)
 	ts.Check(err)
 	r := &wire.Call{Tool: tool, Args: argText}
 	st.last = r
@@ -269,13 +274,13 @@ func cmdRefused(ts *testscript.TestScript, neg bool, args []string) {
 			st.expect(ts, r.ProtoErr == nil && !r.IsError, "%s %s: expected no refusal, got %s", r.Tool, r.Args, outcome(r))
 			return
 		}
-		if st.profile == Reference {
+		if st.profile == suite.Reference {
 			st.expect(ts, !(r.IsError && r.Code == args[0]), "%s %s: expected no %s refusal, got %s", r.Tool, r.Args, args[0], outcome(r))
 		}
 		return
 	}
 	st.expect(ts, r.ProtoErr == nil && r.IsError, "%s %s: expected a refusal (isError: true), got %s", r.Tool, r.Args, outcome(r))
-	if len(args) == 1 && st.profile == Reference {
+	if len(args) == 1 && st.profile == suite.Reference {
 		st.expect(ts, slices.Contains(strings.Split(args[0], "|"), r.Code), "%s %s: expected refusal code %s, got %q (%s)", r.Tool, r.Args, args[0], r.Code, r.Text)
 	}
 }
@@ -294,7 +299,7 @@ func cmdAccepted(ts *testscript.TestScript, neg bool, args []string) {
 	if !r.IsError {
 		return
 	}
-	if st.profile == Reference {
+	if st.profile == suite.Reference {
 		st.expect(ts, r.Code != "invalid_arguments", "%s %s: the arguments were refused as invalid: %s", r.Tool, r.Args, r.Text)
 	}
 	for _, p := range args {
@@ -548,7 +553,7 @@ func cmdTools(ts *testscript.TestScript, neg bool, args []string) {
 	if who == "" {
 		who = "agent:" + firstAgent(st.tokens)
 	}
-	token, err := resolvePrincipal(st.tokens, who)
+	token, err := ResolvePrincipal(st.tokens, who)
 	ts.Check(err)
 	type servedTool struct {
 		Name         string          `json:"name"`
@@ -597,7 +602,7 @@ func cmdTools(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	for _, n := range names {
-		if st.profile == Reference {
+		if st.profile == suite.Reference {
 			st.expect(ts, slices.Contains(documented, n), "tools/list: %s is served but has no page (the reference server serves only documented tools)", n)
 		} else if !st.ix.Catalog[n] {
 			ts.Logf("note: %s is served but is not in the Prickle catalog", n)

@@ -1,4 +1,4 @@
-package conformance
+package script
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package conformance
+package script
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
-// resolvePrincipal turns a principal as scripts write it into a bearer
+// ResolvePrincipal turns a principal as scripts write it into a bearer
 // token: "agent:OWNER/NAME", "runner:OWNER/NAME" (the runner paired to
 // that agent) or "runner:RUNNER-ID", "none" (no Authorization header), or
 // anything else, taken as the token itself (a credential saved earlier).
-func resolvePrincipal(tokens []world.Token, p string) (string, error) {
+func ResolvePrincipal(tokens []world.Token, p string) (string, error) {
 	if p == "none" {
 		return "", nil
 	}
