@@ -11,6 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/prickle-dev/prickle/conformance/internal/derive"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -106,7 +107,7 @@ func TestScriptsNameTheirDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	derived, _ := Derive(sp)
+	derived, _ := derive.Scripts(sp)
 	for _, s := range append(scripts, derived...) {
 		a := txtar.Parse(s.Archive)
 		var named []string

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/spec/world"
@@ -65,7 +66,7 @@ var (
 	sDTList        = sentence("discover_team_agents#05161da5")
 	dIdentity      = decision("Identity and tokens")
 	dWhoMayCall    = decision("Who may call what")
-	dRefusals      = decision(refusalsDecision)
+	dRefusals      = decision(suite.RefusalsDecision)
 	dClaimTask     = decision("claim_task")
 	dClaimDisc     = decision("claim_discussion")
 	dDiscover      = decision("discover_team_agents")
@@ -622,9 +623,9 @@ func (m *model) teamLines(path, key string, want, got []any) []string {
 					lines = append(lines, fmt.Sprintf("time %s.%s == %s", sel, f, m.relTime(t)))
 					continue
 				}
-				lines = append(lines, fmt.Sprintf("json %s.%s == %s", sel, f, q(marshal(v))))
+				lines = append(lines, fmt.Sprintf("json %s.%s == %s", sel, f, script.Quote(script.JSON(v))))
 			default:
-				lines = append(lines, fmt.Sprintf("json %s.%s == %s", sel, f, q(marshal(v))))
+				lines = append(lines, fmt.Sprintf("json %s.%s == %s", sel, f, script.Quote(script.JSON(v))))
 			}
 		}
 	}
@@ -787,13 +788,13 @@ func (m *model) credentialChecks(ans *answer, path string, kind string) ([]failu
 	switch {
 	case kind == "disc" && m.profile == Reference && !slices.Equal(allowed, referenceDiscussionTools):
 		fs = append(fs, failure{src: dWhoMayCall, msg: fmt.Sprintf("allowed_tools %v, want %v", allowed, referenceDiscussionTools),
-			lines: []string{"json discussion_credential.allowed_tools == " + q(marshal(referenceDiscussionTools))}})
+			lines: []string{"json discussion_credential.allowed_tools == " + script.Quote(script.JSON(referenceDiscussionTools))}})
 	case kind == "disc" && slices.ContainsFunc(allowed, func(s string) bool { return !slices.Contains(referenceDiscussionTools, s) }):
 		fs = append(fs, failure{src: sCDCredential, msg: fmt.Sprintf("a discussion credential may only read its room and reply, but allows %v", allowed),
-			lines: []string{"json discussion_credential.allowed_tools within " + q(marshal(referenceDiscussionTools))}})
+			lines: []string{"json discussion_credential.allowed_tools within " + script.Quote(script.JSON(referenceDiscussionTools))}})
 	case kind == "exec" && m.profile == Reference && !slices.Equal(allowed, referenceExecutionTools):
 		fs = append(fs, failure{src: dWhoMayCall, msg: fmt.Sprintf("allowed_tools %v, want %v", allowed, referenceExecutionTools),
-			lines: []string{"json execution_credential.allowed_tools == " + q(marshal(referenceExecutionTools))}})
+			lines: []string{"json execution_credential.allowed_tools == " + script.Quote(script.JSON(referenceExecutionTools))}})
 	case kind == "exec" && (slices.Contains(allowed, "claim_task") || slices.Contains(allowed, "claim_discussion")):
 		fs = append(fs, failure{src: sCTCredential, msg: fmt.Sprintf("a run's credential allows a claim: %v", allowed),
 			lines: []string{"! json execution_credential.allowed_tools contains claim_task", "! json execution_credential.allowed_tools contains claim_discussion"}})
@@ -1116,7 +1117,7 @@ func reviewingLine(v any) string {
 	if v == nil {
 		return "json reviewing null"
 	}
-	return "json reviewing == " + q(marshal(v))
+	return "json reviewing == " + script.Quote(script.JSON(v))
 }
 
 func (m *model) newClaim(ans *answer, t *world.Turn, room *world.Room, c caller, key, role string, lead bool, draft string) []failure {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
@@ -41,7 +42,7 @@ func renderScript(header []string, w *world.World, x *exploreRun, profile Profil
 			continue
 		}
 		var ls []string
-		args := q(marshal(st.cmd.args))
+		args := script.Quote(script.JSON(st.cmd.args))
 		as := renderPrincipal(st.cmd.p)
 		e, a := st.exp, st.ans
 		switch {

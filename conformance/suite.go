@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prickle-dev/prickle/conformance/internal/derive"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -97,7 +98,7 @@ func Suite(sp *spec.Spec, extra ...*Script) (scripts []*Script, warnings []strin
 	if err != nil {
 		return nil, nil, err
 	}
-	derived, warnings := Derive(sp)
+	derived, warnings := derive.Scripts(sp)
 	scripts = append(hw, derived...)
 	scripts = append(scripts, &Script{Name: ExploreScript, Explore: true, OwnFixture: true,
 		Summary: "stateful exploration: random sequences of calls against generated worlds, every answer compared with the model of the documented rules"})

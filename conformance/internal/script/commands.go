@@ -6,6 +6,7 @@
 package script
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,6 +111,22 @@ func commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 		"time":     cmdTime,
 		"tools":    cmdTools,
 	}
+}
+
+// Quote quotes s as one argument of a script line (no expansion inside
+// single quotes).
+func Quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// JSON is v as compact JSON for a script line, HTML characters as they
+// are.
+func JSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // the suite's own values: maps, slices, strings, numbers
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // asFlag splits an optional leading "-as PRINCIPAL".

@@ -46,6 +46,10 @@ func ParseProfile(s string) (Profile, error) {
 // seed world (package seed).
 const FixtureFile = "fixture.json"
 
+// RefusalsDecision is the server/README.md decision that names the code of
+// a refusal of invalid arguments (checked in the reference profile).
+const RefusalsDecision = "Refusals"
+
 // TimeTolerance is how far a time a server stamps may be from when the
 // suite expects it (clock skew between the suite and the server, and
 // rounding): `time PATH ~ D` in scripts, and exploration's checks.

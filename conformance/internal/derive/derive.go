@@ -1,32 +1,5 @@
-package conformance
-
-import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"maps"
-	"math"
-	"regexp"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/prickle-dev/prickle/conformance/internal/suite"
-	"github.com/prickle-dev/prickle/internal/ecmaregex"
-	"github.com/prickle-dev/prickle/internal/jsonpointer"
-	"github.com/prickle-dev/prickle/internal/jsonschema"
-	"github.com/prickle-dev/prickle/internal/regexlang"
-	"github.com/prickle-dev/prickle/internal/schemax"
-	"github.com/prickle-dev/prickle/spec"
-	"github.com/prickle-dev/prickle/spec/seed"
-)
-
-// Spec-derived cases
-//
-// Derive turns the canonical spec into scripts when the suite runs, so a new
-// page is covered without anyone writing a script:
+// Package derive turns the canonical spec into scripts when the suite
+// runs, so a new page is covered without anyone writing a script:
 //
 //   - spec.tools: tools/list serves every documented tool with its
 //     documented schemas (semantically equal).
@@ -55,10 +28,31 @@ import (
 // says it is for runner devices ("Runner devices ..." or "Only a paired
 // runner ..."), the seeded agent (agent:maya/builder) for every other tool.
 // Both exist in the standard seed world, which these scripts run against.
+package derive
 
-// refusalsDecision is the server/README.md decision that names the code of
-// a refusal of invalid arguments (checked in the reference profile).
-const refusalsDecision = "Refusals"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/prickle-dev/prickle/conformance/internal/script"
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
+	"github.com/prickle-dev/prickle/internal/jsonschema"
+	"github.com/prickle-dev/prickle/internal/regexlang"
+	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/seed"
+)
 
 // SeedRunner and SeedAgent are the principals of the standard seed world
 // the derived cases call as.
@@ -99,10 +93,10 @@ func covered(k string) bool {
 	return derivedKeywords[k]
 }
 
-// Derive returns the spec-derived scripts and warnings for constraints it
+// Scripts returns the spec-derived scripts and warnings for constraints it
 // could not turn into a case.
-func Derive(sp *spec.Spec) ([]*Script, []string) {
-	var out []*Script
+func Scripts(sp *spec.Spec) ([]*suite.Script, []string) {
+	var out []*suite.Script
 	var warns []string
 	var tb strings.Builder
 	tb.WriteString("# tools/list serves every documented tool with its documented schemas (derived from the spec).\n")
@@ -119,16 +113,13 @@ func Derive(sp *spec.Spec) ([]*Script, []string) {
 	return out, warns
 }
 
-func mustScript(name, src string) *Script {
+func mustScript(name, src string) *suite.Script {
 	s, err := suite.ParseScript(name, []byte(src), true)
 	if err != nil {
 		panic(err)
 	}
 	return s
 }
-
-// q quotes a testscript argument (no expansion inside single quotes).
-func q(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func decodeNum(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -138,23 +129,13 @@ func decodeNum(b []byte) (any, error) {
 	return v, err
 }
 
-func marshal(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(err)
-	}
-	return strings.TrimSpace(b.String())
-}
-
 type deriver struct {
 	tool    *spec.Tool
 	who     string
 	example map[string]any
 	schema  *jsonschema.Schema
 	warns   []string
-	scripts []*Script
+	scripts []*suite.Script
 }
 
 // numberOf returns keyword k of n as a number.
@@ -201,7 +182,7 @@ func decoded(n *jsonschema.Schema, k string) (any, bool) {
 	return kw.Decode(), true
 }
 
-func deriveTool(t *spec.Tool) ([]*Script, []string) {
+func deriveTool(t *spec.Tool) ([]*suite.Script, []string) {
 	d := &deriver{tool: t, who: PrincipalFor(t)}
 	if t.InputSchema == nil || t.ExampleInput == nil {
 		return nil, []string{fmt.Sprintf("%s: no input schema or example input; no derived cases", t.Name)}
@@ -231,11 +212,11 @@ func (d *deriver) exampleScript() {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: the documented example input is accepted as to shape (derived from the spec).\n", t.Name)
 	fmt.Fprintf(&b, "# It may be refused for a business reason, never as invalid arguments.\n")
-	fmt.Fprintf(&b, "# decisions: %s\n", refusalsDecision)
-	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, q(marshal(d.example)))
+	fmt.Fprintf(&b, "# decisions: %s\n", suite.RefusalsDecision)
+	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, script.Quote(script.JSON(d.example)))
 	b.WriteString("accepted")
 	for _, k := range slices.Sorted(maps.Keys(d.example)) {
-		b.WriteString(" " + q(jsonpointer.Append("", k)))
+		b.WriteString(" " + script.Quote(jsonpointer.Append("", k)))
 	}
 	b.WriteString("\n")
 	d.scripts = append(d.scripts, mustScript("spec."+t.Name+".example", b.String()))
@@ -304,7 +285,7 @@ func (d *deriver) object(n *jsonschema.Schema, path []string) {
 			d.warn(path, name, "required", "no valid base value")
 			continue
 		}
-		baseArgs := marshal(root)
+		baseArgs := script.JSON(root)
 		delete(obj, name)
 		expect := []string{regexp.QuoteMeta(name)}
 		if ptr != "" {
@@ -319,7 +300,7 @@ func (d *deriver) object(n *jsonschema.Schema, path []string) {
 			d.warns = append(d.warns, fmt.Sprintf("%s: %s additionalProperties: patternProperties allow every name tried; no derived case", d.tool.Name, schemaPtr(path)))
 		}
 		if ok && free {
-			baseArgs := marshal(root)
+			baseArgs := script.JSON(root)
 			obj[extra] = true
 			d.emit(path, "additionalProperties", fmt.Sprintf("%s has an unexpected property %s", schemaPtrOrRoot(ptr), extra), baseArgs, root, ptr, []string{extra})
 		}
@@ -414,9 +395,9 @@ func (d *deriver) field(n *jsonschema.Schema, path []string) {
 			d.warnAt(path, b.kw, "no valid base value")
 			continue
 		}
-		baseArgs := marshal(root)
+		baseArgs := script.JSON(root)
 		obj[name] = b.bad
-		shown := marshal(b.bad)
+		shown := script.JSON(b.bad)
 		if len(shown) > 40 {
 			shown = shown[:37] + "..."
 		}
@@ -596,7 +577,7 @@ func (d *deriver) propertyCounts(n *jsonschema.Schema, path []string) {
 			d.warns = append(d.warns, fmt.Sprintf("%s: %s %s: no valid base value; no derived case", d.tool.Name, schemaPtr(path), kw))
 			return
 		}
-		baseArgs := marshal(root)
+		baseArgs := script.JSON(root)
 		if !change(obj) {
 			d.warns = append(d.warns, fmt.Sprintf("%s: %s %s: no value breaks it; no derived case", d.tool.Name, schemaPtr(path), kw))
 			return
@@ -654,10 +635,10 @@ func distinctItems(is *jsonschema.Schema, arr []any, want int) ([]any, bool) {
 	}
 	seen := map[string]bool{}
 	for _, v := range arr {
-		seen[marshal(v)] = true
+		seen[script.JSON(v)] = true
 	}
 	add := func(v any) {
-		if k := marshal(v); !seen[k] && len(arr) < want {
+		if k := script.JSON(v); !seen[k] && len(arr) < want {
 			seen[k] = true
 			arr = append(arr, v)
 		}
@@ -779,7 +760,7 @@ func number(f float64, integer bool) json.Number {
 // emit builds one case: call with root, expect a refusal naming expect.
 func (d *deriver) emit(path []string, keyword, why, baseArgs string, root map[string]any, wantPtr string, expect []string) {
 	t := d.tool
-	args := marshal(root)
+	args := script.JSON(root)
 	// Check the case against the documented schema: the base must be valid,
 	// the mutation invalid, only at wantPtr (or below it for a nested
 	// object).
@@ -819,11 +800,11 @@ func (d *deriver) emit(path []string, keyword, why, baseArgs string, root map[st
 	name += "." + keyword
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: %s: refused, naming the field (derived from the spec).\n", t.Name, why)
-	fmt.Fprintf(&b, "# decisions: %s\n", refusalsDecision)
-	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, q(args))
+	fmt.Fprintf(&b, "# decisions: %s\n", suite.RefusalsDecision)
+	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, script.Quote(args))
 	b.WriteString("refused invalid_arguments\n")
 	for _, e := range expect {
-		fmt.Fprintf(&b, "stdout %s\n", q(e))
+		fmt.Fprintf(&b, "stdout %s\n", script.Quote(e))
 	}
 	d.scripts = append(d.scripts, mustScript(name, b.String()))
 }
@@ -970,7 +951,7 @@ func outsideEnum(enum []any, valid any) (any, bool) {
 	for _, c := range candidates {
 		in := false
 		for _, e := range enum {
-			if marshal(e) == marshal(c) {
+			if script.JSON(e) == script.JSON(c) {
 				in = true
 			}
 		}
