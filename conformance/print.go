@@ -81,7 +81,7 @@ func WriteSummary(w io.Writer, rep *Report) {
 			if f.Saved != "" {
 				where = "saved as " + f.Saved
 			}
-			fmt.Fprintf(w, "  sequence %d: %s [%s] (%d calls, %s)\n", f.Sequence, oneLine(f.Message), f.Source, f.Calls, where)
+			fmt.Fprintf(w, "  sequence %d: %s [%s] (%d calls, %s)\n", f.Sequence, suite.OneLine(f.Message), f.Source, f.Calls, where)
 		}
 	}
 	if len(rep.Missing) > 0 {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prickle-dev/prickle/conformance/internal/explore"
 	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
@@ -47,6 +48,19 @@ const (
 	Skip  = suite.Skip
 	XFail = suite.XFail
 )
+
+// ExploreScript is the name exploration has among the scripts (--run
+// selects it like any script).
+const ExploreScript = "explore"
+
+// DefaultExplore is the number of sequences a certification run explores.
+const DefaultExplore = 100
+
+// ExploreReport says what exploration did.
+type ExploreReport = explore.Report
+
+// ExploreFailure is one shrunk failing sequence.
+type ExploreFailure = explore.Failure
 
 // Options configures a run.
 type Options struct {
@@ -224,10 +238,10 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 		Keep: o.KeepDir != "", Verbose: o.Verbose}
 	sem := make(chan struct{}, o.Parallel)
 	var wg sync.WaitGroup
-	var explore *Script
+	var exploration *Script
 	for i, s := range selected {
 		if s.Explore {
-			explore = s
+			exploration = s
 			continue
 		}
 		wg.Add(1)
@@ -245,19 +259,21 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	}
 	wg.Wait()
 	// Exploration runs after the scripts, with all the parallelism.
-	if explore != nil {
-		i := slices.Index(selected, explore)
+	if exploration != nil {
+		i := slices.Index(selected, exploration)
 		start := time.Now()
 		var res *Result
 		if o.Explore <= 0 {
-			res = &Result{Name: explore.Name, Status: Skip, Reason: "stateful exploration is off (--explore 0)"}
+			res = &Result{Name: exploration.Name, Status: Skip, Reason: "stateful exploration is off (--explore 0)"}
 		} else {
-			res, rep.Explore = runExplore(ctx, explore, &o, ix, filepath.Join(root, "explore"))
+			res, rep.Explore = explore.Run(ctx, ExploreScript, explore.Config{Target: o.Target, Index: ix, Profile: o.Profile,
+				Sequences: o.Explore, Seed: o.Seed, Parallel: o.Parallel, Timeout: o.ScriptTimeout, FailFast: o.ExploreFailFast,
+				SaveDir: o.SaveDir}, filepath.Join(root, "explore"))
 			res.Calls = rep.Explore.Calls
 		}
 		res.Duration = time.Since(start)
 		res.Millis = res.Duration.Milliseconds()
-		if o.ExpectedFailures[explore.Name] {
+		if o.ExpectedFailures[exploration.Name] {
 			expectFailure(res)
 		}
 		results[i] = res

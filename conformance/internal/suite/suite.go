@@ -190,3 +190,6 @@ func Indent(s string) string {
 	}
 	return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
 }
+
+// OneLine is s on one line, its runs of white space single spaces.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,4 +1,16 @@
-package conformance
+// Package explore is stateful exploration. Hand-written scripts test the rules one call or a few calls at a time;
+// bugs that need several calls (a cache keyed by the wrong thing, a check
+// forgotten once state has built up, a replay of a claim made long ago)
+// slip between them. Exploration searches for them, as QuickCheck's and
+// Hypothesis' state machines do: it generates a world (genWorld) and a
+// random sequence of calls by many principals (agents, runners, the
+// execution and discussion credentials the sequence obtains, no token, a
+// token nobody issued), mixing fresh idempotency keys with replays, runs
+// the sequence against a fresh server, and compares every answer with the
+// model (model.go). A failing sequence shrinks to a minimal one
+// (fewer calls, then a smaller world) and is printed as a ready testscript
+// file with its fixture. Sequences are reproducible from the seed.
+package explore
 
 import (
 	"context"
@@ -23,40 +35,18 @@ import (
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
-// Stateful exploration
-//
-// Hand-written scripts test the rules one call or a few calls at a time;
-// bugs that need several calls (a cache keyed by the wrong thing, a check
-// forgotten once state has built up, a replay of a claim made long ago)
-// slip between them. Exploration searches for them, as QuickCheck's and
-// Hypothesis' state machines do: it generates a world (genWorld) and a
-// random sequence of calls by many principals (agents, runners, the
-// execution and discussion credentials the sequence obtains, no token, a
-// token nobody issued), mixing fresh idempotency keys with replays, runs
-// the sequence against a fresh server, and compares every answer with the
-// model (explore_model.go). A failing sequence shrinks to a minimal one
-// (fewer calls, then a smaller world) and is printed as a ready testscript
-// file with its fixture. Sequences are reproducible from the seed.
+// Calls is the length of a generated sequence.
+const Calls = 24
 
-// ExploreScript is the name exploration has among the scripts (--run
-// selects it like any script).
-const ExploreScript = "explore"
+// shrinkRuns bounds the runs one shrink may make.
+const shrinkRuns = 250
 
-// DefaultExplore is the number of sequences a certification run explores.
-const DefaultExplore = 100
-
-// ExploreCalls is the length of a generated sequence.
-const ExploreCalls = 24
-
-// exploreShrinkRuns bounds the runs one shrink may make.
-const exploreShrinkRuns = 250
-
-// maxExploreFailures is how many distinct failures (by the rule broken)
+// maxFailures is how many distinct failures (by the rule broken)
 // are shrunk and reported.
-const maxExploreFailures = 3
+const maxFailures = 3
 
-// ExploreReport says what exploration did.
-type ExploreReport struct {
+// Report says what exploration did.
+type Report struct {
 	// Seed is the seed the sequences were generated from.
 	Seed int64 `json:"seed"`
 	// Sequences counts the sequences run, Calls the calls they made.
@@ -64,12 +54,12 @@ type ExploreReport struct {
 	Calls     int `json:"calls"`
 	// Outcomes counts the answers by tool and outcome ("claim_task ok",
 	// "claim_task refused not_routed"): what exploration exercised.
-	Outcomes map[string]int    `json:"outcomes"`
-	Failures []*ExploreFailure `json:"failures,omitempty"`
+	Outcomes map[string]int `json:"outcomes"`
+	Failures []*Failure     `json:"failures,omitempty"`
 }
 
-// ExploreFailure is one shrunk failing sequence.
-type ExploreFailure struct {
+// Failure is one shrunk failing sequence.
+type Failure struct {
 	// Sequence is the index of the sequence that failed (with the seed, it
 	// reproduces it).
 	Sequence int `json:"sequence"`
@@ -343,10 +333,30 @@ func (x *exploreRun) source() string {
 	return x.fails[0].src
 }
 
+// Config configures the exploration of one run.
+type Config struct {
+	// Target starts a fresh server for each run of a sequence.
+	Target suite.Target
+	// Index is the spec the checks follow.
+	Index   *wire.Index
+	Profile suite.Profile
+	// Sequences is how many sequences to run, from Seed, Parallel at a
+	// time.
+	Sequences int
+	Seed      int64
+	Parallel  int
+	// Timeout bounds one run of a sequence.
+	Timeout time.Duration
+	// FailFast stops at the first failing sequence; the others are not
+	// run.
+	FailFast bool
+	// SaveDir, if set, receives every shrunk failing sequence as a script.
+	SaveDir string
+}
+
 // explorer runs sequences for one certification run.
 type explorer struct {
-	o   *Options
-	ix  *wire.Index
+	c   *Config
 	dir string
 	mu  sync.Mutex
 	n   int // runs, for folder names
@@ -361,7 +371,7 @@ func (e *explorer) runDir() string {
 
 // run runs cmds against a fresh server holding w.
 func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []*command) *exploreRun {
-	ctx, cancel := context.WithTimeout(ctx, e.o.ScriptTimeout)
+	ctx, cancel := context.WithTimeout(ctx, e.c.Timeout)
 	defer cancel()
 	x := &exploreRun{failAt: -1}
 	dir := e.runDir()
@@ -375,12 +385,12 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 		x.startEr = err
 		return x
 	}
-	file := filepath.Join(dir, FixtureFile)
+	file := filepath.Join(dir, suite.FixtureFile)
 	if err := os.WriteFile(file, fx, 0o600); err != nil {
 		x.startEr = err
 		return x
 	}
-	inst, err := e.o.Target.Start(ctx, &Script{Name: name, OwnFixture: true}, file, filepath.Join(dir, "server"))
+	inst, err := e.c.Target.Start(ctx, &suite.Script{Name: name, OwnFixture: true}, file, filepath.Join(dir, "server"))
 	if err != nil {
 		x.startEr = err
 		return x
@@ -391,7 +401,7 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 	cl := wire.NewClient(inst.Endpoint, nil)
 	defer cl.Close()
 	x.tokens = inst.Tokens
-	m := newModel(w, e.o.Profile, now, inst.Tokens)
+	m := newModel(w, e.c.Profile, now, inst.Tokens)
 	for i, cmd := range cmds {
 		st := &stepRun{cmd: cmd}
 		x.steps = append(x.steps, st)
@@ -432,7 +442,7 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 			a.protoErr = resp.Error
 		default:
 			r := &wire.Call{Tool: cmd.tool, Args: string(args)}
-			for _, ch := range wire.CheckResult(e.ix, e.o.Profile, r, resp.Result) {
+			for _, ch := range wire.CheckResult(e.c.Index, e.c.Profile, r, resp.Result) {
 				if !ch.OK {
 					wireFails = append(wireFails, failure{src: "the documented output schema of " + cmd.tool + " (MCP tool result)", msg: ch.What})
 				}
@@ -466,7 +476,7 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 func (m *model) judge(e *expectation, a *answer) []failure {
 	var he *wire.HTTPError
 	switch {
-	case e.deny && m.profile == Reference:
+	case e.deny && m.profile == suite.Reference:
 		if !errors.As(a.protoErr, &he) || he.Status != 401 {
 			return []failure{{src: e.denySrc, msg: fmt.Sprintf("a call without a known token was answered with %s, want HTTP 401", describe(a)), lines: []string{"stdout 'HTTP 401'"}}}
 		}
@@ -484,7 +494,7 @@ func (m *model) judge(e *expectation, a *answer) []failure {
 		if len(e.must) == 0 && len(e.may) == 0 {
 			return []failure{{src: e.successSrc, msg: fmt.Sprintf("refused (%s), want a success", describe(a)), lines: []string{"ok"}}}
 		}
-		if m.profile == Reference && !slices.Contains(e.codes(), a.code) {
+		if m.profile == suite.Reference && !slices.Contains(e.codes(), a.code) {
 			return []failure{{src: e.must[0].decision, msg: fmt.Sprintf("refused with %q, want %s (%s)", a.code, strings.Join(e.codes(), " or "), e.must[0].what),
 				lines: []string{"refused " + strings.Join(e.codes(), "|")}}}
 		}
@@ -496,7 +506,7 @@ func (m *model) judge(e *expectation, a *answer) []failure {
 		r := e.must[0]
 		src := r.sentence
 		line := "refused"
-		if m.profile == Reference {
+		if m.profile == suite.Reference {
 			src = r.decision
 			if r.sentence != "" {
 				src = r.sentence + " (" + r.decision + ")"
@@ -532,29 +542,30 @@ type exploreSequence struct {
 func genSequence(seed int64, index int) *exploreSequence {
 	r := rand.New(rand.NewPCG(uint64(seed), uint64(index)))
 	w := genWorld(r)
-	return &exploreSequence{index: index, world: w, cmds: genCommands(r, w, ExploreCalls)}
+	return &exploreSequence{index: index, world: w, cmds: genCommands(r, w, Calls)}
 }
 
-// runExplore runs the exploration of one certification run: o.Explore
-// sequences from o.Seed, o.Parallel at a time.
-func runExplore(ctx context.Context, s *Script, o *Options, ix *wire.Index, dir string) (*Result, *ExploreReport) {
-	res := &Result{Name: s.Name}
-	rep := &ExploreReport{Seed: o.Seed, Sequences: o.Explore, Outcomes: map[string]int{}}
-	if reason := o.Target.Skip(s); reason != "" {
-		res.Status, res.Reason = Skip, "stateful exploration "+reason
+// Run runs the exploration of one certification run, named name among
+// the run's results, in dir: c.Sequences sequences from c.Seed,
+// c.Parallel at a time.
+func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result, *Report) {
+	res := &suite.Result{Name: name}
+	rep := &Report{Seed: c.Seed, Sequences: c.Sequences, Outcomes: map[string]int{}}
+	if reason := c.Target.Skip(&suite.Script{Name: name, OwnFixture: true}); reason != "" {
+		res.Status, res.Reason = suite.Skip, "stateful exploration "+reason
 		return res, rep
 	}
-	if stale := staleCitations(ix.Spec); len(stale) > 0 {
-		res.Status, res.Reason = Skip, "the exploration model cites sentences the pages do not have, so it no longer follows them: "+strings.Join(stale, ", ")
+	if stale := StaleCitations(c.Index.Spec); len(stale) > 0 {
+		res.Status, res.Reason = suite.Skip, "the exploration model cites sentences the pages do not have, so it no longer follows them: "+strings.Join(stale, ", ")
 		return res, rep
 	}
-	e := &explorer{o: o, ix: ix, dir: dir}
-	runs := make([]*exploreRun, o.Explore)
-	seqs := make([]*exploreSequence, o.Explore)
+	e := &explorer{c: &c, dir: dir}
+	runs := make([]*exploreRun, c.Sequences)
+	seqs := make([]*exploreSequence, c.Sequences)
 	var stop atomic.Bool
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	for range o.Parallel {
+	for range c.Parallel {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -562,15 +573,15 @@ func runExplore(ctx context.Context, s *Script, o *Options, ix *wire.Index, dir 
 				if stop.Load() {
 					continue
 				}
-				seqs[i] = genSequence(o.Seed, i)
-				runs[i] = e.run(ctx, fmt.Sprintf("%s.%d", s.Name, i), seqs[i].world, seqs[i].cmds)
-				if runs[i].failAt >= 0 && o.ExploreFailFast {
+				seqs[i] = genSequence(c.Seed, i)
+				runs[i] = e.run(ctx, fmt.Sprintf("%s.%d", name, i), seqs[i].world, seqs[i].cmds)
+				if runs[i].failAt >= 0 && c.FailFast {
 					stop.Store(true)
 				}
 			}
 		}()
 	}
-	for i := range o.Explore {
+	for i := range c.Sequences {
 		jobs <- i
 	}
 	close(jobs)
@@ -596,7 +607,7 @@ func runExplore(ctx context.Context, s *Script, o *Options, ix *wire.Index, dir 
 			}
 		}
 		if x.startEr != nil {
-			res.Status = Fail
+			res.Status = suite.Fail
 			fmt.Fprintf(&log, "sequence %d: starting the server: %v\n", i, x.startEr)
 			continue
 		}
@@ -604,22 +615,22 @@ func runExplore(ctx context.Context, s *Script, o *Options, ix *wire.Index, dir 
 			continue
 		}
 		failedSeqs++
-		if seen[x.source()] || len(rep.Failures) >= maxExploreFailures {
+		if seen[x.source()] || len(rep.Failures) >= maxFailures {
 			continue
 		}
 		seen[x.source()] = true
-		name := fmt.Sprintf("%s.%d", s.Name, i)
+		name := fmt.Sprintf("%s.%d", name, i)
 		w, cmds, best := e.shrink(ctx, name, seqs[i].world, seqs[i].cmds, x)
 		header := []string{
-			fmt.Sprintf("Stateful exploration (profile %s, seed %d, sequence %d): %d calls, shrunk from %d.", o.Profile, o.Seed, i, len(cmds), x.failAt+1),
-			fmt.Sprintf("Run it again: with this file in DIR, prickle-conformance --profile %s --scripts DIR --run '^%s$' --server-cmd ...", o.Profile, regexp.QuoteMeta(fmt.Sprintf("explore-%d-%d", o.Seed, i))),
-			"Fails: " + oneLine(best.fails[0].msg) + " [" + best.source() + "]",
+			fmt.Sprintf("Stateful exploration (profile %s, seed %d, sequence %d): %d calls, shrunk from %d.", c.Profile, c.Seed, i, len(cmds), x.failAt+1),
+			fmt.Sprintf("Run it again: with this file in DIR, prickle-conformance --profile %s --scripts DIR --run '^%s$' --server-cmd ...", c.Profile, regexp.QuoteMeta(fmt.Sprintf("explore-%d-%d", c.Seed, i))),
+			"Fails: " + suite.OneLine(best.fails[0].msg) + " [" + best.source() + "]",
 		}
-		f := &ExploreFailure{Sequence: i, Source: best.source(), Message: best.fails[0].msg, Calls: len(cmds), Original: x.failAt + 1,
-			Script: renderScript(header, w, best, o.Profile)}
-		if o.SaveDir != "" {
-			file := filepath.Join(o.SaveDir, fmt.Sprintf("explore-%d-%d.txtar", o.Seed, i))
-			err := os.MkdirAll(o.SaveDir, 0o755)
+		f := &Failure{Sequence: i, Source: best.source(), Message: best.fails[0].msg, Calls: len(cmds), Original: x.failAt + 1,
+			Script: renderScript(header, w, best, c.Profile)}
+		if c.SaveDir != "" {
+			file := filepath.Join(c.SaveDir, fmt.Sprintf("explore-%d-%d.txtar", c.Seed, i))
+			err := os.MkdirAll(c.SaveDir, 0o755)
 			if err == nil {
 				err = fsx.WriteFileAtomic(file, []byte(f.Script), 0o644)
 			}
@@ -632,10 +643,10 @@ func runExplore(ctx context.Context, s *Script, o *Options, ix *wire.Index, dir 
 		rep.Failures = append(rep.Failures, f)
 	}
 	if failedSeqs > 0 {
-		res.Status = Fail
-		res.Reason = fmt.Sprintf("%d of %d sequences broke the model (seed %d)", failedSeqs, rep.Sequences, o.Seed)
+		res.Status = suite.Fail
+		res.Reason = fmt.Sprintf("%d of %d sequences broke the model (seed %d)", failedSeqs, rep.Sequences, c.Seed)
 		for _, f := range rep.Failures {
-			fmt.Fprintf(&log, "sequence %d: %s [%s]\nshrunk from %d to %d calls", f.Sequence, oneLine(f.Message), f.Source, f.Original, f.Calls)
+			fmt.Fprintf(&log, "sequence %d: %s [%s]\nshrunk from %d to %d calls", f.Sequence, suite.OneLine(f.Message), f.Source, f.Original, f.Calls)
 			if f.Saved != "" {
 				fmt.Fprintf(&log, ", saved as %s", f.Saved)
 			}
@@ -643,15 +654,15 @@ func runExplore(ctx context.Context, s *Script, o *Options, ix *wire.Index, dir 
 		}
 	}
 	if res.Status == "" {
-		res.Status = Pass
+		res.Status = suite.Pass
 	}
 	res.Log = log.String()
 	return res, rep
 }
 
-// staleCitations lists the sentence IDs the model cites that sp does not
+// StaleCitations lists the sentence IDs the model cites that sp does not
 // have: a page was edited and the model no longer follows it.
-func staleCitations(sp *spec.Spec) []string {
+func StaleCitations(sp *spec.Spec) []string {
 	ids := map[string]bool{}
 	for _, t := range sp.Tools {
 		for _, se := range t.Sentences {

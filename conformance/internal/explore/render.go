@@ -1,4 +1,4 @@
-package conformance
+package explore
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/prickle-dev/prickle/conformance/internal/script"
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
@@ -30,7 +31,7 @@ func renderPrincipal(p principal) string {
 // renderScript writes the run as a testscript file with its fixture: each
 // call with what the model demanded of it, and at the failing step the
 // checks that failed.
-func renderScript(header []string, w *world.World, x *exploreRun, profile Profile) string {
+func renderScript(header []string, w *world.World, x *exploreRun, profile suite.Profile) string {
 	type rendered struct {
 		lines []string
 		saves []string
@@ -46,7 +47,7 @@ func renderScript(header []string, w *world.World, x *exploreRun, profile Profil
 		as := renderPrincipal(st.cmd.p)
 		e, a := st.exp, st.ans
 		switch {
-		case e.deny && profile == Reference:
+		case e.deny && profile == suite.Reference:
 			ls = append(ls, fmt.Sprintf("! call -as %s %s %s", as, st.cmd.tool, args))
 			if i != x.failAt {
 				ls = append(ls, "stdout 'HTTP 401'")
@@ -59,7 +60,7 @@ func renderScript(header []string, w *world.World, x *exploreRun, profile Profil
 				break
 			}
 			switch {
-			case a.refused && len(e.must) > 0 && profile == Reference:
+			case a.refused && len(e.must) > 0 && profile == suite.Reference:
 				ls = append(ls, "refused "+strings.Join(e.codes(), "|"))
 			case a.refused && len(e.must) > 0:
 				ls = append(ls, "refused")
@@ -73,7 +74,7 @@ func renderScript(header []string, w *world.World, x *exploreRun, profile Profil
 		}
 		if i == x.failAt {
 			for _, f := range x.fails {
-				ls = append(ls, "# fails: "+oneLine(f.msg)+" ["+f.src+"]")
+				ls = append(ls, "# fails: "+suite.OneLine(f.msg)+" ["+f.src+"]")
 				ls = append(ls, f.lines...)
 			}
 		}
@@ -132,9 +133,7 @@ func renderScript(header []string, w *world.World, x *exploreRun, profile Profil
 			b.WriteString(l + "\n")
 		}
 	}
-	b.WriteString("\n-- " + FixtureFile + " --\n")
+	b.WriteString("\n-- " + suite.FixtureFile + " --\n")
 	b.Write(w.Marshal())
 	return b.String()
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,4 +1,4 @@
-package conformance
+package explore
 
 import (
 	"encoding/json"
@@ -41,9 +41,12 @@ var (
 
 func sentence(id string) string { citedSentences = append(citedSentences, id); return id }
 
+// decisionPrefix leads the source of a rule that a decision makes.
+const decisionPrefix = "server/README.md: "
+
 func decision(title string) string {
 	citedDecisions = append(citedDecisions, title)
-	return "server/README.md: " + title
+	return decisionPrefix + title
 }
 
 var (
@@ -90,6 +93,24 @@ type rule struct {
 
 // modelRules are every rule of the model; tests read the codes from here.
 var modelRules []*rule
+
+// Rule is a refusal the model knows: the tool it refuses and why, the
+// reference server's code, and the server/README.md decision, by its
+// title, that names the code.
+type Rule struct{ Tool, What, Code, Decision string }
+
+// Rules returns every refusal rule of the model.
+func Rules() []Rule {
+	out := make([]Rule, len(modelRules))
+	for i, r := range modelRules {
+		out[i] = Rule{Tool: r.tool, What: r.what, Code: r.code, Decision: strings.TrimPrefix(r.decision, decisionPrefix)}
+	}
+	return out
+}
+
+// Decisions returns the titles of the server/README.md decisions the model
+// cites.
+func Decisions() []string { return slices.Clone(citedDecisions) }
 
 func newRule(tool, what, code, sentence, decision string) *rule {
 	r := &rule{tool: tool, what: what, code: code, sentence: sentence, decision: decision}
@@ -191,7 +212,7 @@ type mCred struct {
 }
 
 type model struct {
-	profile Profile
+	profile suite.Profile
 	now     time.Time // the fixture's now
 	w       *world.World
 	members map[string]map[string]bool // project -> handles
@@ -225,7 +246,7 @@ func mustTime(t world.Time, now time.Time) time.Time {
 	return at
 }
 
-func newModel(w *world.World, profile Profile, now time.Time, tokens []world.Token) *model {
+func newModel(w *world.World, profile suite.Profile, now time.Time, tokens []world.Token) *model {
 	m := &model{profile: profile, now: now, w: w,
 		members: map[string]map[string]bool{}, people: map[string]*world.Person{}, agents: map[string]*world.Agent{},
 		runners: map[string]*world.Runner{}, rooms: map[string]*world.Room{}, msgs: map[string]*world.Message{}, msgIdx: map[string]int{},
@@ -441,7 +462,7 @@ func (e *expectation) codes() []string {
 // add records that r applies: the profile either demands the refusal or
 // leaves it open.
 func (e *expectation) add(m *model, r *rule) {
-	if m.profile == Reference || r.sentence != "" {
+	if m.profile == suite.Reference || r.sentence != "" {
 		e.must = append(e.must, r)
 	} else {
 		e.may = append(e.may, r)
@@ -451,7 +472,7 @@ func (e *expectation) add(m *model, r *rule) {
 // open records a choice the pages leave open that the reference profile
 // decides for success: core accepts a refusal.
 func (e *expectation) open(m *model, r *rule) {
-	if m.profile == Core {
+	if m.profile == suite.Core {
 		e.may = append(e.may, r)
 	}
 }
@@ -504,15 +525,15 @@ func (m *model) expect(cmd *command, c caller) *expectation {
 	switch {
 	case c.kind == "none" || c.kind == "bogus":
 		e.deny, e.denySrc = true, srcPreamble
-		if m.profile == Reference {
+		if m.profile == suite.Reference {
 			e.denySrc = dIdentity
 		}
 		return e
-	case c.cred != nil && c.cred.revoked && m.profile == Reference:
+	case c.cred != nil && c.cred.revoked && m.profile == suite.Reference:
 		e.deny, e.denySrc = true, dStateAndCache
 		return e
 	}
-	if c.cred != nil && m.profile == Core {
+	if c.cred != nil && m.profile == suite.Core {
 		e.protoOK = true
 	}
 	switch cmd.tool {
@@ -557,7 +578,7 @@ func (m *model) expectDiscover(e *expectation, cmd *command, c caller) {
 		e.successSrc = dDiscover
 	}
 	e.refused = func(a *answer) []failure {
-		if m.profile != Reference || a.code != ruleProjectInvisible.code {
+		if m.profile != suite.Reference || a.code != ruleProjectInvisible.code {
 			return nil
 		}
 		// One refusal for a missing and an invisible project: nothing but
@@ -769,7 +790,7 @@ func (m *model) credentialChecks(ans *answer, path string, kind string) ([]failu
 				fs = append(fs, failure{src: sCDTenMinutes, msg: fmt.Sprintf("the discussion credential expires at %s, not 10 minutes after the call", cred["expires_at"]),
 					lines: []string{"time discussion_credential.expires_at ~ 10m"}})
 			}
-		case m.profile == Reference:
+		case m.profile == suite.Reference:
 			if !within(exp, ans, referenceLaunchTimeout, suite.TimeTolerance) {
 				fs = append(fs, failure{src: dClaimTask, msg: fmt.Sprintf("the execution credential expires at %s, not 15 minutes (the default launch timeout) after the call", cred["expires_at"]),
 					lines: []string{"time execution_credential.expires_at ~ 15m"}})
@@ -786,13 +807,13 @@ func (m *model) credentialChecks(ans *answer, path string, kind string) ([]failu
 		allowed = append(allowed, fmt.Sprint(x))
 	}
 	switch {
-	case kind == "disc" && m.profile == Reference && !slices.Equal(allowed, referenceDiscussionTools):
+	case kind == "disc" && m.profile == suite.Reference && !slices.Equal(allowed, referenceDiscussionTools):
 		fs = append(fs, failure{src: dWhoMayCall, msg: fmt.Sprintf("allowed_tools %v, want %v", allowed, referenceDiscussionTools),
 			lines: []string{"json discussion_credential.allowed_tools == " + script.Quote(script.JSON(referenceDiscussionTools))}})
 	case kind == "disc" && slices.ContainsFunc(allowed, func(s string) bool { return !slices.Contains(referenceDiscussionTools, s) }):
 		fs = append(fs, failure{src: sCDCredential, msg: fmt.Sprintf("a discussion credential may only read its room and reply, but allows %v", allowed),
 			lines: []string{"json discussion_credential.allowed_tools within " + script.Quote(script.JSON(referenceDiscussionTools))}})
-	case kind == "exec" && m.profile == Reference && !slices.Equal(allowed, referenceExecutionTools):
+	case kind == "exec" && m.profile == suite.Reference && !slices.Equal(allowed, referenceExecutionTools):
 		fs = append(fs, failure{src: dWhoMayCall, msg: fmt.Sprintf("allowed_tools %v, want %v", allowed, referenceExecutionTools),
 			lines: []string{"json execution_credential.allowed_tools == " + script.Quote(script.JSON(referenceExecutionTools))}})
 	case kind == "exec" && (slices.Contains(allowed, "claim_task") || slices.Contains(allowed, "claim_discussion")):
@@ -843,7 +864,7 @@ func (m *model) replayedAttempt(ans *answer, a *mAttempt, c caller) []failure {
 	if len(fs) > 0 {
 		return fs
 	}
-	if m.profile == Reference {
+	if m.profile == suite.Reference {
 		for _, old := range a.creds {
 			old.revoked = true
 		}
@@ -883,7 +904,7 @@ func (m *model) newAttempt(ans *answer, taskID, key string, c caller) []failure 
 	fs := m.attemptFields(ans, taskID)
 	at, _ := ans.structured["attempt"].(map[string]any)
 	id := fmt.Sprint(at["attempt_id"])
-	if m.profile == Reference {
+	if m.profile == suite.Reference {
 		for _, x := range m.attempts {
 			if x.id == id {
 				want := x.id
@@ -914,7 +935,7 @@ func (m *model) newAttempt(ans *answer, taskID, key string, c caller) []failure 
 		if x.task != taskID || x.superseded == superseded {
 			continue
 		}
-		if m.profile == Reference {
+		if m.profile == suite.Reference {
 			x.superseded = superseded
 			for _, old := range x.creds {
 				old.revoked = true
@@ -1065,7 +1086,7 @@ func (m *model) discussionFields(ans *answer, t *world.Turn, room *world.Room) [
 	if p := fmt.Sprint(ans.structured["project"]); p != room.Project {
 		fs = append(fs, failure{src: sCDRoomWake, msg: fmt.Sprintf("project %s, want the message's project %s", p, room.Project), lines: []string{"json project == " + room.Project}})
 	}
-	if m.profile == Reference {
+	if m.profile == suite.Reference {
 		if v, ok := ans.structured["own_room"]; !ok || v != true {
 			fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("own_room %v, want true", wire.Compact(v)), lines: []string{"json own_room == true"}})
 		}
@@ -1082,7 +1103,7 @@ func (m *model) replayedClaim(ans *answer, cl *mClaim, t *world.Turn, room *worl
 	if r := fmt.Sprint(ans.structured["role"]); cl.role != "" && r != cl.role {
 		fs = append(fs, failure{src: sCDReplay, msg: fmt.Sprintf("a replay answered role %s, the claim's was %s", r, cl.role), lines: []string{"json role == " + cl.role}})
 	}
-	if m.profile == Reference {
+	if m.profile == suite.Reference {
 		if l := ans.structured["lead"]; l != cl.lead {
 			fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("a replay answered lead %v, the claim's was %v", l, cl.lead), lines: []string{fmt.Sprintf("json lead == %v", cl.lead)}})
 		}
@@ -1099,7 +1120,7 @@ func (m *model) replayedClaim(ans *answer, cl *mClaim, t *world.Turn, room *worl
 	if cl.role == "" {
 		cl.role, cl.reviewing = fmt.Sprint(ans.structured["role"]), ans.structured["reviewing"]
 	}
-	if m.profile == Reference {
+	if m.profile == suite.Reference {
 		for _, old := range cl.creds {
 			old.revoked = true
 		}
@@ -1125,7 +1146,7 @@ func (m *model) newClaim(ans *answer, t *world.Turn, room *world.Room, c caller,
 	got := fmt.Sprint(ans.structured["role"])
 	reviewing := ans.structured["reviewing"]
 	switch {
-	case m.profile == Reference && got != role:
+	case m.profile == suite.Reference && got != role:
 		fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("role %s, want %s (harness 2's schedule)", got, role), lines: []string{"json role == " + role}})
 	case (got == "review" || got == "revise") && draft == "":
 		fs = append(fs, failure{src: sCDRole, msg: fmt.Sprintf("role %s, but the turn has no draft to quote", got), lines: []string{"! json role == " + got}})
@@ -1134,14 +1155,14 @@ func (m *model) newClaim(ans *answer, t *world.Turn, room *world.Room, c caller,
 	if (got == "review" || got == "revise") && draft != "" {
 		want = m.quote(draft)
 	}
-	if (got == "review" || got == "revise" || got == "draft" || m.profile == Reference) && !reflect.DeepEqual(reviewing, want) {
+	if (got == "review" || got == "revise" || got == "draft" || m.profile == suite.Reference) && !reflect.DeepEqual(reviewing, want) {
 		src := sCDRole
 		if got == "combine" {
 			src = dClaimDisc
 		}
 		fs = append(fs, failure{src: src, msg: fmt.Sprintf("role %s quotes %s, want %s", got, wire.Compact(reviewing), wire.Compact(want)), lines: []string{reviewingLine(want)}})
 	}
-	if m.profile == Reference {
+	if m.profile == suite.Reference {
 		if l := ans.structured["lead"]; l != lead {
 			fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("lead %v, want %v (the first agent the message woke leads)", l, lead), lines: []string{fmt.Sprintf("json lead == %v", lead)}})
 		}
@@ -1159,7 +1180,7 @@ func (m *model) newClaim(ans *answer, t *world.Turn, room *world.Room, c caller,
 		if x.agent != c.agent || x.message != t.Message || x.replied || x.superseded == superseded {
 			continue
 		}
-		if m.profile == Reference {
+		if m.profile == suite.Reference {
 			x.superseded = superseded
 			for _, old := range x.creds {
 				old.revoked = true

@@ -1,4 +1,4 @@
-package conformance
+package explore
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func (e *explorer) shrink(ctx context.Context, name string, w *world.World, cmds
 	cmds = cmds[:first.failAt+1]
 	runs := 0
 	try := func(w2 *world.World, c2 []*command) bool {
-		if runs >= exploreShrinkRuns || ctx.Err() != nil || len(c2) == 0 {
+		if runs >= shrinkRuns || ctx.Err() != nil || len(c2) == 0 {
 			return false
 		}
 		runs++
