@@ -110,7 +110,7 @@ func TestFailuresCiteTheScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := rep.Results[0].Log
+	log := rep.Result("cite").Log
 	if !regexp.MustCompile(`FAIL: scripts/cite\.txtar:2: `).MatchString(log) || strings.Contains(log, os.TempDir()) {
 		t.Errorf("the failure does not cite scripts/cite.txtar:2:\n%s", log)
 	}

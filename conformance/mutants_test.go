@@ -897,7 +897,7 @@ func TestMutants(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got := rep.Results[0]; got.Status != target.want {
+					if got := rep.Result(saved[0].Name); got.Status != target.want {
 						t.Errorf("%s profile: the shrunk script against %s: %s, want %s\n%s\n%s", prof, target.t, got.Status, target.want, got.Log, f.Script)
 					}
 				}

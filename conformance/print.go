@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -39,9 +40,8 @@ func writeLog(w io.Writer, r *Result) {
 	}
 }
 
-// WriteHeader writes the first line of a run: what certifies what (pick
-// o.Seed first, RandomSeed, so that it names the seed).
-func WriteHeader(w io.Writer, o *Options, specHash string) {
+// writeHeader writes the first line of a run: what certifies what.
+func writeHeader(w io.Writer, o *Options) {
 	explore := "exploration off"
 	if o.Explore > 0 {
 		explore = fmt.Sprintf("exploring %d sequences from seed %d", o.Explore, o.Seed)
@@ -51,7 +51,7 @@ func WriteHeader(w io.Writer, o *Options, specHash string) {
 		source = "bundled pages"
 	}
 	fmt.Fprintf(w, "prickle-conformance %s: profile %s, %s, spec %s (%s), %s\n",
-		suiteVersion(), o.Profile, o.Target, shortHash(specHash), source, explore)
+		suiteVersion(), o.Profile, o.Target, shortHash(o.Spec.Hash), source, explore)
 }
 
 // WriteSummary writes the end of a run: what failed, what exploration
@@ -123,22 +123,29 @@ func (r *Report) WriteFiles(jsonFile, junitFile string) error {
 	return nil
 }
 
-// WriteList writes the scripts: name, kind, world, what each tests.
-func WriteList(w io.Writer, scripts []*Script) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+// WriteList writes the scripts, and exploration when explores: name,
+// kind, world, what each tests, in the order of the names.
+func WriteList(w io.Writer, scripts []*Script, explores bool) error {
+	type row struct{ name, kind, world, summary string }
+	var rows []row
 	for _, s := range scripts {
-		world := "seed world"
+		r := row{s.Name, "hand-written", "seed world", s.Summary}
 		if s.OwnFixture {
-			world = "own world"
+			r.world = "own world"
 		}
-		kind := "hand-written"
-		switch {
-		case s.Derived:
-			kind = "derived"
-		case s.Explore:
-			kind, world = "exploration", "generated worlds"
+		if s.Derived {
+			r.kind = "derived"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, kind, world, s.Summary)
+		rows = append(rows, r)
+	}
+	if explores {
+		rows = append(rows, row{ExploreScript, "exploration", "generated worlds",
+			"stateful exploration: random sequences of calls against generated worlds, every answer compared with the model of the documented rules"})
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return strings.Compare(a.name, b.name) })
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.name, r.kind, r.world, r.summary)
 	}
 	return tw.Flush()
 }

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -169,34 +168,22 @@ func (o *Options) Select(scripts []*Script) []*Script {
 	return out
 }
 
-// Run runs scripts (after o.Run's selection) against o.Target, and judges
-// the run: certified only when nothing failed and the coverage is
-// complete (see Verdict).
+// Explores reports whether o.Run selects exploration (ExploreScript).
+func (o *Options) Explores() bool { return o.Run == nil || o.Run.MatchString(ExploreScript) }
+
+// Run runs a certification against o.Target, in two phases: scripts
+// (after o.Run's selection), o.Parallel at a time; then exploration,
+// which o.Run selects as ExploreScript, with all the parallelism. It
+// judges the run: certified only when nothing failed and the coverage of
+// the whole suite, scripts being every script of it, is complete (see
+// Verdict). o.Progress gets a header, then a line per script and one for
+// exploration.
 func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
-	if o.Target == nil {
-		return nil, fmt.Errorf("conformance: no target")
+	if err := o.setDefaults(); err != nil {
+		return nil, err
 	}
-	if o.Profile == "" {
-		o.Profile = Core
-	}
-	if o.Spec == nil {
-		sp, err := spec.LoadBundled()
-		if err != nil {
-			return nil, err
-		}
-		o.Spec = sp
-	}
-	if o.SpecSource == "" {
-		o.SpecSource = "bundled pages"
-	}
-	if o.Parallel <= 0 {
-		o.Parallel = runtime.GOMAXPROCS(0)
-	}
-	if o.ScriptTimeout <= 0 {
-		o.ScriptTimeout = 2 * time.Minute
-	}
-	if o.Seed == 0 {
-		o.Seed = RandomSeed()
+	if o.Progress != nil {
+		writeHeader(o.Progress, &o)
 	}
 	// A server that answers nothing fails once, not once per script.
 	if r, ok := o.Target.(interface{ Reachable(context.Context) error }); ok {
@@ -210,22 +197,13 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 			return nil, fmt.Errorf("conformance: %w", err)
 		}
 	}
-	root := o.KeepDir
-	if root == "" {
-		tmp, err := os.MkdirTemp("", "prickle-conformance-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		root = tmp
-	} else if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, fmt.Errorf("conformance: --keep: %w", err)
+	root, cleanup, err := o.workDir()
+	if err != nil {
+		return nil, err
 	}
-
-	selected := o.Select(scripts)
-	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: specHash(o.Spec),
+	defer cleanup()
+	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: o.Spec.Hash,
 		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now()}
-	results := make([]*Result, len(selected))
 	var progressMu sync.Mutex
 	progress := func(res *Result) {
 		if o.Progress != nil {
@@ -234,68 +212,21 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 			progressMu.Unlock()
 		}
 	}
-	runner := &script.Runner{Target: o.Target, Index: ix, Profile: o.Profile, Timeout: o.ScriptTimeout,
-		Keep: o.KeepDir != "", Verbose: o.Verbose}
-	sem := make(chan struct{}, o.Parallel)
-	var wg sync.WaitGroup
-	var exploration *Script
-	for i, s := range selected {
-		if s.Explore {
-			exploration = s
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			res := runner.Run(ctx, s, filepath.Join(root, script.SafeName(s.Name)))
-			if o.ExpectedFailures[s.Name] {
-				expectFailure(res)
-			}
-			results[i] = res
-			progress(res)
-		}()
-	}
-	wg.Wait()
-	// Exploration runs after the scripts, with all the parallelism.
-	if exploration != nil {
-		i := slices.Index(selected, exploration)
-		start := time.Now()
-		var res *Result
-		if o.Explore <= 0 {
-			res = &Result{Name: exploration.Name, Status: Skip, Reason: "stateful exploration is off (--explore 0)"}
-		} else {
-			res, rep.Explore = explore.Run(ctx, ExploreScript, explore.Config{Target: o.Target, Index: ix, Profile: o.Profile,
-				Sequences: o.Explore, Seed: o.Seed, Parallel: o.Parallel, Timeout: o.ScriptTimeout, FailFast: o.ExploreFailFast,
-				SaveDir: o.SaveDir}, filepath.Join(root, "explore"))
-			res.Calls = rep.Explore.Calls
-		}
-		res.Duration = time.Since(start)
-		res.Millis = res.Duration.Milliseconds()
-		if o.ExpectedFailures[exploration.Name] {
-			expectFailure(res)
-		}
-		results[i] = res
+	rep.Results = runScripts(ctx, o.Select(scripts), &o, ix, root, progress)
+	if o.Explores() {
+		res := runExploration(ctx, &o, ix, root, rep)
 		progress(res)
+		// Results are in the order of the names: exploration's among them.
+		i := slices.IndexFunc(rep.Results, func(r *Result) bool { return r.Name > res.Name })
+		if i < 0 {
+			i = len(rep.Results)
+		}
+		rep.Results = slices.Insert(rep.Results, i, res)
 	}
-	rep.Results = results
 	rep.Duration = time.Since(rep.Started)
 	rep.Millis = rep.Duration.Milliseconds()
-	for _, r := range results {
-		rep.Checks += r.Checks
-		switch r.Status {
-		case Pass:
-			rep.Passed++
-		case Fail:
-			rep.Failed++
-		case Skip:
-			rep.Skipped++
-		case XFail:
-			rep.XFailed++
-		}
-	}
-	missing, err := coverage(o.Spec, scripts, results)
+	rep.tally()
+	missing, err := coverage(o.Spec, scripts, rep.Results)
 	if err != nil {
 		return nil, err
 	}
@@ -311,8 +242,112 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	return rep, nil
 }
 
-// RandomSeed picks a seed for exploration (positive, never 0).
-func RandomSeed() int64 { return 1 + rand.Int64N(1<<40) }
+// setDefaults fills in what o leaves out.
+func (o *Options) setDefaults() error {
+	if o.Target == nil {
+		return fmt.Errorf("conformance: no target")
+	}
+	if o.Profile == "" {
+		o.Profile = Core
+	}
+	if o.Spec == nil {
+		sp, err := spec.LoadBundled()
+		if err != nil {
+			return err
+		}
+		o.Spec = sp
+	}
+	if o.SpecSource == "" {
+		o.SpecSource = "bundled pages"
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = runtime.GOMAXPROCS(0)
+	}
+	if o.ScriptTimeout <= 0 {
+		o.ScriptTimeout = 2 * time.Minute
+	}
+	if o.Seed == 0 {
+		o.Seed = 1 + rand.Int64N(1<<40) // positive, never 0
+	}
+	return nil
+}
+
+// workDir returns the folder the run keeps its scripts, fixtures and
+// servers in: o.KeepDir, or a temporary one that cleanup removes.
+func (o *Options) workDir() (root string, cleanup func(), err error) {
+	if o.KeepDir == "" {
+		tmp, err := os.MkdirTemp("", "prickle-conformance-")
+		if err != nil {
+			return "", nil, err
+		}
+		return tmp, func() { os.RemoveAll(tmp) }, nil
+	}
+	if err := os.MkdirAll(o.KeepDir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("conformance: --keep: %w", err)
+	}
+	return o.KeepDir, func() {}, nil
+}
+
+// runScripts runs the scripts, o.Parallel at a time, each in a folder of
+// its own under root, and returns their results in their order.
+func runScripts(ctx context.Context, scripts []*Script, o *Options, ix *wire.Index, root string, progress func(*Result)) []*Result {
+	runner := &script.Runner{Target: o.Target, Index: ix, Profile: o.Profile, Timeout: o.ScriptTimeout,
+		Keep: o.KeepDir != "", Verbose: o.Verbose}
+	results := make([]*Result, len(scripts))
+	sem := make(chan struct{}, o.Parallel)
+	var wg sync.WaitGroup
+	for i, s := range scripts {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res := runner.Run(ctx, s, filepath.Join(root, script.SafeName(s.Name)))
+			if o.ExpectedFailures[s.Name] {
+				expectFailure(res)
+			}
+			results[i] = res
+			progress(res)
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+// runExploration runs the exploration phase, its report going to rep.
+func runExploration(ctx context.Context, o *Options, ix *wire.Index, root string, rep *Report) *Result {
+	start := time.Now()
+	var res *Result
+	if o.Explore <= 0 {
+		res = &Result{Name: ExploreScript, Status: Skip, Reason: "stateful exploration is off (--explore 0)"}
+	} else {
+		res, rep.Explore = explore.Run(ctx, ExploreScript, explore.Config{Target: o.Target, Index: ix, Profile: o.Profile,
+			Sequences: o.Explore, Seed: o.Seed, Parallel: o.Parallel, Timeout: o.ScriptTimeout, FailFast: o.ExploreFailFast,
+			SaveDir: o.SaveDir}, filepath.Join(root, ExploreScript))
+		res.Calls = rep.Explore.Calls
+	}
+	res.Duration = time.Since(start)
+	res.Millis = res.Duration.Milliseconds()
+	if o.ExpectedFailures[res.Name] {
+		expectFailure(res)
+	}
+	return res
+}
+
+// tally counts the results by status, and their checks.
+func (r *Report) tally() {
+	for _, res := range r.Results {
+		r.Checks += res.Checks
+		switch res.Status {
+		case Pass:
+			r.Passed++
+		case Fail:
+			r.Failed++
+		case Skip:
+			r.Skipped++
+		case XFail:
+			r.XFailed++
+		}
+	}
+}
 
 // expectFailure applies an expected-failures entry to res: a failure is
 // expected (XFail), a pass means the baseline is stale (Fail).
@@ -352,13 +387,4 @@ func binaryHash() string {
 		return ""
 	}
 	return ", binary sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// specHash is the canonical spec's hash (spec.Build and spec.Unmarshal
-// set it).
-func specHash(sp *spec.Spec) string { return sp.Hash }
-
-// SortResults sorts results by name.
-func SortResults(rs []*Result) {
-	sort.Slice(rs, func(i, j int) bool { return rs[i].Name < rs[j].Name })
 }

@@ -90,8 +90,8 @@ func LoadScripts(dir string) ([]*Script, error) {
 }
 
 // Suite returns every script: the hand-written ones, those derived from
-// sp, stateful exploration (ExploreScript) and the extra ones (read with
-// LoadScripts), sorted by name. Warnings name spec constraints the
+// sp and the extra ones (read with LoadScripts), sorted by name. Run
+// explores besides; exploration is ExploreScript among the scripts' names. Warnings name spec constraints the
 // generator could not turn into a case.
 func Suite(sp *spec.Spec, extra ...*Script) (scripts []*Script, warnings []string, err error) {
 	hw, err := HandWritten()
@@ -100,13 +100,11 @@ func Suite(sp *spec.Spec, extra ...*Script) (scripts []*Script, warnings []strin
 	}
 	derived, warnings := derive.Scripts(sp)
 	scripts = append(hw, derived...)
-	scripts = append(scripts, &Script{Name: ExploreScript, Explore: true, OwnFixture: true,
-		Summary: "stateful exploration: random sequences of calls against generated worlds, every answer compared with the model of the documented rules"})
 	scripts = append(scripts, extra...)
 	sort.Slice(scripts, func(i, j int) bool { return scripts[i].Name < scripts[j].Name })
-	for i := 1; i < len(scripts); i++ {
-		if scripts[i].Name == scripts[i-1].Name {
-			return nil, nil, fmt.Errorf("two scripts are named %s", scripts[i].Name)
+	for i, s := range scripts {
+		if i > 0 && s.Name == scripts[i-1].Name || s.Name == ExploreScript {
+			return nil, nil, fmt.Errorf("two scripts are named %s", s.Name)
 		}
 	}
 	return scripts, warnings, nil

@@ -150,13 +150,10 @@ flags:
 	if !ok {
 		return exitUsage
 	}
-	if *seed == 0 {
-		*seed = conformance.RandomSeed()
-	}
 	opts := conformance.Options{Profile: prof, Spec: sp, SpecSource: source, Parallel: *parallel, Run: filter,
 		Verbose: *verbose, Progress: stdout, Explore: *explore, Seed: *seed, SaveDir: *save, KeepDir: *keep}
 	if *list {
-		if err := conformance.WriteList(stdout, opts.Select(scripts)); err != nil {
+		if err := conformance.WriteList(stdout, opts.Select(scripts), opts.Explores()); err != nil {
 			return usageErr(stderr, "%v", err)
 		}
 		return exitOK
@@ -200,7 +197,7 @@ flags:
 		if err != nil {
 			return usageErr(stderr, "--expected-failures %s: %v", *xfailFile, err)
 		}
-		known := map[string]bool{}
+		known := map[string]bool{conformance.ExploreScript: true}
 		for _, s := range scripts {
 			known[s.Name] = true
 		}
@@ -215,7 +212,6 @@ flags:
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	conformance.WriteHeader(stdout, &opts, sp.Hash)
 	rep, err := conformance.Run(ctx, scripts, opts)
 	var unreachable *conformance.UnreachableError
 	switch {

@@ -68,9 +68,6 @@ type Script struct {
 	OwnFixture bool
 	// Derived is true for the cases produced from the spec at run time.
 	Derived bool
-	// Explore is true for stateful exploration, which is no script file:
-	// it generates its sequences when it runs.
-	Explore bool
 	// Path is where the script lives, as failures cite it:
 	// scripts/NAME.txtar for the embedded ones, the file for a script read
 	// from a folder, "" for derived cases.
