@@ -1,12 +1,9 @@
 package explore
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
-	"maps"
-	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -49,24 +46,8 @@ func decision(title string) string {
 	return decisionPrefix + title
 }
 
+// The decisions of server/README.md the model cites.
 var (
-	sCTRunnerOnly  = sentence("claim_task#5e5dfcd3") // Runner devices only: claim a task routed to your agent ...
-	sCTReturns     = sentence("claim_task#d58db1d3") // Returns the attempt and an execution credential ...
-	sCTReplay      = sentence("claim_task#1d2c6a82") // Retrying with the same idempotency key replays the claim ...
-	sCTCause       = sentence("claim_task#1900f01b") // ... wake.message_id may only repeat it.
-	sCTMention     = sentence("claim_task#fa24cf09") // A mention is never a run's cause.
-	sCTPaired      = sentence("claim_task#e94d1a5d") // Only a paired runner can claim.
-	sCTCredential  = sentence("claim_task#6ebe5180") // The runner receives a short-lived credential for one task and attempt.
-	sCDRoomWake    = sentence("claim_discussion#61a5882b")
-	sCDHarness     = sentence("claim_discussion#9a6c81c1")
-	sCDRole        = sentence("claim_discussion#587ee1ed")
-	sCDCredential  = sentence("claim_discussion#373f9dbc")
-	sCDReplay      = sentence("claim_discussion#393d6bef")
-	sCDTurnOver    = sentence("claim_discussion#a6f19e4e")
-	sCDNoRun       = sentence("claim_discussion#efcba6a1")
-	sCDPaired      = sentence("claim_discussion#fc26a52b")
-	sCDTenMinutes  = sentence("claim_discussion#8940c38d")
-	sDTList        = sentence("discover_team_agents#05161da5")
 	dIdentity      = decision("Identity and tokens")
 	dWhoMayCall    = decision("Who may call what")
 	dRefusals      = decision(suite.RefusalsDecision)
@@ -118,40 +99,6 @@ func newRule(tool, what, code, sentence, decision string) *rule {
 	return r
 }
 
-var (
-	ruleNotRunnerTask     = newRule("claim_task", "only a paired runner can claim a task", "not_runner", sCTPaired, dWhoMayCall)
-	ruleNotRunnerDisc     = newRule("claim_discussion", "only a paired runner can claim a discussion", "not_runner", sCDPaired, dWhoMayCall)
-	ruleDiscCredTool      = newRule("discover_team_agents", "a discussion credential may only read its room", "tool_not_allowed", sCDCredential, dWhoMayCall)
-	ruleExecCredTool      = newRule("discover_team_agents", "a credential may call only its allowed_tools", "tool_not_allowed", "", dWhoMayCall)
-	ruleTaskNotFound      = newRule("claim_task", "no such task in a project the runner's owner belongs to", "task_not_found", sCTRunnerOnly, dClaimTask)
-	ruleNotRouted         = newRule("claim_task", "the task is routed to another agent", "not_routed", sCTRunnerOnly, dClaimTask)
-	ruleMention           = newRule("claim_task", "a mention is never a run's cause", "mention_not_cause", sCTMention, dClaimTask)
-	ruleMentionElsewhere  = newRule("claim_task", "a mention is never a run's cause (one outside the task's project is not looked at)", "cause_mismatch", sCTMention, dClaimTask)
-	ruleCauseMismatch     = newRule("claim_task", "wake.message_id may only repeat the task's own request", "cause_mismatch", sCTCause, dClaimTask)
-	ruleCauseNoRequest    = newRule("claim_task", "a task without a Task request takes no wake", "cause_mismatch", "", dClaimTask)
-	ruleAttemptLive       = newRule("claim_task", "another attempt on the task is live", "attempt_in_progress", "", dClaimTask)
-	ruleAttemptSuperseded = newRule("claim_task", "the key's attempt was superseded", "attempt_superseded", "", dClaimTask)
-	ruleHarnessOutdated   = newRule("claim_discussion", "a claim without harness 2 is refused", "harness_outdated", sCDHarness, dClaimDisc)
-	ruleHarnessNewer      = newRule("claim_discussion", "a harness above 2 is unsupported", "harness_unsupported", "", dClaimDisc)
-	ruleMessageNotFound   = newRule("claim_discussion", "no such message in a project the owner belongs to", "message_not_found", sCDRoomWake, dClaimDisc)
-	ruleNotYourRoom       = newRule("claim_discussion", "the message is not in one of the owner's private rooms", "not_your_room", sCDRoomWake, dClaimDisc)
-	ruleNotWoken          = newRule("claim_discussion", "the message did not wake the runner's agent", "not_woken", sCDRoomWake, dClaimDisc)
-	ruleReplyPosted       = newRule("claim_discussion", "the claim's reply is posted", "reply_posted", sCDReplay, dClaimDisc)
-	ruleAgentDone         = newRule("claim_discussion", "the turn no longer waits on the agent: its last reply is posted", "reply_posted", sCDTurnOver, dClaimDisc)
-	ruleTurnEnded         = newRule("claim_discussion", "the turn has ended", "turn_ended", sCDTurnOver, dClaimDisc)
-	ruleTurnStopped       = newRule("claim_discussion", "the turn was stopped", "turn_stopped", sCDTurnOver, dClaimDisc)
-	ruleTurnTimedOut      = newRule("claim_discussion", "the turn is out of time", "turn_timed_out", sCDTurnOver, dClaimDisc)
-	ruleTurnReplaced      = newRule("claim_discussion", "the turn was replaced by the owner's next message", "turn_replaced", sCDTurnOver, dClaimDisc)
-	ruleClaimSuperseded   = newRule("claim_discussion", "the key's discussion claim was superseded", "claim_superseded", "", dClaimDisc)
-	ruleDraftPending      = newRule("claim_discussion", "a reviewer claims before the lead's draft is posted", "draft_pending", "", dClaimDisc)
-	ruleReviewsPending    = newRule("claim_discussion", "the lead claims again before every review is posted", "reviews_pending", "", dClaimDisc)
-	ruleNoRepliesLeft     = newRule("claim_discussion", "the turn allows no more replies", "no_replies_left", "", dClaimDisc)
-	ruleDiscussionLive    = newRule("claim_discussion", "the agent has a live claim in the turn under another key", "discussion_in_progress", "", dClaimDisc)
-	ruleLoneAgentDone     = newRule("claim_discussion", "a lone agent only drafts", "reply_posted", "", dClaimDisc)
-	ruleProjectInvisible  = newRule("discover_team_agents", "the project does not exist or the caller is not a member", "project_not_visible", sDTList, dDiscover)
-	ruleCredScope         = newRule("discover_team_agents", "an execution credential sees only its task's project", "project_not_visible", "", dDiscover)
-)
-
 // Reference decisions on credentials, allowed tools and times.
 var (
 	referenceExecutionTools = []string{"discover_team_agents", "get_project_context", "read_room", "post_message",
@@ -176,28 +123,6 @@ const (
 	superseded                        // superseded: its key is refused
 	perhaps                           // core: the server may have superseded it
 )
-
-type mAttempt struct {
-	id, task, runner, key string
-	claimedAt             time.Time
-	liveUntil             time.Time
-	superseded            supersession
-	// idVar and claimedVar name the script variables holding the id and
-	// claimed_at of an attempt first seen in an answer ("" for the world's).
-	idVar, claimedVar string
-	creds             []*mCred
-}
-
-type mClaim struct {
-	message, runner, agent, key string
-	role                        string
-	lead                        bool
-	reviewing                   any // the quoted draft (decoded JSON) or nil
-	liveUntil                   time.Time
-	superseded                  supersession
-	replied                     bool
-	creds                       []*mCred
-}
 
 type mCred struct {
 	token    string
@@ -309,112 +234,6 @@ func newModel(w *world.World, profile suite.Profile, now time.Time, tokens []wor
 func ownerOf(agent string) string { o, _, _ := strings.Cut(agent, "/"); return o }
 
 func (m *model) visible(owner, project string) bool { return m.members[project][owner] }
-
-// quote is how a claim quotes a draft message.
-func (m *model) quote(id string) any {
-	msg := m.msgs[id]
-	prov := msg.Provenance
-	if prov == "" {
-		prov = "agent_generated" // FIXTURE.md: the default for agents
-	}
-	status := msg.ProvenanceStatus
-	if status == "" {
-		status = "claimed"
-	}
-	return map[string]any{"message_id": msg.ID, "author": msg.Author, "body": msg.Body, "provenance": prov, "provenance_status": status}
-}
-
-// leadDraft is the id of the lead's draft in the turn of message (an agent
-// posts each role once, FIXTURE.md), "" if none is posted.
-func (m *model) leadDraft(t *world.Turn) string {
-	lead := t.Agents[0].Agent
-	for _, msg := range m.w.Messages {
-		if msg.ReplyTurn != nil && *msg.ReplyTurn == t.Message && msg.Author == lead && msg.ReplyRole != nil && *msg.ReplyRole == "draft" {
-			return msg.ID
-		}
-	}
-	return ""
-}
-
-func (m *model) repliesPosted(t *world.Turn) int {
-	n := 0
-	for _, msg := range m.w.Messages {
-		if msg.ReplyTurn != nil && *msg.ReplyTurn == t.Message {
-			n++
-		}
-	}
-	return n
-}
-
-func (m *model) repliesLeft(t *world.Turn) int {
-	limit := 8
-	if t.ReplyLimit != nil {
-		limit = *t.ReplyLimit
-	}
-	return min(max(limit-m.repliesPosted(t), 0), 8)
-}
-
-// turnOver is the rule that refuses a claim in a turn that no longer
-// waits, nil while it waits.
-func (m *model) turnOver(t *world.Turn) *rule {
-	state := t.State
-	if state == "" {
-		state = "waiting"
-	}
-	if state == "waiting" && t.ExpiresAt != "" && !mustTime(t.ExpiresAt, m.now).After(time.Now().Add(liveMargin)) {
-		state = "timed_out"
-	}
-	switch state {
-	case "ended":
-		return ruleTurnEnded
-	case "stopped":
-		return ruleTurnStopped
-	case "timed_out":
-		return ruleTurnTimedOut
-	case "replaced":
-		return ruleTurnReplaced
-	}
-	return nil
-}
-
-// team is the project's people and agents as discover_team_agents lists
-// them (FIXTURE.md: a project's people are its members; its agents are
-// those their owners' are).
-func (m *model) team(project string) (people, agents []any) {
-	people, agents = []any{}, []any{}
-	for _, p := range m.w.People {
-		if !m.members[project][p.Handle] {
-			continue
-		}
-		var avatar any
-		if p.AvatarURL != nil {
-			avatar = *p.AvatarURL
-		}
-		people = append(people, map[string]any{"handle": p.Handle, "display_name": p.DisplayName, "avatar_url": avatar,
-			"color": float64(p.Color), "away": p.Away})
-	}
-	for _, a := range m.w.Agents {
-		owner, name, _ := strings.Cut(a.ID, "/")
-		if !m.members[project][owner] {
-			continue
-		}
-		var avatar, seen any
-		if a.AvatarURL != nil {
-			avatar = *a.AvatarURL
-		}
-		if a.LastSeenAt != "" {
-			seen = mustTime(a.LastSeenAt, m.now).UTC().Format(time.RFC3339)
-		}
-		caps := []any{}
-		for _, c := range a.Capabilities {
-			caps = append(caps, map[string]any{"kind": c.Kind, "name": c.Name})
-		}
-		agents = append(agents, map[string]any{"agent_id": a.ID, "owner": owner, "name": name, "avatar_url": avatar,
-			"model": a.Model, "client": a.Client, "role": a.Role, "capabilities": caps, "availability": a.Availability,
-			"trust_level": a.TrustLevel, "last_seen_at": seen})
-	}
-	return people, agents
-}
 
 // caller is who a call is made as, as the model knows it.
 type caller struct {
@@ -552,219 +371,6 @@ func argString(args map[string]any, k string) (string, bool) {
 	return s, ok
 }
 
-func (m *model) expectDiscover(e *expectation, cmd *command, c caller) {
-	project, _ := argString(cmd.args, "project")
-	if c.kind == "disc" {
-		e.add(m, ruleDiscCredTool)
-		return
-	}
-	if c.kind == "exec" && !slices.Contains(c.cred.allowed, "discover_team_agents") {
-		e.add(m, ruleExecCredTool)
-		return
-	}
-	if !m.visible(c.owner, project) {
-		e.add(m, ruleProjectInvisible)
-	} else if c.kind == "exec" && project != c.cred.project {
-		e.add(m, ruleCredScope)
-	}
-	switch c.kind {
-	case "agent":
-		e.successSrc = sDTList
-	case "runner":
-		e.open(m, &rule{what: "the pages do not say whether a runner may list a team"})
-		e.successSrc = dWhoMayCall
-	case "exec":
-		e.open(m, &rule{what: "the pages do not say what an execution credential may list"})
-		e.successSrc = dDiscover
-	}
-	e.refused = func(a *answer) []failure {
-		if m.profile != suite.Reference || a.code != ruleProjectInvisible.code {
-			return nil
-		}
-		// One refusal for a missing and an invisible project: nothing but
-		// the project's name may tell them apart.
-		text := strings.ReplaceAll(a.text, project, "<redacted>")
-		if m.notVisibleText == "" {
-			m.notVisibleText, m.notVisibleVar = text, fmt.Sprintf("NV%d", a.step)
-			return nil
-		}
-		if text != m.notVisibleText {
-			return []failure{{src: dDiscover, msg: fmt.Sprintf("project_not_visible says %q here and %q before: a missing and an invisible project must get the same message", text, m.notVisibleText),
-				lines: []string{fmt.Sprintf("eq $NV%d $%s", a.step, m.notVisibleVar)}}}
-		}
-		return nil
-	}
-	e.success = func(a *answer) []failure {
-		people, agents := m.team(project)
-		var fs []failure
-		for _, part := range []struct {
-			path, key string
-			want      []any
-		}{{"people", "handle", people}, {"agents", "agent_id", agents}} {
-			got, _ := a.structured[part.path].([]any)
-			normalizeTimes(got, "last_seen_at")
-			if d := diffSet(part.want, got, part.key); d != "" {
-				fs = append(fs, failure{src: sDTList, msg: fmt.Sprintf("the %s of project %s: %s", part.path, project, d),
-					lines: m.teamLines(part.path, part.key, part.want, got)})
-			}
-		}
-		return fs
-	}
-}
-
-// teamLines are the script checks of a list of the team: its length, and
-// for each element the suite expects, the fields the answer got wrong (a
-// time as relative to the fixture's now, so that the script runs again
-// later).
-func (m *model) teamLines(path, key string, want, got []any) []string {
-	lines := []string{fmt.Sprintf("json %s len %d", path, len(want))}
-	byKey := map[string]map[string]any{}
-	for _, g := range got {
-		if obj, ok := g.(map[string]any); ok {
-			byKey[fmt.Sprint(obj[key])] = obj
-		}
-	}
-	for _, w := range want {
-		obj := w.(map[string]any)
-		sel := fmt.Sprintf("%s[%s=%s]", path, key, obj[key])
-		g := byKey[fmt.Sprint(obj[key])]
-		if g == nil {
-			lines = append(lines, "json "+sel+" exists")
-			continue
-		}
-		for _, f := range slices.Sorted(maps.Keys(obj)) {
-			if reflect.DeepEqual(obj[f], g[f]) {
-				continue
-			}
-			switch v := obj[f].(type) {
-			case nil:
-				lines = append(lines, fmt.Sprintf("json %s.%s null", sel, f))
-			case string:
-				if t, err := time.Parse(time.RFC3339, v); err == nil && f == "last_seen_at" {
-					lines = append(lines, fmt.Sprintf("time %s.%s == %s", sel, f, m.relTime(t)))
-					continue
-				}
-				lines = append(lines, fmt.Sprintf("json %s.%s == %s", sel, f, script.Quote(script.JSON(v))))
-			default:
-				lines = append(lines, fmt.Sprintf("json %s.%s == %s", sel, f, script.Quote(script.JSON(v))))
-			}
-		}
-	}
-	return lines
-}
-
-// normalizeTimes rewrites field of every object in list as RFC 3339 in
-// UTC, to the second, where it parses: any spelling of the same instant
-// compares equal.
-func normalizeTimes(list []any, field string) {
-	for _, x := range list {
-		obj, _ := x.(map[string]any)
-		if s, ok := obj[field].(string); ok {
-			if t, err := time.Parse(time.RFC3339Nano, s); err == nil && t.Equal(t.Truncate(time.Second)) {
-				obj[field] = t.UTC().Format(time.RFC3339)
-			}
-		}
-	}
-}
-
-// diffSet compares two lists of objects keyed by key, ignoring order.
-func diffSet(want, got []any, key string) string {
-	index := func(xs []any) (map[string]any, []string) {
-		m := map[string]any{}
-		var keys []string
-		for _, x := range xs {
-			obj, _ := x.(map[string]any)
-			k := fmt.Sprint(obj[key])
-			m[k] = x
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return m, keys
-	}
-	wm, wk := index(want)
-	gm, gk := index(got)
-	if !slices.Equal(wk, gk) {
-		return fmt.Sprintf("want %s [%s], got [%s]", key, strings.Join(wk, " "), strings.Join(gk, " "))
-	}
-	for _, k := range wk {
-		if !reflect.DeepEqual(wm[k], gm[k]) {
-			return fmt.Sprintf("%s %s: want %s, got %s", key, k, wire.Compact(wm[k]), wire.Compact(gm[k]))
-		}
-	}
-	return ""
-}
-
-func (m *model) expectClaimTask(e *expectation, cmd *command, c caller) {
-	taskID, _ := argString(cmd.args, "task_id")
-	key, _ := argString(cmd.args, "idempotency_key")
-	if c.kind != "runner" {
-		e.add(m, ruleNotRunnerTask)
-		return
-	}
-	t := m.tasks[taskID]
-	switch {
-	case t == nil || !m.visible(c.owner, t.Project):
-		e.add(m, ruleTaskNotFound)
-		return
-	case t.Agent != c.agent:
-		e.add(m, ruleNotRouted)
-	}
-	if wake, ok := cmd.args["wake"].(map[string]any); ok {
-		id, _ := wake["message_id"].(string)
-		msg := m.msgs[id]
-		switch {
-		case msg != nil && msg.Kind == "mention" && m.rooms[msg.Room].Project == t.Project:
-			e.add(m, ruleMention)
-		case msg != nil && msg.Kind == "mention":
-			e.add(m, ruleMentionElsewhere)
-		case t.RequestMessage != nil && id != *t.RequestMessage:
-			e.add(m, ruleCauseMismatch)
-		case t.RequestMessage == nil:
-			e.add(m, ruleCauseNoRequest)
-		}
-	}
-	if len(e.must) > 0 {
-		return
-	}
-	now := time.Now()
-	var a *mAttempt
-	for _, x := range m.attempts {
-		if x.runner == c.runner && x.task == taskID && x.key == key {
-			a = x
-		}
-	}
-	if a != nil {
-		switch a.superseded {
-		case superseded:
-			e.add(m, ruleAttemptSuperseded)
-		case perhaps:
-			e.may = append(e.may, ruleAttemptSuperseded)
-		}
-		e.successSrc = sCTReplay
-		e.success = func(ans *answer) []failure { return m.replayedAttempt(ans, a, c) }
-		return
-	}
-	others := false
-	for _, x := range m.attempts {
-		if x.task != taskID || x.superseded == superseded {
-			continue
-		}
-		if x.liveUntil.After(now.Add(-liveMargin)) {
-			if x.liveUntil.Before(now.Add(liveMargin)) {
-				e.may = append(e.may, ruleAttemptLive) // expiring during the call: either answer
-			} else {
-				e.add(m, ruleAttemptLive)
-			}
-		}
-		others = true
-	}
-	if others {
-		e.open(m, &rule{what: "the pages do not say whether a task may be claimed again under a new key"})
-	}
-	e.successSrc = sCTRunnerOnly
-	e.success = func(ans *answer) []failure { return m.newAttempt(ans, taskID, key, c) }
-}
-
 // credentialChecks are the checks of a fresh credential in a claim's
 // answer at path ("execution_credential" or "discussion_credential").
 func (m *model) credentialChecks(ans *answer, path string, kind string) ([]failure, *mCred) {
@@ -838,46 +444,6 @@ func (m *model) issue(cr *mCred, c caller, project string) {
 	m.seen[cr.token] = cr.tokenVar
 }
 
-func (m *model) replayedAttempt(ans *answer, a *mAttempt, c caller) []failure {
-	fs := m.attemptFields(ans, a.task)
-	at, _ := ans.structured["attempt"].(map[string]any)
-	if id := fmt.Sprint(at["attempt_id"]); id != a.id {
-		want := a.id
-		if a.idVar != "" {
-			want = "$" + a.idVar
-		}
-		fs = append(fs, failure{src: sCTReplay, msg: fmt.Sprintf("a replay answered attempt %s, want the key's attempt %s", id, a.id),
-			lines: []string{"json attempt.attempt_id == " + want}})
-	}
-	if got, err := time.Parse(time.RFC3339Nano, fmt.Sprint(at["claimed_at"])); err == nil && !got.Equal(a.claimedAt) {
-		want := a.claimedAt.UTC().Format(time.RFC3339Nano)
-		if a.claimedVar != "" {
-			want = "$" + a.claimedVar
-		} else if rel := m.relTime(a.claimedAt); rel != "" {
-			want = rel
-		}
-		fs = append(fs, failure{src: sCTReplay, msg: fmt.Sprintf("a replay answered claimed_at %s, want the attempt's %s", at["claimed_at"], a.claimedAt.UTC().Format(time.RFC3339Nano)),
-			lines: []string{"time attempt.claimed_at == " + want}})
-	}
-	cf, cr := m.credentialChecks(ans, "execution_credential", "exec")
-	fs = append(fs, cf...)
-	if len(fs) > 0 {
-		return fs
-	}
-	if m.profile == suite.Reference {
-		for _, old := range a.creds {
-			old.revoked = true
-		}
-	}
-	m.issue(cr, c, m.tasks[a.task].Project)
-	a.creds = append(a.creds, cr)
-	if exp, err := time.Parse(time.RFC3339Nano, fmt.Sprint(ans.structured["execution_credential"].(map[string]any)["expires_at"])); err == nil && exp.After(a.liveUntil) {
-		a.liveUntil = exp
-	}
-	a.superseded = notSuperseded
-	return nil
-}
-
 // relTime writes t relative to the fixture's now, as scripts may.
 func (m *model) relTime(t time.Time) string {
 	d := t.Sub(m.now)
@@ -891,306 +457,62 @@ func (m *model) relTime(t time.Time) string {
 	}
 }
 
-// attemptFields checks the attempt's task.
-func (m *model) attemptFields(ans *answer, task string) []failure {
-	at, _ := ans.structured["attempt"].(map[string]any)
-	if got := fmt.Sprint(at["task_id"]); got != task {
-		return []failure{{src: sCTReturns, msg: fmt.Sprintf("the attempt is for task %s, want %s", got, task), lines: []string{"json attempt.task_id == " + task}}}
-	}
-	return nil
-}
-
-func (m *model) newAttempt(ans *answer, taskID, key string, c caller) []failure {
-	fs := m.attemptFields(ans, taskID)
-	at, _ := ans.structured["attempt"].(map[string]any)
-	id := fmt.Sprint(at["attempt_id"])
-	if m.profile == suite.Reference {
-		for _, x := range m.attempts {
-			if x.id == id {
-				want := x.id
-				if x.idVar != "" {
-					want = "$" + x.idVar
-				}
-				fs = append(fs, failure{src: dClaimTask, msg: fmt.Sprintf("a new key answered attempt %s, which another key claimed", id),
-					lines: []string{"json attempt.attempt_id != " + want}})
-			}
-		}
-	}
-	claimed, err := time.Parse(time.RFC3339Nano, fmt.Sprint(at["claimed_at"]))
-	if err == nil && !within(claimed, ans, 0, suite.TimeTolerance) {
-		fs = append(fs, failure{src: sCTReturns, msg: fmt.Sprintf("a new attempt claimed at %s, not at the call", at["claimed_at"]),
-			lines: []string{"time attempt.claimed_at ~ 0s"}})
-	}
-	cf, cr := m.credentialChecks(ans, "execution_credential", "exec")
-	fs = append(fs, cf...)
-	if len(fs) > 0 {
-		return fs
-	}
-	a := &mAttempt{id: id, task: taskID, runner: c.runner, key: key, claimedAt: claimed,
-		idVar: fmt.Sprintf("A%d", ans.step), claimedVar: fmt.Sprintf("CA%d", ans.step)}
-	if exp, err := time.Parse(time.RFC3339Nano, fmt.Sprint(ans.structured["execution_credential"].(map[string]any)["expires_at"])); err == nil {
-		a.liveUntil = exp
-	}
-	for _, x := range m.attempts {
-		if x.task != taskID || x.superseded == superseded {
-			continue
-		}
-		if m.profile == suite.Reference {
-			x.superseded = superseded
-			for _, old := range x.creds {
-				old.revoked = true
-			}
-		} else {
-			x.superseded = perhaps
-		}
-	}
-	m.issue(cr, c, m.tasks[taskID].Project)
-	a.creds = append(a.creds, cr)
-	m.attempts = append(m.attempts, a)
-	return nil
-}
-
-func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
-	msgID, _ := argString(cmd.args, "message_id")
-	key, _ := argString(cmd.args, "idempotency_key")
-	if c.kind != "runner" {
-		e.add(m, ruleNotRunnerDisc)
-		return
-	}
-	if h, ok := cmd.args["harness"]; !ok || toInt(h) < 2 {
-		e.add(m, ruleHarnessOutdated)
-	} else if toInt(h) > 2 {
-		e.add(m, ruleHarnessNewer)
-	}
-	msg := m.msgs[msgID]
-	if msg == nil || !m.visible(c.owner, m.rooms[msg.Room].Project) {
-		e.add(m, ruleMessageNotFound)
-		return
-	}
-	room := m.rooms[msg.Room]
-	if room.Kind != "private" || room.Owner == nil || *room.Owner != c.owner {
-		e.add(m, ruleNotYourRoom)
-	}
-	t := m.turns[msgID]
-	idx := -1
-	if t != nil {
-		idx = slices.IndexFunc(t.Agents, func(a world.TurnAgent) bool { return a.Agent == c.agent })
-	}
-	if idx < 0 {
-		e.add(m, ruleNotWoken)
-	}
-	if len(e.must) > 0 || idx < 0 {
-		return
-	}
-	over := m.turnOver(t)
-	var cl *mClaim
-	for _, x := range m.claims {
-		if x.runner == c.runner && x.message == msgID && x.key == key {
-			cl = x
-		}
-	}
-	left := m.repliesLeft(t)
-	if cl != nil {
-		if cl.replied {
-			e.add(m, ruleReplyPosted)
-		}
-		if over != nil {
-			e.add(m, over)
-		}
-		if isTrue(t.Agents[idx].ReplyPosted) {
-			e.add(m, ruleAgentDone)
-		}
-		switch cl.superseded {
-		case superseded:
-			e.add(m, ruleClaimSuperseded)
-		case perhaps:
-			e.may = append(e.may, ruleClaimSuperseded)
-		}
-		if left == 0 {
-			e.add(m, ruleNoRepliesLeft)
-		}
-		e.successSrc = sCDReplay
-		e.success = func(ans *answer) []failure { return m.replayedClaim(ans, cl, t, room, c) }
-		return
-	}
-	if isTrue(t.Agents[idx].ReplyPosted) {
-		e.add(m, ruleAgentDone)
-	}
-	if over != nil {
-		e.add(m, over)
-	}
-	// Harness 2's schedule (reference): the lead drafts; reviewers review
-	// the posted draft; the lead then revises (one reviewer) or combines.
-	lead := idx == 0
-	draft := m.leadDraft(t)
-	role := ""
+// judge compares one answer with the expectation.
+func (m *model) judge(e *expectation, a *answer) []failure {
+	var he *wire.HTTPError
 	switch {
-	case lead && draft == "":
-		role = "draft"
-	case !lead && draft == "":
-		e.add(m, ruleDraftPending)
-	case !lead:
-		role = "review"
-	case len(t.Agents) == 1:
-		e.add(m, ruleLoneAgentDone)
-	case slices.ContainsFunc(t.Agents[1:], func(a world.TurnAgent) bool { return !isTrue(a.ReplyPosted) }):
-		e.add(m, ruleReviewsPending)
-	case len(t.Agents) == 2:
-		role = "revise"
-	default:
-		role = "combine"
-	}
-	if left == 0 {
-		e.add(m, ruleNoRepliesLeft)
-	}
-	now := time.Now()
-	for _, x := range m.claims {
-		if x.agent != c.agent || x.message != msgID || x.replied || x.superseded == superseded {
-			continue
+	case e.deny && m.profile == suite.Reference:
+		if !errors.As(a.protoErr, &he) || he.Status != 401 {
+			return []failure{{src: e.denySrc, msg: fmt.Sprintf("a call without a known token was answered with %s, want HTTP 401", describe(a)), lines: []string{"stdout 'HTTP 401'"}}}
 		}
-		if x.liveUntil.After(now.Add(-liveMargin)) {
-			if x.liveUntil.Before(now.Add(liveMargin)) {
-				e.may = append(e.may, ruleDiscussionLive)
-			} else {
-				e.add(m, ruleDiscussionLive)
-			}
+		return nil
+	case e.deny:
+		if a.protoErr == nil && !a.refused {
+			return []failure{{src: e.denySrc, msg: "a call without a known token succeeded"}}
 		}
-	}
-	// Core: only a lone agent's first claim in a fresh turn is beyond doubt;
-	// how harness 2 schedules sessions otherwise is the server's choice.
-	fresh := len(t.Agents) == 1 && m.repliesPosted(t) == 0 && left > 0 &&
-		!slices.ContainsFunc(m.claims, func(x *mClaim) bool { return x.message == msgID })
-	if !fresh {
-		e.open(m, &rule{what: "the pages leave harness 2's schedule to the server"})
-	}
-	e.successSrc = sCDRoomWake
-	e.success = func(ans *answer) []failure { return m.newClaim(ans, t, room, c, key, role, lead, draft) }
-}
-
-func toInt(v any) int {
-	switch x := v.(type) {
-	case json.Number:
-		n, _ := x.Int64()
-		return int(n)
-	case float64:
-		return int(x)
-	case int:
-		return x
-	}
-	return 0
-}
-
-// discussionFields checks what every claim_discussion success says.
-func (m *model) discussionFields(ans *answer, t *world.Turn, room *world.Room) []failure {
-	var fs []failure
-	if p := fmt.Sprint(ans.structured["project"]); p != room.Project {
-		fs = append(fs, failure{src: sCDRoomWake, msg: fmt.Sprintf("project %s, want the message's project %s", p, room.Project), lines: []string{"json project == " + room.Project}})
-	}
-	if m.profile == suite.Reference {
-		if v, ok := ans.structured["own_room"]; !ok || v != true {
-			fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("own_room %v, want true", wire.Compact(v)), lines: []string{"json own_room == true"}})
+		return nil
+	case a.protoErr != nil && e.protoOK:
+		return nil
+	case a.protoErr != nil:
+		return []failure{{src: srcWire, msg: fmt.Sprintf("answered with a protocol error (%v); a refusal must be a tool result with isError: true", a.protoErr)}}
+	case a.refused:
+		if len(e.must) == 0 && len(e.may) == 0 {
+			return []failure{{src: e.successSrc, msg: fmt.Sprintf("refused (%s), want a success", describe(a)), lines: []string{"ok"}}}
 		}
-		if got, want := ans.structured["replies_left"], float64(m.repliesLeft(t)); got != want {
-			fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("replies_left %v, want %v (the turn's limit minus the replies posted)", wire.Compact(got), want),
-				lines: []string{fmt.Sprintf("json replies_left == %v", want)}})
+		if m.profile == suite.Reference && !slices.Contains(e.codes(), a.code) {
+			return []failure{{src: e.must[0].decision, msg: fmt.Sprintf("refused with %q, want %s (%s)", a.code, strings.Join(e.codes(), " or "), e.must[0].what),
+				lines: []string{"refused " + strings.Join(e.codes(), "|")}}}
 		}
-	}
-	return fs
-}
-
-func (m *model) replayedClaim(ans *answer, cl *mClaim, t *world.Turn, room *world.Room, c caller) []failure {
-	fs := m.discussionFields(ans, t, room)
-	if r := fmt.Sprint(ans.structured["role"]); cl.role != "" && r != cl.role {
-		fs = append(fs, failure{src: sCDReplay, msg: fmt.Sprintf("a replay answered role %s, the claim's was %s", r, cl.role), lines: []string{"json role == " + cl.role}})
-	}
-	if m.profile == suite.Reference {
-		if l := ans.structured["lead"]; l != cl.lead {
-			fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("a replay answered lead %v, the claim's was %v", l, cl.lead), lines: []string{fmt.Sprintf("json lead == %v", cl.lead)}})
+		if e.refused != nil {
+			return e.refused(a)
 		}
-	}
-	if cl.role != "" && !reflect.DeepEqual(ans.structured["reviewing"], cl.reviewing) {
-		fs = append(fs, failure{src: sCDReplay, msg: fmt.Sprintf("a replay quoted %s, the claim quoted %s", wire.Compact(ans.structured["reviewing"]), wire.Compact(cl.reviewing)),
-			lines: []string{reviewingLine(cl.reviewing)}})
-	}
-	cf, cr := m.credentialChecks(ans, "discussion_credential", "disc")
-	fs = append(fs, cf...)
-	if len(fs) > 0 {
-		return fs
-	}
-	if cl.role == "" {
-		cl.role, cl.reviewing = fmt.Sprint(ans.structured["role"]), ans.structured["reviewing"]
-	}
-	if m.profile == suite.Reference {
-		for _, old := range cl.creds {
-			old.revoked = true
-		}
-	}
-	m.issue(cr, c, room.Project)
-	cl.creds = append(cl.creds, cr)
-	if exp, err := time.Parse(time.RFC3339Nano, fmt.Sprint(ans.structured["discussion_credential"].(map[string]any)["expires_at"])); err == nil && exp.After(cl.liveUntil) {
-		cl.liveUntil = exp
-	}
-	cl.superseded = notSuperseded
-	return nil
-}
-
-func reviewingLine(v any) string {
-	if v == nil {
-		return "json reviewing null"
-	}
-	return "json reviewing == " + script.Quote(script.JSON(v))
-}
-
-func (m *model) newClaim(ans *answer, t *world.Turn, room *world.Room, c caller, key, role string, lead bool, draft string) []failure {
-	fs := m.discussionFields(ans, t, room)
-	got := fmt.Sprint(ans.structured["role"])
-	reviewing := ans.structured["reviewing"]
-	switch {
-	case m.profile == suite.Reference && got != role:
-		fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("role %s, want %s (harness 2's schedule)", got, role), lines: []string{"json role == " + role}})
-	case (got == "review" || got == "revise") && draft == "":
-		fs = append(fs, failure{src: sCDRole, msg: fmt.Sprintf("role %s, but the turn has no draft to quote", got), lines: []string{"! json role == " + got}})
-	}
-	var want any
-	if (got == "review" || got == "revise") && draft != "" {
-		want = m.quote(draft)
-	}
-	if (got == "review" || got == "revise" || got == "draft" || m.profile == suite.Reference) && !reflect.DeepEqual(reviewing, want) {
-		src := sCDRole
-		if got == "combine" {
-			src = dClaimDisc
-		}
-		fs = append(fs, failure{src: src, msg: fmt.Sprintf("role %s quotes %s, want %s", got, wire.Compact(reviewing), wire.Compact(want)), lines: []string{reviewingLine(want)}})
-	}
-	if m.profile == suite.Reference {
-		if l := ans.structured["lead"]; l != lead {
-			fs = append(fs, failure{src: dClaimDisc, msg: fmt.Sprintf("lead %v, want %v (the first agent the message woke leads)", l, lead), lines: []string{fmt.Sprintf("json lead == %v", lead)}})
-		}
-	}
-	cf, cr := m.credentialChecks(ans, "discussion_credential", "disc")
-	fs = append(fs, cf...)
-	if len(fs) > 0 {
-		return fs
-	}
-	cl := &mClaim{message: t.Message, runner: c.runner, agent: c.agent, key: key, role: got, lead: ans.structured["lead"] == true, reviewing: reviewing}
-	if exp, err := time.Parse(time.RFC3339Nano, fmt.Sprint(ans.structured["discussion_credential"].(map[string]any)["expires_at"])); err == nil {
-		cl.liveUntil = exp
-	}
-	for _, x := range m.claims {
-		if x.agent != c.agent || x.message != t.Message || x.replied || x.superseded == superseded {
-			continue
-		}
+		return nil
+	case len(e.must) > 0:
+		r := e.must[0]
+		src := r.sentence
+		line := "refused"
 		if m.profile == suite.Reference {
-			x.superseded = superseded
-			for _, old := range x.creds {
-				old.revoked = true
+			src = r.decision
+			if r.sentence != "" {
+				src = r.sentence + " (" + r.decision + ")"
 			}
-		} else {
-			x.superseded = perhaps
+			line = "refused " + strings.Join(e.codes(), "|")
 		}
+		return []failure{{src: src, msg: fmt.Sprintf("succeeded, but it must be refused: %s", r.what), lines: []string{line}}}
+	case e.success != nil:
+		return e.success(a)
 	}
-	m.issue(cr, c, room.Project)
-	cl.creds = append(cl.creds, cr)
-	m.claims = append(m.claims, cl)
 	return nil
+}
+
+func describe(a *answer) string {
+	switch {
+	case a.protoErr != nil:
+		return "a protocol error: " + a.protoErr.Error()
+	case a.refused && a.code != "":
+		return fmt.Sprintf("a refusal %s: %s", a.code, a.text)
+	case a.refused:
+		return "a refusal: " + a.text
+	}
+	return "a success"
 }

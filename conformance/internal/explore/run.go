@@ -472,66 +472,6 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 	return x
 }
 
-// judge compares one answer with the expectation.
-func (m *model) judge(e *expectation, a *answer) []failure {
-	var he *wire.HTTPError
-	switch {
-	case e.deny && m.profile == suite.Reference:
-		if !errors.As(a.protoErr, &he) || he.Status != 401 {
-			return []failure{{src: e.denySrc, msg: fmt.Sprintf("a call without a known token was answered with %s, want HTTP 401", describe(a)), lines: []string{"stdout 'HTTP 401'"}}}
-		}
-		return nil
-	case e.deny:
-		if a.protoErr == nil && !a.refused {
-			return []failure{{src: e.denySrc, msg: "a call without a known token succeeded"}}
-		}
-		return nil
-	case a.protoErr != nil && e.protoOK:
-		return nil
-	case a.protoErr != nil:
-		return []failure{{src: srcWire, msg: fmt.Sprintf("answered with a protocol error (%v); a refusal must be a tool result with isError: true", a.protoErr)}}
-	case a.refused:
-		if len(e.must) == 0 && len(e.may) == 0 {
-			return []failure{{src: e.successSrc, msg: fmt.Sprintf("refused (%s), want a success", describe(a)), lines: []string{"ok"}}}
-		}
-		if m.profile == suite.Reference && !slices.Contains(e.codes(), a.code) {
-			return []failure{{src: e.must[0].decision, msg: fmt.Sprintf("refused with %q, want %s (%s)", a.code, strings.Join(e.codes(), " or "), e.must[0].what),
-				lines: []string{"refused " + strings.Join(e.codes(), "|")}}}
-		}
-		if e.refused != nil {
-			return e.refused(a)
-		}
-		return nil
-	case len(e.must) > 0:
-		r := e.must[0]
-		src := r.sentence
-		line := "refused"
-		if m.profile == suite.Reference {
-			src = r.decision
-			if r.sentence != "" {
-				src = r.sentence + " (" + r.decision + ")"
-			}
-			line = "refused " + strings.Join(e.codes(), "|")
-		}
-		return []failure{{src: src, msg: fmt.Sprintf("succeeded, but it must be refused: %s", r.what), lines: []string{line}}}
-	case e.success != nil:
-		return e.success(a)
-	}
-	return nil
-}
-
-func describe(a *answer) string {
-	switch {
-	case a.protoErr != nil:
-		return "a protocol error: " + a.protoErr.Error()
-	case a.refused && a.code != "":
-		return fmt.Sprintf("a refusal %s: %s", a.code, a.text)
-	case a.refused:
-		return "a refusal: " + a.text
-	}
-	return "a success"
-}
-
 // exploreSequence is one generated sequence.
 type exploreSequence struct {
 	index int
@@ -660,8 +600,8 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 	return res, rep
 }
 
-// StaleCitations lists the sentence IDs the model cites that sp does not
-// have: a page was edited and the model no longer follows it.
+// StaleCitations lists, sorted, the sentence IDs the model cites that sp
+// does not have: a page was edited and the model no longer follows it.
 func StaleCitations(sp *spec.Spec) []string {
 	ids := map[string]bool{}
 	for _, t := range sp.Tools {
@@ -675,5 +615,6 @@ func StaleCitations(sp *spec.Spec) []string {
 			out = append(out, id)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
