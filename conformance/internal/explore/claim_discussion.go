@@ -372,3 +372,64 @@ func (m *model) newClaim(ans *answer, t *world.Turn, room *world.Room, c caller,
 	m.claims = append(m.claims, cl)
 	return nil
 }
+
+// claimDiscussion is a claim_discussion call, mostly on a turn's message
+// by a runner of an agent it woke, with a key used before or a fresh one,
+// mostly with harness 2.
+func (g *generator) claimDiscussion(i int) *command {
+	r := g.r
+	msg := g.pick(g.others)
+	woken := []string(nil)
+	if len(g.w.Turns) > 0 && r.IntN(10) > 0 {
+		t := g.w.Turns[r.IntN(len(g.w.Turns))]
+		msg = t.Message
+		for _, a := range t.Agents {
+			woken = append(woken, g.runnersOf[a.Agent]...)
+		}
+	}
+	c := &command{tool: "claim_discussion", args: map[string]any{"message_id": msg}}
+	switch y := r.IntN(100); {
+	case y < 88 && len(woken) > 0:
+		c.p = principal{kind: "runner", id: g.pick(woken)}
+	case y < 91:
+		c.p = principal{kind: "runner", id: g.pick(g.runners)}
+	case y < 93:
+		c.p = principal{kind: "agent", id: g.pick(g.agents)}
+	case y < 98:
+		c.p = g.credOrElse(principal{kind: "agent", id: g.pick(g.agents)})
+	default:
+		c.p = g.nobody()
+	}
+	if r.IntN(30) == 0 {
+		c.args["message_id"] = "no-such-message"
+	}
+	k := [2]string{c.p.id, msg}
+	if y := r.IntN(100); y < 40 && len(g.discKeys[k]) > 0 {
+		c.args["idempotency_key"] = g.pick(g.discKeys[k])
+	} else {
+		key := fmt.Sprintf("key-%d", i)
+		c.args["idempotency_key"] = key
+		g.discKeys[k] = append(g.discKeys[k], key)
+	}
+	switch y := r.IntN(100); {
+	case y < 88:
+		c.args["harness"] = 2
+	case y < 92:
+	case y < 96:
+		c.args["harness"] = 1
+	default:
+		c.args["harness"] = 3
+	}
+	return c
+}
+
+// claimAfterExpiry adds a claim with a new key for an agent whose earlier
+// claim in the world expired, and returns the claim with the earlier key
+// again, to follow it.
+func (g *generator) claimAfterExpiry(i int) *command {
+	old := g.stale[g.r.IntN(len(g.stale))]
+	p := principal{kind: "runner", id: old.Runner}
+	g.claimSteps = append(g.claimSteps, len(g.out))
+	g.out = append(g.out, &command{p: p, tool: "claim_discussion", args: map[string]any{"message_id": old.Message, "idempotency_key": fmt.Sprintf("key-%d", i), "harness": 2}})
+	return &command{p: p, tool: "claim_discussion", args: map[string]any{"message_id": old.Message, "idempotency_key": old.IdempotencyKey, "harness": 2}}
+}

@@ -213,3 +213,58 @@ func (m *model) newAttempt(ans *answer, taskID, key string, c caller) []failure 
 	m.attempts = append(m.attempts, a)
 	return nil
 }
+
+// claimTask is a claim_task call on one of the world's tasks, mostly by a
+// runner of its agent, with one of the keys used before or a fresh one,
+// and sometimes a wake.
+func (g *generator) claimTask(i int) *command {
+	r := g.r
+	t := g.w.Tasks[r.IntN(len(g.w.Tasks))]
+	c := &command{tool: "claim_task", args: map[string]any{"task_id": t.ID}}
+	switch y := r.IntN(100); {
+	case y < 75 && len(g.runnersOf[t.Agent]) > 0:
+		c.p = principal{kind: "runner", id: g.pick(g.runnersOf[t.Agent])}
+	case y < 85:
+		c.p = principal{kind: "runner", id: g.pick(g.runners)}
+	case y < 91:
+		c.p = principal{kind: "agent", id: g.pick(g.agents)}
+	case y < 97:
+		c.p = g.credOrElse(principal{kind: "agent", id: t.Agent})
+	default:
+		c.p = g.nobody()
+	}
+	if r.IntN(20) == 0 {
+		c.args["task_id"] = "no-such-task"
+	}
+	k := [2]string{c.p.id, t.ID}
+	switch y := r.IntN(100); {
+	case y < 40 && len(g.taskKeys[k]) > 0:
+		c.args["idempotency_key"] = g.pick(g.taskKeys[k])
+	case y < 50:
+		var all []string
+		for kk, v := range g.taskKeys {
+			if kk[1] == t.ID {
+				all = append(all, v...)
+			}
+		}
+		c.args["idempotency_key"] = g.pick(all)
+	default:
+		key := fmt.Sprintf("key-%d", i)
+		c.args["idempotency_key"] = key
+		g.taskKeys[k] = append(g.taskKeys[k], key)
+	}
+	switch y := r.IntN(100); {
+	case y < 65:
+	case y < 88 && t.RequestMessage != nil:
+		c.args["wake"] = map[string]any{"message_id": *t.RequestMessage}
+	case y < 91:
+		c.args["wake"] = map[string]any{"message_id": g.pick(g.requests)}
+	case y < 94:
+		c.args["wake"] = map[string]any{"message_id": g.pick(g.others)}
+	case y < 99:
+		c.args["wake"] = map[string]any{"message_id": g.pick(g.mentions)}
+	default:
+		c.args["wake"] = map[string]any{"message_id": "no-such-message"}
+	}
+	return c
+}

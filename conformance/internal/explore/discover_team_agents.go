@@ -207,3 +207,34 @@ func diffSet(want, got []any, key string) string {
 	}
 	return ""
 }
+
+// discover is a discover_team_agents call on one of the world's
+// projects, by anyone; sometimes the same caller asks about every project
+// first, up to n calls in all.
+func (g *generator) discover(n int) *command {
+	r := g.r
+	c := &command{tool: "discover_team_agents", args: map[string]any{"project": g.w.Projects[r.IntN(len(g.w.Projects))].Slug}}
+	switch y := r.IntN(100); {
+	case y < 40:
+		c.p = principal{kind: "agent", id: g.pick(g.agents)}
+	case y < 60:
+		c.p = principal{kind: "runner", id: g.pick(g.runners)}
+	case y < 90:
+		c.p = g.credOrElse(principal{kind: "agent", id: g.pick(g.agents)})
+	default:
+		c.p = g.nobody()
+	}
+	if r.IntN(8) == 0 {
+		c.args["project"] = "no-such-project"
+	}
+	if r.IntN(3) == 0 && len(g.out) < n-1 && len(g.w.Projects) > 1 {
+		// The same caller asks about every project, one after the other:
+		// what one answer says must not leak into the next.
+		for _, p := range g.w.Projects {
+			if len(g.out) < n-1 && p.Slug != c.args["project"] {
+				g.out = append(g.out, &command{p: c.p, tool: c.tool, args: map[string]any{"project": p.Slug}})
+			}
+		}
+	}
+	return c
+}
