@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
@@ -241,12 +242,15 @@ func (g *generator) claimTask(i int) *command {
 	case y < 40 && len(g.taskKeys[k]) > 0:
 		c.args["idempotency_key"] = g.pick(g.taskKeys[k])
 	case y < 50:
+		// Any runner's key for the task, in an order the seed fixes (not
+		// the map's).
 		var all []string
 		for kk, v := range g.taskKeys {
 			if kk[1] == t.ID {
 				all = append(all, v...)
 			}
 		}
+		slices.Sort(all)
 		c.args["idempotency_key"] = g.pick(all)
 	default:
 		key := fmt.Sprintf("key-%d", i)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -129,5 +130,19 @@ func TestRemoveSteps(t *testing.T) {
 	}
 	if !slices.Equal([]string{out[0].tool}, []string{"claim_task"}) {
 		t.Errorf("first step %s", out[0].tool)
+	}
+}
+
+// TestSequencesReproducible: the same seed and index generate the same
+// world and the same calls, every time ("the same seed, budget and server
+// explore the same sequences").
+func TestSequencesReproducible(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		for i := range 25 {
+			a, b := genSequence(seed, i), genSequence(seed, i)
+			if !bytes.Equal(a.world.Marshal(), b.world.Marshal()) || !reflect.DeepEqual(a.cmds, b.cmds) {
+				t.Fatalf("seed %d, sequence %d: two generations differ", seed, i)
+			}
+		}
 	}
 }
