@@ -1,4 +1,8 @@
-package main
+// Package prickleconformance is the prickle-conformance command (see
+// cmd/prickle-conformance): it loads the pages to certify against and
+// the suite, runs it with package conformance against the server the
+// command line names, and prints and writes the report.
+package prickleconformance
 
 import (
 	"context"
@@ -7,11 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"regexp"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance"
@@ -27,7 +29,9 @@ const (
 	exitUsage = cmdline.ExitUsage
 )
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Main runs one prickle-conformance command line until it is done or ctx
+// is; it returns the exit status. stdin is not read.
+func Main(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "trace" {
 		return runTrace(args[1:], stdout, stderr)
 	}
@@ -35,7 +39,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "prickle-conformance", cmdline.Version())
 		return exitOK
 	}
-	return runSuite(args, stdout, stderr)
+	return runSuite(ctx, args, stdout, stderr)
 }
 
 func usageErr(stderr io.Writer, format string, args ...any) int {
@@ -94,7 +98,7 @@ func loadSpec(stderr io.Writer, pagesPath, scriptsDir string) (*spec.Spec, strin
 	return sp, source, scripts, true
 }
 
-func runSuite(args []string, stdout, stderr io.Writer) int {
+func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("prickle-conformance", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	serverCmd := fs.String("server-cmd", "", "start a fresh server per script with sh -c `CMD` (see PRICKLE_* in conformance/README.md)")
@@ -153,7 +157,7 @@ flags:
 	opts := conformance.Options{Profile: prof, Spec: sp, SpecSource: source, Parallel: *parallel, Run: filter,
 		Verbose: *verbose, Progress: stdout, Explore: *explore, Seed: *seed, SaveDir: *save, KeepDir: *keep}
 	if *list {
-		if err := conformance.WriteList(stdout, opts.Select(scripts), opts.Explores()); err != nil {
+		if err := writeList(stdout, opts.Select(scripts), opts.Explores()); err != nil {
 			return usageErr(stderr, "%v", err)
 		}
 		return exitOK
@@ -192,7 +196,7 @@ flags:
 		if err != nil {
 			return usageErr(stderr, "--expected-failures: %v", err)
 		}
-		names, err := conformance.ReadExpectedFailures(f)
+		names, err := readExpectedFailures(f)
 		f.Close()
 		if err != nil {
 			return usageErr(stderr, "--expected-failures %s: %v", *xfailFile, err)
@@ -210,8 +214,6 @@ flags:
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	rep, err := conformance.Run(ctx, scripts, opts)
 	var unreachable *conformance.UnreachableError
 	switch {
@@ -223,11 +225,11 @@ flags:
 		return exitUsage
 	}
 	code := exitOK
-	if err := rep.WriteFiles(*jsonOut, *junit); err != nil {
+	if err := writeReports(rep, *jsonOut, *junit); err != nil {
 		fmt.Fprintf(stderr, "prickle-conformance: report: %v\n", err)
 		code = exitUsage
 	}
-	conformance.WriteSummary(stdout, rep)
+	writeSummary(stdout, rep)
 	if code == exitOK && !rep.Clean() {
 		code = exitFail
 	}
@@ -262,7 +264,7 @@ flags:
 		fmt.Fprintf(stderr, "prickle-conformance: %v\n", err)
 		return exitUsage
 	}
-	if err := conformance.WriteTrace(stdout, rows, problems, *asJSON); err != nil {
+	if err := writeTrace(stdout, rows, problems, *asJSON); err != nil {
 		return exitUsage
 	}
 	for _, p := range problems {
