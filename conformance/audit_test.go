@@ -99,7 +99,7 @@ var refusedRe = regexp.MustCompile(`^(?:\[[a-z]+\]\s+)?!?\s*refused\s+(\S+)`)
 // code the script demands is named by one of them.
 func TestScriptsNameTheirDecisions(t *testing.T) {
 	decisions := readmeDecisions(t)
-	scripts, err := HandWritten()
+	scripts, err := handWritten()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func writeSeedFixture(t *testing.T) (string, []world.Token) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), FixtureFile)
+	file := filepath.Join(t.TempDir(), suite.FixtureFile)
 	if err := os.WriteFile(file, fx, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -27,15 +27,11 @@ var untestableMD []byte
 //go:embed examples.md
 var examplesMD []byte
 
-// FixtureFile is the name of the file in a script's archive that holds the
-// world the script needs.
-const FixtureFile = suite.FixtureFile
-
 // Script is one conformance script.
 type Script = suite.Script
 
-// HandWritten returns the scripts embedded in the package, sorted by name.
-func HandWritten() ([]*Script, error) {
+// handWritten returns the scripts embedded in the package, sorted by name.
+func handWritten() ([]*Script, error) {
 	entries, err := fs.ReadDir(scriptFS, "scripts")
 	if err != nil {
 		return nil, err
@@ -94,7 +90,7 @@ func LoadScripts(dir string) ([]*Script, error) {
 // explores besides; exploration is ExploreScript among the scripts' names. Warnings name spec constraints the
 // generator could not turn into a case.
 func Suite(sp *spec.Spec, extra ...*Script) (scripts []*Script, warnings []string, err error) {
-	hw, err := HandWritten()
+	hw, err := handWritten()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,27 +106,27 @@ func Suite(sp *spec.Spec, extra ...*Script) (scripts []*Script, warnings []strin
 	return scripts, warnings, nil
 }
 
-// Untestable is a sentence the suite cannot test from outside the server,
+// untestable is a sentence the suite cannot test from outside the server,
 // with the reason.
-type Untestable struct {
+type untestable struct {
 	ID     string
 	Reason string
 }
 
 var untestableRe = regexp.MustCompile("^- `?([a-z0-9_]+#[0-9a-f]{8}(?:-[0-9]+)?)`?:\\s*(.+)$")
 
-// UntestableSentences returns the entries of untestable.md: lines of the
+// untestableSentences returns the entries of untestable.md: lines of the
 // form "- TOOL#HASH: reason".
-func UntestableSentences() ([]Untestable, error) { return readReasons("untestable.md", untestableMD) }
+func untestableSentences() ([]untestable, error) { return readReasons("untestable.md", untestableMD) }
 
-// ExampleExceptions returns the entries of examples.md: the sentences by
+// exampleExceptions returns the entries of examples.md: the sentences by
 // which a tool's documented example input cannot succeed against the seed
 // world ("- TOOL#HASH: reason"; the tool is the sentence's).
-func ExampleExceptions() ([]Untestable, error) { return readReasons("examples.md", examplesMD) }
+func exampleExceptions() ([]untestable, error) { return readReasons("examples.md", examplesMD) }
 
 // readReasons reads "- TOOL#HASH: reason" lines.
-func readReasons(file string, src []byte) ([]Untestable, error) {
-	var out []Untestable
+func readReasons(file string, src []byte) ([]untestable, error) {
+	var out []untestable
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	n := 0
 	for sc.Scan() {
@@ -143,7 +139,7 @@ func readReasons(file string, src []byte) ([]Untestable, error) {
 		if m == nil {
 			return nil, fmt.Errorf("%s:%d: want \"- TOOL#HASH: reason\", got %q", file, n, line)
 		}
-		out = append(out, Untestable{ID: m[1], Reason: m[2]})
+		out = append(out, untestable{ID: m[1], Reason: m[2]})
 	}
 	return out, nil
 }
@@ -161,7 +157,7 @@ type TraceRow struct {
 // are neither covered nor explained, and IDs in scripts or untestable.md
 // that the spec does not have (a sentence was edited).
 func Trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []string, err error) {
-	unt, err := UntestableSentences()
+	unt, err := untestableSentences()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,7 +196,7 @@ func Trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []string
 			stale = append(stale, fmt.Sprintf("untestable.md lists %s, which the spec does not have (was the sentence edited?)", u.ID))
 		}
 	}
-	exc, err := ExampleExceptions()
+	exc, err := exampleExceptions()
 	if err != nil {
 		return nil, nil, err
 	}

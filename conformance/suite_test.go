@@ -9,6 +9,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -63,9 +64,19 @@ func TestTraceCatchesEditedSentence(t *testing.T) {
 // fixture is a world the suite can materialize (fresh tokens, relative
 // times resolved).
 func TestHandWrittenScripts(t *testing.T) {
-	scripts, err := conformance.HandWritten()
+	sp, err := spec.LoadBundled()
 	if err != nil {
 		t.Fatal(err)
+	}
+	all, _, err := conformance.Suite(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scripts []*conformance.Script
+	for _, s := range all {
+		if !s.Derived {
+			scripts = append(scripts, s)
+		}
 	}
 	if len(scripts) < 15 {
 		t.Errorf("only %d hand-written scripts", len(scripts))
@@ -81,7 +92,7 @@ func TestHandWrittenScripts(t *testing.T) {
 			t.Errorf("%s: path %q", s.Name, s.Path)
 		}
 		for _, f := range txtar.Parse(s.Archive).Files {
-			if f.Name != conformance.FixtureFile {
+			if f.Name != suite.FixtureFile {
 				continue
 			}
 			var w map[string]any

@@ -74,7 +74,7 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 		}
 	}
 	listRan := slices.ContainsFunc(results, func(r *Result) bool { return len(r.Served) > 0 })
-	exceptions, err := ExampleExceptions()
+	exceptions, err := exampleExceptions()
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 		if ex == nil || ex.Status == Skip {
 			continue // said above
 		}
-		i := slices.IndexFunc(exceptions, func(u Untestable) bool { return strings.HasPrefix(u.ID, t.Name+"#") })
+		i := slices.IndexFunc(exceptions, func(u untestable) bool { return strings.HasPrefix(u.ID, t.Name+"#") })
 		if i >= 0 {
 			continue
 		}
