@@ -255,7 +255,7 @@ func (d *deriver) base(path []string) (map[string]any, map[string]any, bool) {
 		}
 		next, ok := cur[p].(map[string]any)
 		if !ok {
-			v, ok := validValue(ps)
+			v, ok := minimal(ps)
 			if !ok {
 				return nil, nil, false
 			}
@@ -382,7 +382,7 @@ func (d *deriver) warn(path []string, field, kw, why string) {
 func (d *deriver) field(n *jsonschema.Schema, path []string) {
 	parent, name := path[:len(path)-1], path[len(path)-1]
 	// Start from the example's own value where it has one.
-	valid, ok := validValue(n)
+	valid, ok := minimal(n)
 	if _, obj, found := d.base(parent); found {
 		if v, has := obj[name]; has {
 			valid, ok = v, true
@@ -590,7 +590,7 @@ func (d *deriver) propertyCounts(n *jsonschema.Schema, path []string) {
 	}
 	if hi, ok := numberOf(n, "maxProperties"); ok {
 		case_("maxProperties", fmt.Sprintf("has more than %d properties", int(hi)), func(obj map[string]any) bool {
-			return addProperties(n, obj, int(hi)+1)
+			return n.AddProperties(obj, int(hi)+1) == nil
 		})
 	}
 	if lo, ok := numberOf(n, "minProperties"); ok && lo >= 1 {
@@ -608,73 +608,6 @@ func (d *deriver) propertyCounts(n *jsonschema.Schema, path []string) {
 	}
 }
 
-// addProperties grows obj to want properties, each valid where it lands:
-// named properties first, then the others the schema allows. It reports
-// whether it could.
-func addProperties(n *jsonschema.Schema, obj map[string]any, want int) bool {
-	props, names := props(n)
-	for _, name := range names {
-		if len(obj) >= want {
-			return true
-		}
-		if _, has := obj[name]; !has {
-			if v, ok := validValue(props[name]); ok {
-				obj[name] = v
-			}
-		}
-	}
-	return len(obj) >= want || n.AddProperties(obj, want) == nil
-}
-
-// distinctItems grows arr to want items, each valid against the item
-// schema is and none equal to another, for string, integer and enumerated
-// items. It reports whether it could.
-func distinctItems(is *jsonschema.Schema, arr []any, want int) ([]any, bool) {
-	if is == nil || want > 10000 {
-		return nil, false
-	}
-	seen := map[string]bool{}
-	for _, v := range arr {
-		seen[script.JSON(v)] = true
-	}
-	add := func(v any) {
-		if k := script.JSON(v); !seen[k] && len(arr) < want {
-			seen[k] = true
-			arr = append(arr, v)
-		}
-	}
-	if v, _ := decoded(is, "enum"); v != nil {
-		enum, _ := v.([]any)
-		for _, e := range enum {
-			add(e)
-		}
-		return arr, len(arr) == want
-	}
-	types := is.Types()
-	switch {
-	case slicesContains(types, "string"):
-		base, _ := validValue(is)
-		b, _ := base.(string)
-		for i := 0; len(arr) < want && i < 4*want+100; i++ {
-			for _, s := range []string{b + strconv.Itoa(i), strconv.Itoa(i), b + string(rune('a'+i%26)) + strconv.Itoa(i/26)} {
-				if matchesPattern(is, s) && lengthOK(is, s) {
-					add(s)
-				}
-			}
-		}
-	case slicesContains(types, "integer"):
-		lo, hasLo := numberOf(is, "minimum")
-		hi, hasHi := numberOf(is, "maximum")
-		if !hasLo {
-			lo = 0
-		}
-		for i := 0; len(arr) < want && (!hasHi || lo+float64(i) <= hi); i++ {
-			add(number(lo+float64(i), true))
-		}
-	}
-	return arr, len(arr) == want
-}
-
 // arrayBreakers returns the breakers of an array's own keywords (minItems,
 // maxItems, uniqueItems) and of its items, given its valid value arr.
 func (d *deriver) arrayBreakers(n *jsonschema.Schema, path []string, arr []any) []breaker {
@@ -687,7 +620,7 @@ func (d *deriver) arrayBreakers(n *jsonschema.Schema, path []string, arr []any) 
 	if itemOK {
 		item = arr[0]
 	} else if is != nil {
-		if v, ok := validValue(is); ok {
+		if v, ok := minimal(is); ok {
 			item, itemOK = v, true
 		} else if v, err := is.Instance(); err == nil {
 			item, itemOK = v, true
@@ -701,7 +634,7 @@ func (d *deriver) arrayBreakers(n *jsonschema.Schema, path []string, arr []any) 
 			bad := slices.Clone(arr)
 			unique, _ := decoded(n, "uniqueItems")
 			if unique == true {
-				more, ok := distinctItems(is, bad, int(hi)+1)
+				more, ok := is.DistinctItems(bad, int(hi)+1)
 				if !ok {
 					d.warnAt(path, "maxItems", "could not make that many distinct items")
 					break
@@ -848,50 +781,17 @@ func jsonTypeNum(v any) string {
 	return "?"
 }
 
-// matchPattern matches s against n's pattern (true without one). decided
-// is false when the pattern does not compile or the match did not finish
-// in time: s then proves nothing either way.
-func matchPattern(n *jsonschema.Schema, s string) (ok, decided bool) {
-	p, has := n.String("pattern")
-	if !has {
-		return true, true
-	}
-	re, err := ecmaregex.Compile(p)
-	if err != nil {
-		return false, false
-	}
-	m, err := re.MatchString(s)
-	return m, err == nil
-}
-
-// matchesPattern reports whether s is known to match n's pattern.
-func matchesPattern(n *jsonschema.Schema, s string) bool {
-	ok, decided := matchPattern(n, s)
-	return ok && decided
-}
-
-func lengthOK(n *jsonschema.Schema, s string) bool {
-	l := float64(utf8.RuneCountInString(s))
-	if lo, ok := numberOf(n, "minLength"); ok && l < lo {
-		return false
-	}
-	if hi, ok := numberOf(n, "maxLength"); ok && l > hi {
-		return false
-	}
-	return true
-}
-
 func shortString(n *jsonschema.Schema, valid string, l int) (string, bool) {
 	if l == 0 {
 		return "", true
 	}
 	r := []rune(valid)
-	if len(r) >= l && matchesPattern(n, string(r[:l])) {
+	if len(r) >= l && n.MatchesPattern(string(r[:l])) {
 		return string(r[:l]), true
 	}
 	for _, c := range []string{"a", "0", "x", "A"} {
 		s := strings.Repeat(c, l)
-		if matchesPattern(n, s) {
+		if n.MatchesPattern(s) {
 			return s, true
 		}
 	}
@@ -910,7 +810,7 @@ func longString(n *jsonschema.Schema, valid string, l int) string {
 			s += f
 		}
 		s = string([]rune(s)[:l])
-		if matchesPattern(n, s) {
+		if n.MatchesPattern(s) {
 			return s
 		}
 	}
@@ -920,7 +820,7 @@ func longString(n *jsonschema.Schema, valid string, l int) string {
 func patternBreaker(n *jsonschema.Schema, valid string) (string, bool) {
 	candidates := []string{valid + "!", "!" + valid, valid + " x", "not valid!", "!", "-", "A", "a b", "?"}
 	for _, c := range candidates {
-		if ok, decided := matchPattern(n, c); decided && !ok && lengthOK(n, c) {
+		if ok, decided := n.MatchPattern(c); decided && !ok && n.FitsLength(c) {
 			return c, true
 		}
 	}
@@ -962,51 +862,9 @@ func outsideEnum(enum []any, valid any) (any, bool) {
 	return nil, false
 }
 
-// validValue makes a minimal value that satisfies n: objects with their
-// required properties only, arrays with their minItems; everything else
-// (scalars, const, enum, unions) is the schema model's Instance.
-func validValue(n *jsonschema.Schema) (any, bool) {
-	types := n.Types()
-	if n.HasAny("const", "enum") || len(types) == 0 || types[0] != "array" && types[0] != "object" {
-		v, err := n.Instance()
-		return v, err == nil
-	}
-	switch types[0] {
-	case "array":
-		arr := []any{}
-		if lo, ok := numberOf(n, "minItems"); ok && lo >= 1 {
-			is := n.Sub("items")
-			if is == nil {
-				return nil, false
-			}
-			v, ok := validValue(is)
-			if !ok || n.Has("uniqueItems") && lo > 1 {
-				return nil, false
-			}
-			for len(arr) < int(lo) {
-				arr = append(arr, v)
-			}
-		}
-		return arr, true
-	case "object":
-		props, _ := props(n)
-		obj := map[string]any{}
-		for _, r := range required(n) {
-			ps := props[r]
-			if ps == nil {
-				return nil, false
-			}
-			v, ok := validValue(ps)
-			if !ok {
-				return nil, false
-			}
-			obj[r] = v
-		}
-		if lo, ok := numberOf(n, "minProperties"); ok && len(obj) < int(lo) {
-			v, err := n.Instance()
-			return v, err == nil
-		}
-		return obj, true
-	}
-	return nil, false
+// minimal is the schema model's Minimal value of n, and whether there is
+// one.
+func minimal(n *jsonschema.Schema) (any, bool) {
+	v, err := n.Minimal()
+	return v, err == nil
 }
