@@ -27,9 +27,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 
 	"github.com/prickle-dev/prickle/internal/cmdline"
-	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
@@ -179,7 +179,7 @@ func connect(ctx context.Context, endpoint, token, protocol string) (*mcp.Client
 	c := mcp.NewClient(&mcp.Implementation{Name: "prickle-load", Version: cmdline.Version()}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:   endpoint,
-		HTTPClient: &http.Client{Transport: testkit.Bearer{Token: token, Base: tr}},
+		HTTPClient: &http.Client{Transport: &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}), Base: tr}},
 		MaxRetries: -1,
 	}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
