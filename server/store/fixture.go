@@ -9,13 +9,13 @@ import (
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
-// LoadFixture loads the world in r (package world: spec/world/FIXTURE.md,
-// checked against its schema) into the store, all or nothing, in one
+// LoadFixture loads the world in r (spec/world/FIXTURE.md, checked by
+// [world.Schema.Parse]) into the store, all or nothing, in one
 // transaction. The store may already hold a world: the fixture adds to
 // it, its ids must not collide with what is there, and its references may
 // name what is there. It returns one IssuedToken per agent and per runner:
 // the fixture's plaintext token, or a freshly minted one where the fixture
-// gives none. A bad fixture is a *world.Error naming the JSON path of the
+// gives none. A bad fixture is a [*world.Error] naming the JSON path of the
 // bad entry and its place in the text (several schema violations are
 // joined with errors.Join; errors.As finds the first).
 func (s *Store) LoadFixture(ctx context.Context, r io.Reader) ([]IssuedToken, error) {
