@@ -35,6 +35,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(prickleconformance.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	code := prickleconformance.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

@@ -1,7 +1,8 @@
-// Package prickleconformance is the prickle-conformance command (see
-// cmd/prickle-conformance): it loads the pages to certify against and
-// the suite, runs it with package conformance against the server the
-// command line names, and prints and writes the report.
+// Package prickleconformance is the prickle-conformance command as a
+// function: cmd/prickle-conformance calls [Main], and tests run it
+// in-process. It loads the pages to certify against and the suite, runs
+// package conformance against the server the command line names, and
+// prints and writes the report.
 package prickleconformance
 
 import (
