@@ -16,6 +16,7 @@ import (
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/spec/seed"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // scriptT is a testscript.T for one script outside `go test`: failures
@@ -109,95 +110,21 @@ func (rn *Runner) Run(ctx context.Context, s *suite.Script, dir string) (res *su
 		res.Status, res.Reason = suite.Skip, reason
 		return res
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		res.Status, res.Reason = suite.Fail, err.Error()
-		return res
-	}
-	// Every script gets a world: its own, or the standard seed world, with
-	// fresh tokens and its relative times resolved.
-	a := txtar.Parse(s.Archive)
-	src := seed.JSON()
-	at := -1
-	for i, f := range a.Files {
-		if f.Name == suite.FixtureFile {
-			src, at = f.Data, i
-		}
-	}
-	now := suite.Now()
-	fx, fxTokens, err := suite.Materialize(src, now)
+	file, now, tokens, err := rn.materialize(s, dir)
 	if err != nil {
-		res.Status, res.Reason = suite.Fail, fmt.Sprintf("%s: %v", s.Cite(), err)
-		return res
-	}
-	if at >= 0 {
-		a.Files[at].Data = fx
-	} else {
-		a.Files = append(a.Files, txtar.File{Name: suite.FixtureFile, Data: fx})
-	}
-	file := filepath.Join(dir, SafeName(s.Name)+".txtar")
-	if err := os.WriteFile(file, txtar.Format(a), 0o600); err != nil {
 		res.Status, res.Reason = suite.Fail, err.Error()
 		return res
 	}
 	if rn.Keep {
 		res.Kept = file
-		if err := os.WriteFile(filepath.Join(dir, suite.FixtureFile), fx, 0o600); err != nil {
-			res.Status, res.Reason = suite.Fail, err.Error()
-			return res
-		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, rn.Timeout)
 	defer cancel()
 	st := &scriptState{ix: rn.Index, profile: rn.Profile, ctx: ctx, fixtureNow: now, succeeded: map[string]int{}}
-	for _, t := range fxTokens {
+	for _, t := range tokens {
 		st.secrets = append(st.secrets, t.Token)
 	}
-	var setupErr error
-	var inst *suite.Instance
-	p := testscript.Params{
-		Files: []string{file},
-		Cmds:  commands(),
-		Condition: func(cond string) (bool, error) {
-			switch cond {
-			case "reference":
-				return rn.Profile == suite.Reference, nil
-			case "core":
-				return rn.Profile == suite.Core, nil
-			}
-			return false, fmt.Errorf("unknown condition %q (the suite knows [reference] and [core])", cond)
-		},
-		Setup: func(env *testscript.Env) error {
-			var err error
-			inst, err = rn.Target.Start(ctx, s, filepath.Join(env.WorkDir, suite.FixtureFile), filepath.Join(dir, "server"))
-			if err != nil {
-				setupErr = err
-				return fmt.Errorf("starting the server: %w", err)
-			}
-			if inst.Stop != nil {
-				env.Defer(inst.Stop)
-			}
-			st.client = wire.NewClient(inst.Endpoint, nil)
-			env.Defer(st.client.Close)
-			st.tokens = inst.Tokens
-			for _, t := range inst.Tokens {
-				st.secrets = append(st.secrets, t.Token)
-			}
-			env.Values[stateKey{}] = st
-			env.Setenv("PRICKLE_ENDPOINT", inst.Endpoint)
-			return nil
-		},
-	}
-	t := &scriptT{verbose: rn.Verbose}
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(tPanicky); !ok {
-					panic(r)
-				}
-			}
-		}()
-		testscript.RunT(t, p)
-	}()
+	t, inst, setupErr := rn.exec(s, dir, file, st)
 	res.Checks, res.Calls, res.Served = st.checks, st.calls, st.served
 	if len(st.succeeded) > 0 {
 		res.Succeeded = st.succeeded
@@ -223,6 +150,93 @@ func (rn *Runner) Run(ctx context.Context, s *suite.Script, dir string) (res *su
 		}
 	}
 	return res
+}
+
+// materialize writes s into dir with its world, its own or the standard
+// seed world, materialized at now (fresh tokens, relative times
+// resolved), and returns the file, now and the world's tokens. With Keep,
+// the world is written beside it too.
+func (rn *Runner) materialize(s *suite.Script, dir string) (file string, now time.Time, tokens []world.Token, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", now, nil, err
+	}
+	a := txtar.Parse(s.Archive)
+	src := seed.JSON()
+	at := -1
+	for i, f := range a.Files {
+		if f.Name == suite.FixtureFile {
+			src, at = f.Data, i
+		}
+	}
+	now = suite.Now()
+	fx, tokens, err := suite.Materialize(src, now)
+	if err != nil {
+		return "", now, nil, fmt.Errorf("%s: %w", s.Cite(), err)
+	}
+	if at >= 0 {
+		a.Files[at].Data = fx
+	} else {
+		a.Files = append(a.Files, txtar.File{Name: suite.FixtureFile, Data: fx})
+	}
+	file = filepath.Join(dir, SafeName(s.Name)+".txtar")
+	if err := os.WriteFile(file, txtar.Format(a), 0o600); err != nil {
+		return "", now, nil, err
+	}
+	if rn.Keep {
+		if err := os.WriteFile(filepath.Join(dir, suite.FixtureFile), fx, 0o600); err != nil {
+			return "", now, nil, err
+		}
+	}
+	return file, now, tokens, nil
+}
+
+// exec runs the materialized script file against a server the target
+// starts for it, with the commands sharing st; it returns the run's log
+// and outcome, the server, and why it did not start.
+func (rn *Runner) exec(s *suite.Script, dir, file string, st *scriptState) (t *scriptT, inst *suite.Instance, setupErr error) {
+	p := testscript.Params{
+		Files: []string{file},
+		Cmds:  commands(),
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "reference":
+				return rn.Profile == suite.Reference, nil
+			case "core":
+				return rn.Profile == suite.Core, nil
+			}
+			return false, fmt.Errorf("unknown condition %q (the suite knows [reference] and [core])", cond)
+		},
+		Setup: func(env *testscript.Env) error {
+			var err error
+			inst, err = rn.Target.Start(st.ctx, s, filepath.Join(env.WorkDir, suite.FixtureFile), filepath.Join(dir, "server"))
+			if err != nil {
+				setupErr = err
+				return fmt.Errorf("starting the server: %w", err)
+			}
+			if inst.Stop != nil {
+				env.Defer(inst.Stop)
+			}
+			st.client = wire.NewClient(inst.Endpoint, nil)
+			env.Defer(st.client.Close)
+			st.tokens = inst.Tokens
+			for _, t := range inst.Tokens {
+				st.secrets = append(st.secrets, t.Token)
+			}
+			env.Values[stateKey{}] = st
+			env.Setenv("PRICKLE_ENDPOINT", inst.Endpoint)
+			return nil
+		},
+	}
+	t = &scriptT{verbose: rn.Verbose}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(tPanicky); !ok {
+				panic(r)
+			}
+		}
+	}()
+	testscript.RunT(t, p)
+	return t, inst, setupErr
 }
 
 func lastLines(s string, n int) string {

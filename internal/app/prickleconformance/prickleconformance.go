@@ -163,55 +163,12 @@ flags:
 		}
 		return exitOK
 	}
-	switch {
-	case *serverCmd != "" && *rawURL != "":
-		return usageErr(stderr, "--server-cmd and --url exclude each other")
-	case *serverCmd != "":
-		if *tokensFile != "" {
-			return usageErr(stderr, "--tokens goes with --url (with --server-cmd the tokens come from the fixtures)")
-		}
-		opts.Target = &conformance.CmdTarget{Command: *serverCmd, Path: *mcpPath, StartTimeout: *startTimeout}
-	case *rawURL != "":
-		if *tokensFile == "" {
-			return usageErr(stderr, "--url needs --tokens FILE (the server's tokens, prickled --tokens-out format)")
-		}
-		endpoint, err := cmdline.MCPEndpoint(*rawURL)
-		if err != nil {
-			return usageErr(stderr, "--url: %v", err)
-		}
-		f, err := os.Open(*tokensFile)
-		if err != nil {
-			return usageErr(stderr, "--tokens: %v", err)
-		}
-		toks, err := world.ReadTokens(f)
-		f.Close()
-		if err != nil {
-			return usageErr(stderr, "--tokens %s: %v", *tokensFile, err)
-		}
-		opts.Target = &conformance.URLTarget{Endpoint: endpoint, Tokens: toks}
-	default:
-		return usageErr(stderr, "say which server to test: --server-cmd 'CMD' or --url URL --tokens FILE (-h for help)")
+	if opts.Target, err = target(*serverCmd, *rawURL, *tokensFile, *mcpPath, *startTimeout); err != nil {
+		return usageErr(stderr, "%v", err)
 	}
 	if *xfailFile != "" {
-		f, err := os.Open(*xfailFile)
-		if err != nil {
-			return usageErr(stderr, "--expected-failures: %v", err)
-		}
-		names, err := readExpectedFailures(f)
-		f.Close()
-		if err != nil {
-			return usageErr(stderr, "--expected-failures %s: %v", *xfailFile, err)
-		}
-		known := map[string]bool{conformance.ExploreScript: true}
-		for _, s := range scripts {
-			known[s.Name] = true
-		}
-		opts.ExpectedFailures = map[string]bool{}
-		for _, n := range names {
-			if !known[n] {
-				return usageErr(stderr, "--expected-failures %s: no script is named %q", *xfailFile, n)
-			}
-			opts.ExpectedFailures[n] = true
+		if opts.ExpectedFailures, err = expectedFailures(*xfailFile, scripts); err != nil {
+			return usageErr(stderr, "%v", err)
 		}
 	}
 
@@ -235,6 +192,66 @@ flags:
 		code = exitFail
 	}
 	return code
+}
+
+// target is the server the command line names: a command that starts it
+// (--server-cmd), or one running at a URL with its tokens (--url,
+// --tokens).
+func target(serverCmd, rawURL, tokensFile, mcpPath string, startTimeout time.Duration) (conformance.Target, error) {
+	switch {
+	case serverCmd != "" && rawURL != "":
+		return nil, errors.New("--server-cmd and --url exclude each other")
+	case serverCmd != "":
+		if tokensFile != "" {
+			return nil, errors.New("--tokens goes with --url (with --server-cmd the tokens come from the fixtures)")
+		}
+		return &conformance.CmdTarget{Command: serverCmd, Path: mcpPath, StartTimeout: startTimeout}, nil
+	case rawURL != "":
+		if tokensFile == "" {
+			return nil, errors.New("--url needs --tokens FILE (the server's tokens, prickled --tokens-out format)")
+		}
+		endpoint, err := cmdline.MCPEndpoint(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("--url: %w", err)
+		}
+		f, err := os.Open(tokensFile)
+		if err != nil {
+			return nil, fmt.Errorf("--tokens: %w", err)
+		}
+		toks, err := world.ReadTokens(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("--tokens %s: %w", tokensFile, err)
+		}
+		return &conformance.URLTarget{Endpoint: endpoint, Tokens: toks}, nil
+	}
+	return nil, errors.New("say which server to test: --server-cmd 'CMD' or --url URL --tokens FILE (-h for help)")
+}
+
+// expectedFailures reads the expected-failures file, every name in it a
+// script of the suite or exploration.
+func expectedFailures(file string, scripts []*conformance.Script) (map[string]bool, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("--expected-failures: %w", err)
+	}
+	names, err := readExpectedFailures(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("--expected-failures %s: %w", file, err)
+	}
+	known := map[string]bool{conformance.ExploreScript: true}
+	for _, s := range scripts {
+		known[s.Name] = true
+	}
+	out := map[string]bool{}
+	for _, n := range names {
+		if !known[n] {
+			return nil, fmt.Errorf("--expected-failures %s: no script is named %q", file, n)
+		}
+		out[n] = true
+	}
+	return out, nil
 }
 
 func runTrace(args []string, stdout, stderr io.Writer) int {
