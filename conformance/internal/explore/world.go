@@ -105,37 +105,79 @@ var (
 // state (some timed out by their deadline), tasks, and earlier claims made
 // long ago, expired, live or superseded.
 func genWorld(r *rand.Rand) *world.World {
-	w := &world.World{Version: world.Version}
+	g := &worldGen{r: r, w: &world.World{Version: world.Version}, members: map[string][]string{},
+		agentsOf: map[string][]string{}, runnersOf: map[string][]string{}, general: map[string]string{},
+		private: map[[2]string]string{}, minutes: 600, requestProject: map[string]string{}, requestOwner: map[string]string{}}
+	g.projectsAndPeople()
+	g.agents()
+	g.rooms()
+	for _, p := range g.projects {
+		g.conversations(p)
+	}
+	g.tasks()
+	deriveReplyPosted(g.w)
+	return g.w
+}
+
+// worldGen generates one world, part after part, each drawing from r in
+// turn: the world's shape is the seed's.
+type worldGen struct {
+	r *rand.Rand
+	w *world.World
+	// projects and people are the slugs and handles; members the people
+	// of each project.
+	projects, people []string
+	members          map[string][]string
+	// agentsOf are the agents of each person; runnersOf the runners of
+	// each agent.
+	agentsOf, runnersOf map[string][]string
+	// general is each project's general room; private each member's
+	// private room in it.
+	general map[string]string
+	private map[[2]string]string
+	// msgN counts the messages; their created_at counts down to now from
+	// minutes ago, in fixture order.
+	msgN, minutes int
+	// requests are the task requests, with their project and owner.
+	requests                     []string
+	requestProject, requestOwner map[string]string
+}
+
+// projectsAndPeople adds the projects, the people and the memberships:
+// the first person is in every project (so one caller sees several
+// teams); each other person joins at least one.
+func (g *worldGen) projectsAndPeople() {
+	r, w := g.r, g.w
 	nProjects := 2 + r.IntN(2)
 	nPeople := 3 + r.IntN(3)
-	projects := genProjects[:nProjects]
-	people := genPeople[:nPeople]
-	for _, p := range projects {
+	g.projects = genProjects[:nProjects]
+	g.people = genPeople[:nPeople]
+	for _, p := range g.projects {
 		w.Projects = append(w.Projects, world.Project{Slug: p, Name: strings.ToUpper(p[:1]) + p[1:]})
 	}
-	for _, h := range people {
+	for _, h := range g.people {
 		p := world.Person{Handle: h, DisplayName: strings.ToUpper(h[:1]) + h[1:] + " Tester", Color: r.IntN(8), Away: r.IntN(4) == 0}
 		if r.IntN(2) == 0 {
 			p.AvatarURL = ptr(fmt.Sprintf("https://avatars.example.com/%s.png", h))
 		}
 		w.People = append(w.People, p)
 	}
-	// Memberships: the first person is in every project (so one caller
-	// sees several teams); each other person joins at least one.
-	members := map[string][]string{}
-	for pi, h := range people {
-		for qi, p := range projects {
+	for pi, h := range g.people {
+		for qi, p := range g.projects {
 			in := pi == 0 || r.IntN(2) == 0 || (qi == pi%nProjects)
 			if in {
-				members[p] = append(members[p], h)
+				g.members[p] = append(g.members[p], h)
 				w.Memberships = append(w.Memberships, world.Membership{Project: p, Person: h})
 			}
 		}
 	}
-	// Agents and runners.
-	agentsOf := map[string][]string{}
-	runnersOf := map[string][]string{}
-	for _, h := range people {
+}
+
+// agents adds one to three agents per person, each with no runner, one or
+// two.
+func (g *worldGen) agents() {
+	r, w := g.r, g.w
+	for _, h := range g.people {
 		n := 1 + r.IntN(3)
 		for _, name := range genAgentNames[:n] {
 			id := h + "/" + name
@@ -155,7 +197,7 @@ func genWorld(r *rand.Rand) *world.World {
 				a.Capabilities = append(a.Capabilities, world.Capability{Kind: capKinds[r.IntN(len(capKinds))], Name: fmt.Sprintf("cap-%d", r.IntN(100))})
 			}
 			w.Agents = append(w.Agents, a)
-			agentsOf[h] = append(agentsOf[h], id)
+			g.agentsOf[h] = append(g.agentsOf[h], id)
 			nr := 1
 			switch r.IntN(6) {
 			case 0:
@@ -166,98 +208,102 @@ func genWorld(r *rand.Rand) *world.World {
 			for k := 1; k <= nr; k++ {
 				rid := fmt.Sprintf("%s-%s-r%d", h, name, k)
 				w.Runners = append(w.Runners, world.Runner{ID: rid, Agent: id, Name: rid})
-				runnersOf[id] = append(runnersOf[id], rid)
+				g.runnersOf[id] = append(g.runnersOf[id], rid)
 			}
 		}
 	}
-	// Rooms: a general room per project, a private room per member.
-	general := map[string]string{}
-	private := map[[2]string]string{}
-	for _, p := range projects {
-		general[p] = p + "-general"
-		w.Rooms = append(w.Rooms, world.Room{ID: p + "-general", Project: p, Kind: "general", Name: "general"})
-		for _, h := range members[p] {
+}
+
+// rooms adds a general room per project and a private room per member.
+func (g *worldGen) rooms() {
+	for _, p := range g.projects {
+		g.general[p] = p + "-general"
+		g.w.Rooms = append(g.w.Rooms, world.Room{ID: p + "-general", Project: p, Kind: "general", Name: "general"})
+		for _, h := range g.members[p] {
 			id := p + "-" + h
-			private[[2]string{p, h}] = id
-			w.Rooms = append(w.Rooms, world.Room{ID: id, Project: p, Kind: "private", Owner: ptr(h), Name: h})
+			g.private[[2]string{p, h}] = id
+			g.w.Rooms = append(g.w.Rooms, world.Room{ID: id, Project: p, Kind: "private", Owner: ptr(h), Name: h})
 		}
 	}
-	msgN := 0
-	minutes := 600 // created_at counts down to now, in fixture order
-	addMsg := func(m world.Message) string {
-		msgN++
-		m.ID = fmt.Sprintf("m%d", msgN)
-		minutes -= 1 + r.IntN(5)
-		if m.CreatedAt == "" {
-			m.CreatedAt = world.Time(fmt.Sprintf("now-%dm", max(minutes, 1)))
-		}
-		if m.Body == "" {
-			m.Body = fmt.Sprintf("Message %d.", msgN)
-		}
-		w.Messages = append(w.Messages, m)
-		return m.ID
+}
+
+// addMsg adds message m, with the next id and, unless it has one, the
+// next created_at, and returns its id.
+func (g *worldGen) addMsg(m world.Message) string {
+	g.msgN++
+	m.ID = fmt.Sprintf("m%d", g.msgN)
+	g.minutes -= 1 + g.r.IntN(5)
+	if m.CreatedAt == "" {
+		m.CreatedAt = world.Time(fmt.Sprintf("now-%dm", max(g.minutes, 1)))
 	}
-	var requests, mentions []string
-	requestProject := map[string]string{}
-	requestOwner := map[string]string{}
-	// Turns in private rooms.
-	for _, p := range projects {
-		for _, h := range members[p] {
-			room := private[[2]string{p, h}]
-			for range 1 + r.IntN(3) {
-				// A task request (some become a task's cause).
-				if r.IntN(2) == 0 {
-					id := addMsg(world.Message{Room: room, Kind: "task_request", Author: h, Body: "Task request: please do it."})
-					requests = append(requests, id)
-					requestProject[id], requestOwner[id] = p, h
-				}
-				msg := addMsg(world.Message{Room: room, Kind: "room_message", Author: h})
-				ags := slices.Clone(agentsOf[h])
-				r.Shuffle(len(ags), func(i, j int) { ags[i], ags[j] = ags[j], ags[i] })
-				if r.IntN(5) == 0 {
-					continue // a message that woke nobody
-				}
-				woken := ags[:1+r.IntN(len(ags))]
-				genTurn(r, w, msg, woken, general[p], runnersOf, addMsg)
+	if m.Body == "" {
+		m.Body = fmt.Sprintf("Message %d.", g.msgN)
+	}
+	g.w.Messages = append(g.w.Messages, m)
+	return m.ID
+}
+
+// conversations adds project p's messages: in each member's private room,
+// task requests and messages that woke the member's agents (turns); in
+// the general room, mentions and chat, which may wake an agent.
+func (g *worldGen) conversations(p string) {
+	r, w := g.r, g.w
+	for _, h := range g.members[p] {
+		room := g.private[[2]string{p, h}]
+		for range 1 + r.IntN(3) {
+			// A task request (some become a task's cause).
+			if r.IntN(2) == 0 {
+				id := g.addMsg(world.Message{Room: room, Kind: "task_request", Author: h, Body: "Task request: please do it."})
+				g.requests = append(g.requests, id)
+				g.requestProject[id], g.requestOwner[id] = p, h
 			}
-		}
-		// Mentions and chat in the general room; one may wake an agent.
-		for range 1 + r.IntN(2) {
-			h := members[p][r.IntN(len(members[p]))]
-			id := addMsg(world.Message{Room: general[p], Kind: "mention", Author: h, Body: "@someone please look."})
-			mentions = append(mentions, id)
-		}
-		if r.IntN(2) == 0 {
-			h := members[p][r.IntN(len(members[p]))]
-			id := addMsg(world.Message{Room: general[p], Kind: "room_message", Author: h})
-			if ags := agentsOf[h]; len(ags) > 0 && r.IntN(2) == 0 {
-				w.Turns = append(w.Turns, world.Turn{Message: id, Agents: []world.TurnAgent{{Agent: ags[0]}}})
+			msg := g.addMsg(world.Message{Room: room, Kind: "room_message", Author: h})
+			ags := slices.Clone(g.agentsOf[h])
+			r.Shuffle(len(ags), func(i, j int) { ags[i], ags[j] = ags[j], ags[i] })
+			if r.IntN(5) == 0 {
+				continue // a message that woke nobody
 			}
+			woken := ags[:1+r.IntN(len(ags))]
+			genTurn(r, w, msg, woken, g.general[p], g.runnersOf, g.addMsg)
 		}
 	}
-	// Tasks, routed to agents of members, some bound to a task request of
-	// the same project (by the routed agent's owner).
+	for range 1 + r.IntN(2) {
+		h := g.members[p][r.IntN(len(g.members[p]))]
+		g.addMsg(world.Message{Room: g.general[p], Kind: "mention", Author: h, Body: "@someone please look."})
+	}
+	if r.IntN(2) == 0 {
+		h := g.members[p][r.IntN(len(g.members[p]))]
+		id := g.addMsg(world.Message{Room: g.general[p], Kind: "room_message", Author: h})
+		if ags := g.agentsOf[h]; len(ags) > 0 && r.IntN(2) == 0 {
+			w.Turns = append(w.Turns, world.Turn{Message: id, Agents: []world.TurnAgent{{Agent: ags[0]}}})
+		}
+	}
+}
+
+// tasks adds two to four tasks per project, routed to agents of members,
+// some bound to a task request of the same project (by the routed agent's
+// owner), each with the earlier attempts genAttempts gives it.
+func (g *worldGen) tasks() {
+	r, w := g.r, g.w
 	taskN := 0
-	for _, p := range projects {
+	for _, p := range g.projects {
 		for range 2 + r.IntN(3) {
-			h := members[p][r.IntN(len(members[p]))]
-			ag := agentsOf[h][r.IntN(len(agentsOf[h]))]
+			h := g.members[p][r.IntN(len(g.members[p]))]
+			ag := g.agentsOf[h][r.IntN(len(g.agentsOf[h]))]
 			taskN++
 			t := world.Task{ID: fmt.Sprintf("t%d", taskN), Project: p, Agent: ag, Title: fmt.Sprintf("Task %d", taskN)}
 			if r.IntN(3) > 0 {
-				for _, req := range requests {
-					if requestProject[req] == p && requestOwner[req] == h && r.IntN(2) == 0 {
+				for _, req := range g.requests {
+					if g.requestProject[req] == p && g.requestOwner[req] == h && r.IntN(2) == 0 {
 						t.RequestMessage = ptr(req)
 						break
 					}
 				}
 			}
 			w.Tasks = append(w.Tasks, t)
-			genAttempts(r, w, t, runnersOf[ag])
+			genAttempts(r, w, t, g.runnersOf[ag])
 		}
 	}
-	deriveReplyPosted(w)
-	return w
 }
 
 // genTurn adds the turn of message msg, which woke the agents in wake
