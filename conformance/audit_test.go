@@ -11,6 +11,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/prickle-dev/prickle/conformance/internal/derive"
+	"github.com/prickle-dev/prickle/conformance/internal/explore"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -61,19 +63,18 @@ func names(para string, code string) bool {
 // decision the model cites exists.
 func TestModelRulesAreDocumented(t *testing.T) {
 	decisions := readmeDecisions(t)
-	for _, title := range citedDecisions {
+	for _, title := range explore.Decisions() {
 		if decisions[title] == "" {
 			t.Errorf("the model cites the decision %q, which server/README.md does not have", title)
 		}
 	}
-	for _, r := range modelRules {
-		title := strings.TrimPrefix(r.decision, "server/README.md: ")
-		para := decisions[title]
+	for _, r := range explore.Rules() {
+		para := decisions[r.Decision]
 		switch {
 		case para == "":
-			t.Errorf("rule %q: decision %q is not in server/README.md", r.what, title)
-		case !names(para, r.code):
-			t.Errorf("rule %q: the reference profile demands %s, which server/README.md's %q paragraph does not name", r.what, r.code, title)
+			t.Errorf("rule %q: decision %q is not in server/README.md", r.What, r.Decision)
+		case !names(para, r.Code):
+			t.Errorf("rule %q: the reference profile demands %s, which server/README.md's %q paragraph does not name", r.What, r.Code, r.Decision)
 		}
 	}
 }
@@ -85,7 +86,7 @@ func TestModelSentencesExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stale := staleCitations(sp); len(stale) > 0 {
+	if stale := explore.StaleCitations(sp); len(stale) > 0 {
 		t.Errorf("the model cites sentences the pages do not have: %v", stale)
 	}
 }
@@ -98,7 +99,7 @@ var refusedRe = regexp.MustCompile(`^(?:\[[a-z]+\]\s+)?!?\s*refused\s+(\S+)`)
 // code the script demands is named by one of them.
 func TestScriptsNameTheirDecisions(t *testing.T) {
 	decisions := readmeDecisions(t)
-	scripts, err := HandWritten()
+	scripts, err := handWritten()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestScriptsNameTheirDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	derived, _ := Derive(sp)
+	derived, _ := derive.Scripts(sp)
 	for _, s := range append(scripts, derived...) {
 		a := txtar.Parse(s.Archive)
 		var named []string

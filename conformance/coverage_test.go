@@ -46,7 +46,7 @@ func TestNewToolStubIsNotCertified(t *testing.T) {
 	// The reference server, serving the new tool as a stub: listed with
 	// its documented schemas; a call is validated (as discover_team_agents,
 	// whose schemas it shares) and then refused with not_implemented.
-	stub := rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+	stub := rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 		res, _ := msg["result"].(map[string]any)
 		switch {
 		case method == "tools/list":
@@ -91,7 +91,7 @@ func TestNewToolStubIsNotCertified(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	m := mutant{name: "stub-new-page", http: func(w *world) func(http.Handler) http.Handler {
+	m := mutant{name: "stub-new-page", http: func(w *scene) func(http.Handler) http.Handler {
 		// The stub sees the call under the new name; the server answers it
 		// as discover_team_agents.
 		return func(next http.Handler) http.Handler { return stub(w)(rename(next)) }

@@ -1,30 +1,37 @@
 // Package conformance is the Prickle conformance suite: it certifies any
 // Prickle server against the tool reference pages (the canonical spec of
 // package spec). cmd/prickle-conformance runs it against a server;
-// README.md tells a third party how.
+// README.md tells a third party how. A Go program embeds it with [Run]:
+// the scripts of the [Suite] ([Script]), a [Target] that starts the
+// server under test ([CmdTarget], [HandlerTarget], [URLTarget]), and
+// [Options]; the [Report] has a [Result] per script and the run's
+// [Verdict].
 //
-// # Scripts
+// # What a run does
 //
-// The suite is a set of testscript scripts (txtar archives), embedded in
-// the package so that the binary carries them:
+// A run has two phases. First the scripts, testscript scripts (txtar
+// archives) that [Suite] gathers:
 //
-//   - hand-written scripts (scripts/*.txtar), one or more for every
-//     normative sentence of the pages; a script names the sentences it
-//     tests on "# covers: TOOL#HASH ..." lines, and untestable.md gives the
-//     reason for each sentence that cannot be tested from outside. Trace
-//     builds the matrix, and a test fails when a sentence is untracked.
-//   - spec-derived cases (Derive), produced from the spec when the suite
-//     runs: tools/list serves the documented schemas, each example input is
+//   - hand-written scripts (scripts/*.txtar, embedded so that the binary
+//     carries them), one or more for every normative sentence of the pages;
+//     a script names the sentences it tests on "# covers: TOOL#HASH ..."
+//     lines, and untestable.md gives the reason for each sentence that
+//     cannot be tested from outside. [Trace] builds the matrix, and a test
+//     fails when a sentence is untracked.
+//   - spec-derived cases, produced from the spec when the suite runs:
+//     tools/list serves the documented schemas, each example input is
 //     accepted as to shape, and every constraint of every input schema,
 //     broken alone, is refused naming the field.
-//   - stateful exploration (the script "explore", explore.go): random
-//     sequences of calls against generated worlds, every answer compared
-//     with an executable model of the documented rules (explore_model.go);
-//     a failing sequence shrinks to a minimal script with its fixture.
+//   - a third party's own, or sequences exploration saved ([LoadScripts]).
+//
+// Then stateful exploration ([ExploreScript] among the results): random
+// sequences of calls against generated worlds, every answer compared with
+// an executable model of the documented rules; a failing sequence shrinks
+// to a minimal script with its fixture ([ExploreReport]).
 //
 // A script that carries a fixture.json runs against that world; any other
-// script runs against the standard seed world (SeedFixture). Every world is
-// described in the fixture format of server/store/FIXTURE.md. Each run of a
+// script runs against the standard seed world (package seed). Every world is
+// described in the fixture format of spec/world/FIXTURE.md. Each run of a
 // script gets the world with fresh random tokens for every agent and
 // runner, and with its relative times ("claimed_at": "now-3h") resolved.
 //
@@ -35,7 +42,14 @@
 // Run judges a run: certified only when nothing failed and the coverage is
 // complete (every documented tool served and answering, every example
 // succeeding or explained in examples.md, every sentence tested or
-// explained, the whole suite run); otherwise failed or incomplete.
+// explained, the whole suite run, exploration included); otherwise failed
+// or incomplete.
+//
+// The engines live below the package, in internal/: wire (the MCP client
+// and the checks every answer gets), script (the commands below, and the
+// runner of one script), derive (the spec-derived cases), explore (the
+// generators and the model, one file per tool) and suite (what they
+// share, which this package exports as aliases).
 //
 // # Commands
 //

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // fakeServer is another server than the reference one: stateless, JSON
@@ -47,12 +48,12 @@ func TestFakeServer(t *testing.T) {
 	target := &conformance.HandlerTarget{
 		Name: "fake",
 		New: func(ctx context.Context, fixture []byte) (http.Handler, func(), error) {
-			toks, err := conformance.TokensFromFixture(fixture)
+			w, err := world.Decode(fixture)
 			if err != nil {
 				return nil, nil, err
 			}
 			valid := map[string]bool{}
-			for _, tk := range toks {
+			for _, tk := range w.Tokens() {
 				valid[tk.Token] = true
 			}
 			return fakeServer(t, sp, valid), nil, nil

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -14,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/seed"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // foreignServer is another process's server: healthy, but it knows none of
@@ -32,13 +34,13 @@ func foreignServer(t *testing.T, l net.Listener) {
 	t.Cleanup(func() { srv.Close() })
 }
 
-func writeSeedFixture(t *testing.T) (string, []Token) {
+func writeSeedFixture(t *testing.T) (string, []world.Token) {
 	t.Helper()
-	fx, toks, err := materializeFixture(SeedFixture(), fixtureNow())
+	fx, toks, err := suite.Materialize(seed.JSON(), suite.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), FixtureFile)
+	file := filepath.Join(t.TempDir(), suite.FixtureFile)
 	if err := os.WriteFile(file, fx, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -89,42 +91,6 @@ func TestPortHeldByAnotherProcess(t *testing.T) {
 	})
 }
 
-// TestFreshTokensPerRun: every run of a script gets its world with fresh
-// random tokens, whatever the script's fixture says, and its relative
-// times resolved; the reports never show a token.
-func TestFreshTokensPerRun(t *testing.T) {
-	src := []byte(`{"version":1,"agents":[{"id":"a/b","token":"prk_fixed-token-0001"},{"id":"c/d"}],
-		"runners":[{"id":"r1","agent":"a/b","token":"prk_fixed-token-0002"}],
-		"attempts":[{"task":"t","runner":"r1","idempotency_key":"k","claimed_at":"now-3h","live_until":"now-2h45m"}],
-		"turns":[{"message":"m","expires_at":"now+10m","agents":[]}],
-		"messages":[{"id":"m","body":"now"}]}`)
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	a, ta, err := materializeFixture(src, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, tb, err := materializeFixture(src, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ta) != 3 || len(tb) != 3 {
-		t.Fatalf("tokens %v %v", ta, tb)
-	}
-	for i := range ta {
-		if ta[i].Token == tb[i].Token || strings.Contains(ta[i].Token, "fixed") || len(ta[i].Token) < 32 {
-			t.Errorf("token %d is not fresh: %q, then %q", i, ta[i].Token, tb[i].Token)
-		}
-	}
-	for _, want := range []string{`"claimed_at": "2026-05-01T09:00:00Z"`, `"live_until": "2026-05-01T09:15:00Z"`, `"expires_at": "2026-05-01T12:10:00Z"`, `"body": "now"`} {
-		if !bytes.Contains(a, []byte(want)) {
-			t.Errorf("materialized fixture lacks %s:\n%s", want, a)
-		}
-	}
-	if _, _, err := materializeFixture([]byte(`{"version":1,"attempts":[{"claimed_at":"now-3x"}]}`), now); err == nil || !strings.Contains(err.Error(), "$.attempts[0].claimed_at") {
-		t.Errorf("a bad relative time: %v", err)
-	}
-}
-
 // TestFailuresCiteTheScript: a failure names the script where it lives
 // and the line, never the temporary copy the run made.
 func TestFailuresCiteTheScript(t *testing.T) {
@@ -132,7 +98,7 @@ func TestFailuresCiteTheScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := parseScript("cite", []byte("# a check that fails\ncall -as none discover_team_agents '{\"project\":\"website-v2\"}'\neq a b\n"), false)
+	s, err := suite.ParseScript("cite", []byte("# a check that fails\ncall -as none discover_team_agents '{\"project\":\"website-v2\"}'\neq a b\n"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +110,7 @@ func TestFailuresCiteTheScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := rep.Results[0].Log
+	log := rep.Result("cite").Log
 	if !regexp.MustCompile(`FAIL: scripts/cite\.txtar:2: `).MatchString(log) || strings.Contains(log, os.TempDir()) {
 		t.Errorf("the failure does not cite scripts/cite.txtar:2:\n%s", log)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // A mutant is the reference server with exactly one documented rule
@@ -40,29 +41,27 @@ type mutant struct {
 	// scripts off, the default budget) catches it: every mutant that needs
 	// several calls or a state built up must be caught this way.
 	explore []conformance.Profile
-	// handler wraps the tool handler; world gives the mutant the script's
+	// handler wraps the tool handler; scene gives the mutant the script's
 	// fixture and the server (set once it exists).
-	handler func(w *world) func(api.Handler) api.Handler
+	handler func(w *scene) func(api.Handler) api.Handler
 	// http wraps the HTTP handler.
-	http func(w *world) func(http.Handler) http.Handler
+	http func(w *scene) func(http.Handler) http.Handler
 	// load rewrites the world the mutant's store loads (a store that
 	// ignores part of it).
 	load func(fixture []byte) []byte
 }
 
-// world is what a mutant may know: the fixture and the running server.
-type world struct {
+// scene is what a mutant may know: the fixture and the running server.
+type scene struct {
 	fixture []byte
 	srv     *server.Server
 }
 
-func (w *world) projects() []string {
-	var fx struct {
-		Projects []struct {
-			Slug string `json:"slug"`
-		} `json:"projects"`
+func (w *scene) projects() []string {
+	fx, err := world.Decode(w.fixture)
+	if err != nil {
+		return nil
 	}
-	_ = json.Unmarshal(w.fixture, &fx)
 	var out []string
 	for _, p := range fx.Projects {
 		out = append(out, p.Slug)
@@ -74,7 +73,7 @@ func mutantTarget(m mutant) *conformance.HandlerTarget {
 	return &conformance.HandlerTarget{
 		Name: "mutant " + m.name,
 		New: func(ctx context.Context, fixture []byte) (http.Handler, func(), error) {
-			w := &world{fixture: fixture}
+			w := &scene{fixture: fixture}
 			if m.load != nil {
 				fixture = m.load(fixture)
 			}
@@ -158,7 +157,7 @@ func asList(v any) []any { l, _ := v.([]any); return l }
 // answerAsAgent replaces res, a refusal of a discover_team_agents call by
 // a caller for which which holds, with the answer the caller's agent
 // would get: the call computed as if nothing scoped the caller.
-func (w *world) answerAsAgent(r *http.Request, params, res map[string]any, which func(*store.Principal) bool) {
+func (w *scene) answerAsAgent(r *http.Request, params, res map[string]any, which func(*store.Principal) bool) {
 	if params["name"] != "discover_team_agents" {
 		return
 	}
@@ -184,16 +183,11 @@ func (w *world) answerAsAgent(r *http.Request, params, res map[string]any, which
 
 // grantDiscussion is a claim_discussion answer the store never granted,
 // for message id (its project from the fixture), with a fresh token.
-func (w *world) grantDiscussion(id, role string) *api.ClaimDiscussionOutput {
-	var fx struct {
-		Rooms []struct {
-			ID, Project string
-		} `json:"rooms"`
-		Messages []struct {
-			ID, Room string
-		} `json:"messages"`
+func (w *scene) grantDiscussion(id, role string) *api.ClaimDiscussionOutput {
+	fx, err := world.Decode(w.fixture)
+	if err != nil {
+		fx = &world.World{}
 	}
-	_ = json.Unmarshal(w.fixture, &fx)
 	project := ""
 	for _, m := range fx.Messages {
 		for _, r := range fx.Rooms {
@@ -208,8 +202,8 @@ func (w *world) grantDiscussion(id, role string) *api.ClaimDiscussionOutput {
 	return out
 }
 
-func handlerMutant(f func(w *world, inner api.Handler) *wrapped) func(w *world) func(api.Handler) api.Handler {
-	return func(w *world) func(api.Handler) api.Handler {
+func handlerMutant(f func(w *scene, inner api.Handler) *wrapped) func(w *scene) func(api.Handler) api.Handler {
+	return func(w *scene) func(api.Handler) api.Handler {
 		return func(inner api.Handler) api.Handler {
 			h := f(w, inner)
 			h.Handler = inner
@@ -221,8 +215,8 @@ func handlerMutant(f func(w *world, inner api.Handler) *wrapped) func(w *world) 
 // rewriteMessage rewrites the JSON-RPC messages of POST responses, JSON or
 // event stream. fn gets the request (method and params) and the response
 // message, and may change the message in place.
-func rewriteMessage(fn func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any)) func(w *world) func(http.Handler) http.Handler {
-	return func(w *world) func(http.Handler) http.Handler {
+func rewriteMessage(fn func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any)) func(w *scene) func(http.Handler) http.Handler {
+	return func(w *scene) func(http.Handler) http.Handler {
 		return func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 				if r.Method != http.MethodPost {
@@ -330,7 +324,7 @@ var mutants = []mutant{
 		rule:     "claim_task: a replay comes with a fresh credential",
 		caughtBy: []string{"claim_task_replay"},
 		core:     true,
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			var mu sync.Mutex
 			first := map[string]string{}
 			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
@@ -355,7 +349,7 @@ var mutants = []mutant{
 		rule:     "claim_discussion: a claim without harness 2 is refused",
 		caughtBy: []string{"claim_discussion_harness"},
 		core:     true,
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
 				if in.Harness == nil {
 					two := int64(2)
@@ -370,7 +364,7 @@ var mutants = []mutant{
 		rule:     "claim_discussion: to review, the answer quotes the draft",
 		caughtBy: []string{"claim_discussion_roles"},
 		explore:  []conformance.Profile{conformance.Core, conformance.Reference},
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
 				out, err := inner.ClaimDiscussion(ctx, in)
 				if err == nil && out.Role == "review" {
@@ -385,7 +379,7 @@ var mutants = []mutant{
 		rule:     "claim_discussion: the credential expires after 10 minutes",
 		caughtBy: []string{"claim_discussion_credential", "claim_discussion_replay"},
 		core:     true,
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
 				out, err := inner.ClaimDiscussion(ctx, in)
 				if err == nil {
@@ -400,7 +394,7 @@ var mutants = []mutant{
 		rule:     "discover_team_agents: empty lists are [], not null",
 		caughtBy: []string{"discover_team_agents_empty_lists", "discover_team_agents_invisible"},
 		core:     true,
-		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+		http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 			res := toolResult(method, msg)
 			if res == nil || res["structuredContent"] == nil {
 				return
@@ -419,7 +413,7 @@ var mutants = []mutant{
 		rule:     "claim_task: a mention is never a run's cause",
 		caughtBy: []string{"claim_task_cause"},
 		core:     true,
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
 				out, err := inner.ClaimTask(ctx, in)
 				if refusedWith(err, store.CodeMentionNotCause) {
@@ -437,7 +431,7 @@ var mutants = []mutant{
 		core:     true,
 		// The refusal is replaced by the real answer, computed for the
 		// credential's agent as if the tool were allowed.
-		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+		http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 			if res := toolResult(method, msg); res != nil && refusalCode(res) == store.CodeToolNotAllowed {
 				w.answerAsAgent(r, params, res, func(*store.Principal) bool { return true })
 			}
@@ -448,7 +442,7 @@ var mutants = []mutant{
 		rule:     "tools/list serves the documented schemas",
 		caughtBy: []string{"spec.tools"},
 		core:     true,
-		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+		http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 			if method != "tools/list" {
 				return
 			}
@@ -472,7 +466,7 @@ var mutants = []mutant{
 		caughtBy: []string{"claim_task_runner_only", "claim_task_routing", "discover_team_agents_invisible",
 			"claim_discussion_harness", "spec.claim_task.task_id.pattern", "spec.discover_team_agents.project.required"},
 		core: true,
-		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+		http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 			res := toolResult(method, msg)
 			if res == nil {
 				return
@@ -489,7 +483,7 @@ var mutants = []mutant{
 		rule:     "discover_team_agents: a project the caller cannot see is refused like a missing one (reference: with the same message)",
 		caughtBy: []string{"discover_team_agents_invisible"},
 		explore:  []conformance.Profile{conformance.Reference},
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{discover: func(ctx context.Context, in *api.DiscoverTeamAgentsInput) (*api.DiscoverTeamAgentsOutput, error) {
 				out, err := inner.DiscoverTeamAgents(ctx, in)
 				if refusedWith(err, store.CodeProjectNotVisible) && slices.Contains(w.projects(), in.Project) {
@@ -504,7 +498,7 @@ var mutants = []mutant{
 		rule:     "claim_discussion: refused once the turn was replaced by the owner's next message",
 		caughtBy: []string{"claim_discussion_turn_over"},
 		core:     true,
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
 				out, err := inner.ClaimDiscussion(ctx, in)
 				if refusedWith(err, store.CodeTurnReplaced) {
@@ -519,7 +513,7 @@ var mutants = []mutant{
 		rule:     "claim_task: only a task routed to the runner's agent",
 		caughtBy: []string{"claim_task_routing"},
 		core:     true,
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
 				out, err := inner.ClaimTask(ctx, in)
 				if refusedWith(err, store.CodeNotRouted) {
@@ -534,7 +528,7 @@ var mutants = []mutant{
 		rule:     "claim_discussion: replays stop once the reply is posted",
 		caughtBy: []string{"claim_discussion_replay"},
 		core:     true,
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
 				out, err := inner.ClaimDiscussion(ctx, in)
 				if refusedWith(err, store.CodeReplyPosted) {
@@ -549,7 +543,7 @@ var mutants = []mutant{
 		rule:     "claim_task: the credential expires with the launch timeout (reference: 15 minutes by default)",
 		caughtBy: []string{"claim_task_credential"},
 		core:     false, // the pages do not fix the launch timeout
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
 				out, err := inner.ClaimTask(ctx, in)
 				if err == nil {
@@ -564,7 +558,7 @@ var mutants = []mutant{
 		rule:     "discover_team_agents: nullable fields are null, not absent",
 		caughtBy: []string{"discover_team_agents_seed", "discover_team_agents_empty_lists"},
 		core:     true,
-		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+		http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 			res := toolResult(method, msg)
 			if res == nil || res["structuredContent"] == nil {
 				return
@@ -595,7 +589,7 @@ var mutants = []mutant{
 		rule:     "a refusal carries no structuredContent (clients validate it against the output schema)",
 		caughtBy: []string{"claim_task_runner_only", "discover_team_agents_invisible", "spec.claim_task.task_id.pattern"},
 		core:     true,
-		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+		http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 			res := toolResult(method, msg)
 			if res == nil || refusalCode(res) == "" {
 				return
@@ -608,7 +602,7 @@ var mutants = []mutant{
 		rule:     "claim_task: only a paired runner can claim",
 		caughtBy: []string{"claim_task_runner_only"},
 		core:     true,
-		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+		http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 			res := toolResult(method, msg)
 			if res == nil || refusalCode(res) != store.CodeNotRunner || params["name"] != "claim_task" {
 				return
@@ -629,10 +623,10 @@ var mutants = []mutant{
 		name:    "team-cache-per-caller",
 		rule:    "discover_team_agents: the team of the project asked for (a directory cached per caller answers one caller's first team for every project)",
 		explore: []conformance.Profile{conformance.Core, conformance.Reference},
-		http: func(w *world) func(http.Handler) http.Handler {
+		http: func(w *scene) func(http.Handler) http.Handler {
 			var mu sync.Mutex
 			cache := map[string]map[string]any{} // bearer token -> first team answer
-			return rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+			return rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 				res := toolResult(method, msg)
 				if res == nil || params["name"] != "discover_team_agents" || refusalCode(res) != "" {
 					return
@@ -655,29 +649,29 @@ var mutants = []mutant{
 		// The store loads every turn whose replies reached its limit with
 		// one more reply allowed: it grants what the limit forbids.
 		load: func(fixture []byte) []byte {
-			var fx map[string]any
-			_ = json.Unmarshal(fixture, &fx)
+			fx, err := world.Decode(fixture)
+			if err != nil {
+				return fixture
+			}
 			posted := map[string]int{}
-			for _, m := range asList(fx["messages"]) {
-				if t, ok := m.(map[string]any)["reply_turn"].(string); ok {
-					posted[t]++
+			for _, m := range fx.Messages {
+				if m.ReplyTurn != nil {
+					posted[*m.ReplyTurn]++
 				}
 			}
-			for _, t := range asList(fx["turns"]) {
-				turn := t.(map[string]any)
-				if limit, ok := turn["reply_limit"].(float64); ok && int(limit) <= posted[turn["message"].(string)] && limit < 8 {
-					turn["reply_limit"] = limit + 1
+			for _, t := range fx.Turns {
+				if limit := t.ReplyLimit; limit != nil && *limit <= posted[t.Message] && *limit < 8 {
+					*limit++
 				}
 			}
-			b, _ := json.Marshal(fx)
-			return b
+			return fx.Marshal()
 		},
 	},
 	{
 		name:    "no-reviews-pending",
 		rule:    "claim_discussion (reference): the lead claims again before every review is posted: reviews_pending",
 		explore: []conformance.Profile{conformance.Reference},
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
 				out, err := inner.ClaimDiscussion(ctx, in)
 				if refusedWith(err, store.CodeReviewsPending) {
@@ -691,7 +685,7 @@ var mutants = []mutant{
 		name:    "second-discussion-key",
 		rule:    "claim_discussion (reference): a different key while the agent's claim is live is discussion_in_progress",
 		explore: []conformance.Profile{conformance.Reference},
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
 				out, err := inner.ClaimDiscussion(ctx, in)
 				if refusedWith(err, store.CodeDiscussionInProgress) {
@@ -705,7 +699,7 @@ var mutants = []mutant{
 		name:    "replay-new-claimed-at",
 		rule:    "claim_task: a replay answers the attempt as claimed, with its claimed_at (this one stamps a replay of an attempt made long ago with the time of the replay)",
 		explore: []conformance.Profile{conformance.Core, conformance.Reference},
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
 				out, err := inner.ClaimTask(ctx, in)
 				if err == nil && time.Since(out.Attempt.ClaimedAt) > time.Minute {
@@ -722,20 +716,21 @@ var mutants = []mutant{
 		core:     true,
 		explore:  []conformance.Profile{conformance.Core, conformance.Reference},
 		load: func(fixture []byte) []byte {
-			var fx map[string]any
-			_ = json.Unmarshal(fixture, &fx)
-			for _, t := range asList(fx["turns"]) {
-				delete(t.(map[string]any), "expires_at")
+			fx, err := world.Decode(fixture)
+			if err != nil {
+				return fixture
 			}
-			b, _ := json.Marshal(fx)
-			return b
+			for i := range fx.Turns {
+				fx.Turns[i].ExpiresAt = ""
+			}
+			return fx.Marshal()
 		},
 	},
 	{
 		name:    "superseded-attempt-replayed",
 		rule:    "claim_task (reference): replaying a superseded attempt's key is attempt_superseded",
 		explore: []conformance.Profile{conformance.Reference},
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
 				out, err := inner.ClaimTask(ctx, in)
 				if refusedWith(err, store.CodeAttemptSuperseded) {
@@ -750,7 +745,7 @@ var mutants = []mutant{
 		rule:     "claim_task (reference): a different key while an attempt is live is attempt_in_progress",
 		caughtBy: []string{"claim_task_replay"},
 		explore:  []conformance.Profile{conformance.Reference},
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
 				out, err := inner.ClaimTask(ctx, in)
 				if refusedWith(err, store.CodeAttemptInProgress) {
@@ -765,7 +760,7 @@ var mutants = []mutant{
 		rule:     "discover_team_agents (reference): an execution credential sees only its task's project",
 		caughtBy: []string{"discover_team_agents_credentials"},
 		explore:  []conformance.Profile{conformance.Reference},
-		http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+		http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 			if res := toolResult(method, msg); res != nil && refusalCode(res) == store.CodeProjectNotVisible {
 				w.answerAsAgent(r, params, res, func(p *store.Principal) bool { return p.Kind == store.KindExecution })
 			}
@@ -776,7 +771,7 @@ var mutants = []mutant{
 		rule:     "claim_discussion (reference): only the first agent a message woke leads",
 		caughtBy: []string{"claim_discussion_roles"},
 		explore:  []conformance.Profile{conformance.Reference},
-		handler: handlerMutant(func(w *world, inner api.Handler) *wrapped {
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
 				out, err := inner.ClaimDiscussion(ctx, in)
 				if err == nil {
@@ -798,7 +793,7 @@ func stubMutants(sp *spec.Spec) []mutant {
 		out = append(out, mutant{
 			name: "stub-" + name,
 			rule: "every documented tool is served: a stub that refuses every call of " + name + " is never certified",
-			http: rewriteMessage(func(w *world, r *http.Request, method string, params map[string]any, msg map[string]any) {
+			http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 				res := toolResult(method, msg)
 				if res == nil || params["name"] != name || refusalCode(res) == "invalid_arguments" {
 					return
@@ -902,7 +897,7 @@ func TestMutants(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got := rep.Results[0]; got.Status != target.want {
+					if got := rep.Result(saved[0].Name); got.Status != target.want {
 						t.Errorf("%s profile: the shrunk script against %s: %s, want %s\n%s\n%s", prof, target.t, got.Status, target.want, got.Log, f.Script)
 					}
 				}

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bufio"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -10,7 +9,7 @@ import (
 )
 
 // WriteJSON writes the report as indented JSON.
-func WriteJSON(w io.Writer, r *Report) error {
+func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -52,7 +51,7 @@ type junitMessage struct {
 
 // WriteJUnit writes the report as JUnit XML: one test case per script.
 // An expected failure that fails is reported as skipped.
-func WriteJUnit(w io.Writer, r *Report) error {
+func (r *Report) WriteJUnit(w io.Writer) error {
 	s := junitSuite{
 		Name:  "prickle-conformance (" + string(r.Profile) + ")",
 		Tests: len(r.Results), Failures: r.Failed, Skipped: r.Skipped + r.XFailed,
@@ -107,24 +106,4 @@ func firstFailure(log string) string {
 		}
 	}
 	return "failed"
-}
-
-// ReadExpectedFailures reads an expected-failures file: one script name a
-// line ("- NAME" is accepted too); blank lines and lines starting with #
-// are ignored.
-func ReadExpectedFailures(r io.Reader) ([]string, error) {
-	var out []string
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		line = strings.TrimSpace(strings.TrimPrefix(line, "- "))
-		if strings.ContainsAny(line, " \t") {
-			return nil, fmt.Errorf("expected failures: %q is not a script name", line)
-		}
-		out = append(out, line)
-	}
-	return out, sc.Err()
 }

@@ -12,29 +12,54 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/rogpeppe/go-internal/txtar"
-
+	"github.com/prickle-dev/prickle/conformance/internal/explore"
+	"github.com/prickle-dev/prickle/conformance/internal/script"
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec"
 )
 
-// Status is a script's outcome.
-type Status string
+// Profile selects which rules the suite checks: Core or Reference.
+type Profile = suite.Profile
+
+// The profiles.
+const (
+	Core      = suite.Core
+	Reference = suite.Reference
+)
+
+// ParseProfile parses "core" or "reference".
+func ParseProfile(s string) (Profile, error) { return suite.ParseProfile(s) }
+
+// Status is a script's outcome: Pass, Fail, Skip or XFail.
+type Status = suite.Status
 
 // Outcomes. An expected failure that fails is XFail (clean); one that
 // passes is Fail (the baseline is stale and must be updated).
 const (
-	Pass  Status = "pass"
-	Fail  Status = "fail"
-	Skip  Status = "skip"
-	XFail Status = "xfail"
+	Pass  = suite.Pass
+	Fail  = suite.Fail
+	Skip  = suite.Skip
+	XFail = suite.XFail
 )
+
+// ExploreScript is the name exploration has among the scripts (--run
+// selects it like any script).
+const ExploreScript = "explore"
+
+// DefaultExplore is the number of sequences a certification run explores.
+const DefaultExplore = 100
+
+// ExploreReport says what exploration did.
+type ExploreReport = explore.Report
+
+// ExploreFailure is one shrunk failing sequence.
+type ExploreFailure = explore.Failure
 
 // Options configures a run.
 type Options struct {
@@ -79,31 +104,7 @@ type Options struct {
 }
 
 // Result is one script's outcome.
-type Result struct {
-	Name string `json:"name"`
-	// Path is where the script comes from (scripts/NAME.txtar for an
-	// embedded one), as failures cite it.
-	Path     string        `json:"path,omitempty"`
-	Status   Status        `json:"status"`
-	Duration time.Duration `json:"-"`
-	Millis   int64         `json:"duration_ms"`
-	Checks   int           `json:"checks"`
-	Covers   []string      `json:"covers,omitempty"`
-	Derived  bool          `json:"derived,omitempty"`
-	// Calls counts the tool calls made; Succeeded, per tool, those that
-	// succeeded; Served lists the tools tools/list served. The coverage
-	// verdict reads them.
-	Calls     int            `json:"calls"`
-	Succeeded map[string]int `json:"succeeded,omitempty"`
-	Served    []string       `json:"served,omitempty"`
-	// Kept is the materialized script kept by --keep.
-	Kept string `json:"kept,omitempty"`
-	// Reason says why a script was skipped, or why an expected failure
-	// failed the run.
-	Reason string `json:"reason,omitempty"`
-	// Log is the script's log (on failure, the failing phase).
-	Log string `json:"log,omitempty"`
-}
+type Result = suite.Result
 
 // Report is a run's outcome.
 type Report struct {
@@ -167,34 +168,22 @@ func (o *Options) Select(scripts []*Script) []*Script {
 	return out
 }
 
-// Run runs scripts (after o.Run's selection) against o.Target, and judges
-// the run: certified only when nothing failed and the coverage is
-// complete (see Verdict).
+// Explores reports whether o.Run selects exploration (ExploreScript).
+func (o *Options) Explores() bool { return o.Run == nil || o.Run.MatchString(ExploreScript) }
+
+// Run runs a certification against o.Target, in two phases: scripts
+// (after o.Run's selection), o.Parallel at a time; then exploration,
+// which o.Run selects as ExploreScript, with all the parallelism. It
+// judges the run: certified only when nothing failed and the coverage of
+// the whole suite, scripts being every script of it, is complete (see
+// Verdict). o.Progress gets a header, then a line per script and one for
+// exploration.
 func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
-	if o.Target == nil {
-		return nil, fmt.Errorf("conformance: no target")
+	if err := o.setDefaults(); err != nil {
+		return nil, err
 	}
-	if o.Profile == "" {
-		o.Profile = Core
-	}
-	if o.Spec == nil {
-		sp, err := spec.LoadBundled()
-		if err != nil {
-			return nil, err
-		}
-		o.Spec = sp
-	}
-	if o.SpecSource == "" {
-		o.SpecSource = "bundled pages"
-	}
-	if o.Parallel <= 0 {
-		o.Parallel = runtime.GOMAXPROCS(0)
-	}
-	if o.ScriptTimeout <= 0 {
-		o.ScriptTimeout = 2 * time.Minute
-	}
-	if o.Seed == 0 {
-		o.Seed = RandomSeed()
+	if o.Progress != nil {
+		writeHeader(o.Progress, &o)
 	}
 	// A server that answers nothing fails once, not once per script.
 	if r, ok := o.Target.(interface{ Reachable(context.Context) error }); ok {
@@ -202,28 +191,19 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	ix := newSpecIndex(o.Spec)
+	ix := wire.NewIndex(o.Spec)
 	for _, t := range o.Spec.Tools {
-		if _, err := ix.outputSchema(t.Name); err != nil {
+		if _, err := ix.OutputSchema(t.Name); err != nil {
 			return nil, fmt.Errorf("conformance: %w", err)
 		}
 	}
-	root := o.KeepDir
-	if root == "" {
-		tmp, err := os.MkdirTemp("", "prickle-conformance-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		root = tmp
-	} else if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, fmt.Errorf("conformance: --keep: %w", err)
+	root, cleanup, err := o.workDir()
+	if err != nil {
+		return nil, err
 	}
-
-	selected := o.Select(scripts)
-	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: specHash(o.Spec),
+	defer cleanup()
+	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: o.Spec.Hash,
 		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now()}
-	results := make([]*Result, len(selected))
 	var progressMu sync.Mutex
 	progress := func(res *Result) {
 		if o.Progress != nil {
@@ -232,61 +212,21 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 			progressMu.Unlock()
 		}
 	}
-	sem := make(chan struct{}, o.Parallel)
-	var wg sync.WaitGroup
-	var explore *Script
-	for i, s := range selected {
-		if s.Explore {
-			explore = s
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			res := runOne(ctx, s, &o, ix, filepath.Join(root, safeName(s.Name)))
-			results[i] = res
-			progress(res)
-		}()
-	}
-	wg.Wait()
-	// Exploration runs after the scripts, with all the parallelism.
-	if explore != nil {
-		i := slices.Index(selected, explore)
-		start := time.Now()
-		var res *Result
-		if o.Explore <= 0 {
-			res = &Result{Name: explore.Name, Status: Skip, Reason: "stateful exploration is off (--explore 0)"}
-		} else {
-			res, rep.Explore = runExplore(ctx, explore, &o, ix, filepath.Join(root, "explore"))
-			res.Calls = rep.Explore.Calls
-		}
-		res.Duration = time.Since(start)
-		res.Millis = res.Duration.Milliseconds()
-		if o.ExpectedFailures[explore.Name] {
-			expectFailure(res)
-		}
-		results[i] = res
+	rep.Results = runScripts(ctx, o.Select(scripts), &o, ix, root, progress)
+	if o.Explores() {
+		res := runExploration(ctx, &o, ix, root, rep)
 		progress(res)
+		// Results are in the order of the names: exploration's among them.
+		i := slices.IndexFunc(rep.Results, func(r *Result) bool { return r.Name > res.Name })
+		if i < 0 {
+			i = len(rep.Results)
+		}
+		rep.Results = slices.Insert(rep.Results, i, res)
 	}
-	rep.Results = results
 	rep.Duration = time.Since(rep.Started)
 	rep.Millis = rep.Duration.Milliseconds()
-	for _, r := range results {
-		rep.Checks += r.Checks
-		switch r.Status {
-		case Pass:
-			rep.Passed++
-		case Fail:
-			rep.Failed++
-		case Skip:
-			rep.Skipped++
-		case XFail:
-			rep.XFailed++
-		}
-	}
-	missing, err := coverage(o.Spec, scripts, results)
+	rep.tally()
+	missing, err := coverage(o.Spec, scripts, rep.Results)
 	if err != nil {
 		return nil, err
 	}
@@ -302,8 +242,112 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	return rep, nil
 }
 
-// RandomSeed picks a seed for exploration (positive, never 0).
-func RandomSeed() int64 { return 1 + rand.Int64N(1<<40) }
+// setDefaults fills in what o leaves out.
+func (o *Options) setDefaults() error {
+	if o.Target == nil {
+		return fmt.Errorf("conformance: no target")
+	}
+	if o.Profile == "" {
+		o.Profile = Core
+	}
+	if o.Spec == nil {
+		sp, err := spec.LoadBundled()
+		if err != nil {
+			return err
+		}
+		o.Spec = sp
+	}
+	if o.SpecSource == "" {
+		o.SpecSource = "bundled pages"
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = runtime.GOMAXPROCS(0)
+	}
+	if o.ScriptTimeout <= 0 {
+		o.ScriptTimeout = 2 * time.Minute
+	}
+	if o.Seed == 0 {
+		o.Seed = 1 + rand.Int64N(1<<40) // positive, never 0
+	}
+	return nil
+}
+
+// workDir returns the folder the run keeps its scripts, fixtures and
+// servers in: o.KeepDir, or a temporary one that cleanup removes.
+func (o *Options) workDir() (root string, cleanup func(), err error) {
+	if o.KeepDir == "" {
+		tmp, err := os.MkdirTemp("", "prickle-conformance-")
+		if err != nil {
+			return "", nil, err
+		}
+		return tmp, func() { os.RemoveAll(tmp) }, nil
+	}
+	if err := os.MkdirAll(o.KeepDir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("conformance: --keep: %w", err)
+	}
+	return o.KeepDir, func() {}, nil
+}
+
+// runScripts runs the scripts, o.Parallel at a time, each in a folder of
+// its own under root, and returns their results in their order.
+func runScripts(ctx context.Context, scripts []*Script, o *Options, ix *wire.Index, root string, progress func(*Result)) []*Result {
+	runner := &script.Runner{Target: o.Target, Index: ix, Profile: o.Profile, Timeout: o.ScriptTimeout,
+		Keep: o.KeepDir != "", Verbose: o.Verbose}
+	results := make([]*Result, len(scripts))
+	sem := make(chan struct{}, o.Parallel)
+	var wg sync.WaitGroup
+	for i, s := range scripts {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res := runner.Run(ctx, s, filepath.Join(root, script.SafeName(s.Name)))
+			if o.ExpectedFailures[s.Name] {
+				expectFailure(res)
+			}
+			results[i] = res
+			progress(res)
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+// runExploration runs the exploration phase, its report going to rep.
+func runExploration(ctx context.Context, o *Options, ix *wire.Index, root string, rep *Report) *Result {
+	start := time.Now()
+	var res *Result
+	if o.Explore <= 0 {
+		res = &Result{Name: ExploreScript, Status: Skip, Reason: "stateful exploration is off (--explore 0)"}
+	} else {
+		res, rep.Explore = explore.Run(ctx, ExploreScript, explore.Config{Target: o.Target, Index: ix, Profile: o.Profile,
+			Sequences: o.Explore, Seed: o.Seed, Parallel: o.Parallel, Timeout: o.ScriptTimeout, FailFast: o.ExploreFailFast,
+			SaveDir: o.SaveDir}, filepath.Join(root, ExploreScript))
+		res.Calls = rep.Explore.Calls
+	}
+	res.Duration = time.Since(start)
+	res.Millis = res.Duration.Milliseconds()
+	if o.ExpectedFailures[res.Name] {
+		expectFailure(res)
+	}
+	return res
+}
+
+// tally counts the results by status, and their checks.
+func (r *Report) tally() {
+	for _, res := range r.Results {
+		r.Checks += res.Checks
+		switch res.Status {
+		case Pass:
+			r.Passed++
+		case Fail:
+			r.Failed++
+		case Skip:
+			r.Skipped++
+		case XFail:
+			r.XFailed++
+		}
+	}
+}
 
 // expectFailure applies an expected-failures entry to res: a failure is
 // expected (XFail), a pass means the baseline is stale (Fail).
@@ -343,220 +387,4 @@ func binaryHash() string {
 		return ""
 	}
 	return ", binary sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// specHash is the canonical spec's hash (spec.Build and spec.Unmarshal
-// set it).
-func specHash(sp *spec.Spec) string { return sp.Hash }
-
-// scriptT is a testscript.T for one script outside `go test`: failures
-// and skips panic, and the panics are recovered in Run, as go-internal's
-// own cmd/testscript does.
-type scriptT struct {
-	verbose bool
-	mu      sync.Mutex
-	log     strings.Builder
-	failed  bool
-	skipped string
-}
-
-type (
-	failNow  struct{}
-	skipNow  struct{}
-	tPanicky interface{ isTPanic() }
-)
-
-func (failNow) isTPanic() {}
-func (skipNow) isTPanic() {}
-
-func (t *scriptT) Skip(args ...any) {
-	t.mu.Lock()
-	t.skipped = fmt.Sprint(args...)
-	t.mu.Unlock()
-	panic(skipNow{})
-}
-
-func (t *scriptT) Fatal(args ...any) {
-	t.Log(args...)
-	t.FailNow()
-}
-
-func (t *scriptT) Parallel() {}
-
-func (t *scriptT) Log(args ...any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	msg := fmt.Sprint(args...)
-	t.log.WriteString(msg)
-	if !strings.HasSuffix(msg, "\n") {
-		t.log.WriteByte('\n')
-	}
-}
-
-func (t *scriptT) FailNow() {
-	t.mu.Lock()
-	t.failed = true
-	t.mu.Unlock()
-	panic(failNow{})
-}
-
-func (t *scriptT) Run(_ string, f func(testscript.T)) {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(tPanicky); !ok {
-				panic(r)
-			}
-		}
-	}()
-	f(t)
-}
-
-func (t *scriptT) Verbose() bool { return t.verbose }
-
-// runOne runs one script in its own folder.
-func runOne(ctx context.Context, s *Script, o *Options, ix *specIndex, dir string) (res *Result) {
-	start := time.Now()
-	res = &Result{Name: s.Name, Path: s.Path, Covers: s.Covers, Derived: s.Derived}
-	defer func() {
-		res.Duration = time.Since(start)
-		res.Millis = res.Duration.Milliseconds()
-		if o.ExpectedFailures[s.Name] {
-			expectFailure(res)
-		}
-	}()
-	if reason := o.Target.Skip(s); reason != "" {
-		res.Status, res.Reason = Skip, reason
-		return res
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		res.Status, res.Reason = Fail, err.Error()
-		return res
-	}
-	// Every script gets a world: its own, or the standard seed world, with
-	// fresh tokens and its relative times resolved.
-	a := txtar.Parse(s.Archive)
-	src := SeedFixture()
-	at := -1
-	for i, f := range a.Files {
-		if f.Name == FixtureFile {
-			src, at = f.Data, i
-		}
-	}
-	now := fixtureNow()
-	fx, fxTokens, err := materializeFixture(src, now)
-	if err != nil {
-		res.Status, res.Reason = Fail, fmt.Sprintf("%s: %v", s.cite(), err)
-		return res
-	}
-	if at >= 0 {
-		a.Files[at].Data = fx
-	} else {
-		a.Files = append(a.Files, txtar.File{Name: FixtureFile, Data: fx})
-	}
-	file := filepath.Join(dir, safeName(s.Name)+".txtar")
-	if err := os.WriteFile(file, txtar.Format(a), 0o600); err != nil {
-		res.Status, res.Reason = Fail, err.Error()
-		return res
-	}
-	if o.KeepDir != "" {
-		res.Kept = file
-		if err := os.WriteFile(filepath.Join(dir, FixtureFile), fx, 0o600); err != nil {
-			res.Status, res.Reason = Fail, err.Error()
-			return res
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, o.ScriptTimeout)
-	defer cancel()
-	st := &scriptState{ix: ix, profile: o.Profile, ctx: ctx, fixtureNow: now, succeeded: map[string]int{}}
-	for _, t := range fxTokens {
-		st.secrets = append(st.secrets, t.Token)
-	}
-	var setupErr error
-	var inst *Instance
-	p := testscript.Params{
-		Files: []string{file},
-		Cmds:  Commands(),
-		Condition: func(cond string) (bool, error) {
-			switch cond {
-			case "reference":
-				return o.Profile == Reference, nil
-			case "core":
-				return o.Profile == Core, nil
-			}
-			return false, fmt.Errorf("unknown condition %q (the suite knows [reference] and [core])", cond)
-		},
-		Setup: func(env *testscript.Env) error {
-			var err error
-			inst, err = o.Target.Start(ctx, s, filepath.Join(env.WorkDir, FixtureFile), filepath.Join(dir, "server"))
-			if err != nil {
-				setupErr = err
-				return fmt.Errorf("starting the server: %w", err)
-			}
-			if inst.Stop != nil {
-				env.Defer(inst.Stop)
-			}
-			st.client = newClient(inst.Endpoint, nil)
-			env.Defer(st.client.close)
-			st.tokens = inst.Tokens
-			for _, t := range inst.Tokens {
-				st.secrets = append(st.secrets, t.Token)
-			}
-			env.Values[stateKey{}] = st
-			env.Setenv("PRICKLE_ENDPOINT", inst.Endpoint)
-			return nil
-		},
-	}
-	t := &scriptT{verbose: o.Verbose}
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(tPanicky); !ok {
-					panic(r)
-				}
-			}
-		}()
-		testscript.RunT(t, p)
-	}()
-	res.Checks, res.Calls, res.Served = st.checks, st.calls, st.served
-	if len(st.succeeded) > 0 {
-		res.Succeeded = st.succeeded
-	}
-	// Failures cite the script where it lives, not the temporary copy.
-	log := strings.ReplaceAll(t.log.String(), file, s.cite())
-	switch {
-	case t.skipped != "":
-		res.Status, res.Reason = Skip, t.skipped
-	case t.failed:
-		res.Status = Fail
-		if setupErr != nil {
-			res.Reason = "the server did not start"
-		}
-		res.Log = log
-		if inst != nil && inst.Output != nil {
-			res.Log += "server output (last lines):\n" + indent(st.redact(lastLines(inst.Output(), 40))) + "\n"
-		}
-	default:
-		res.Status = Pass
-		if o.Verbose {
-			res.Log = log
-		}
-	}
-	return res
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
-
-func safeName(s string) string { return unsafeChars.ReplaceAllString(s, "_") }
-
-// SortResults sorts results by name.
-func SortResults(rs []*Result) {
-	sort.Slice(rs, func(i, j int) bool { return rs[i].Name < rs[j].Name })
 }

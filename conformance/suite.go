@@ -13,8 +13,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rogpeppe/go-internal/txtar"
-
+	"github.com/prickle-dev/prickle/conformance/internal/derive"
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -27,79 +27,11 @@ var untestableMD []byte
 //go:embed examples.md
 var examplesMD []byte
 
-// FixtureFile is the name of the file in a script's archive that holds the
-// world the script needs. A script without one runs against the standard
-// seed world (SeedFixture).
-const FixtureFile = "fixture.json"
-
-// SeedFixture returns the seed world (spec.SeedWorld) as a fixture: the
-// world the pages' examples refer to (project website-v2, task
-// example-task-id, message example-message-id ...). A run gives its agents
-// and runners fresh tokens.
-func SeedFixture() []byte { return spec.SeedWorld() }
-
 // Script is one conformance script.
-type Script struct {
-	// Name identifies the script (its file name without .txtar).
-	Name string
-	// Summary is the script's first comment line.
-	Summary string
-	// Covers lists the spec sentence IDs the script tests ("# covers:").
-	Covers []string
-	// OwnFixture is true when the script carries its own fixture.json;
-	// otherwise it runs against the standard seed world.
-	OwnFixture bool
-	// Derived is true for the cases produced from the spec at run time.
-	Derived bool
-	// Explore is true for stateful exploration (ExploreScript), which is
-	// no script file: it generates its sequences when it runs.
-	Explore bool
-	// Path is where the script lives, as failures cite it:
-	// scripts/NAME.txtar for the embedded ones, the file for a script read
-	// from a folder, "" for derived cases.
-	Path string
-	// Archive is the script's txtar source.
-	Archive []byte
-}
+type Script = suite.Script
 
-// cite is how failures name the script's file.
-func (s *Script) cite() string {
-	if s.Path != "" {
-		return s.Path
-	}
-	return "derived/" + s.Name + ".txtar"
-}
-
-var coversRe = regexp.MustCompile(`^#\s*covers:\s*(.*)$`)
-
-// parseScript reads a script's metadata from its txtar source.
-func parseScript(name string, src []byte, derived bool) (*Script, error) {
-	a := txtar.Parse(src)
-	s := &Script{Name: name, Derived: derived, Archive: src}
-	sc := bufio.NewScanner(bytes.NewReader(a.Comment))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if m := coversRe.FindStringSubmatch(line); m != nil {
-			s.Covers = append(s.Covers, strings.Fields(m[1])...)
-			continue
-		}
-		if s.Summary == "" && strings.HasPrefix(line, "#") {
-			s.Summary = strings.TrimSpace(strings.TrimPrefix(line, "#"))
-		}
-	}
-	for _, f := range a.Files {
-		if f.Name == FixtureFile {
-			s.OwnFixture = true
-		}
-	}
-	if strings.TrimSpace(string(a.Comment)) == "" {
-		return nil, fmt.Errorf("script %s: no commands", name)
-	}
-	return s, nil
-}
-
-// HandWritten returns the scripts embedded in the package, sorted by name.
-func HandWritten() ([]*Script, error) {
+// handWritten returns the scripts embedded in the package, sorted by name.
+func handWritten() ([]*Script, error) {
 	entries, err := fs.ReadDir(scriptFS, "scripts")
 	if err != nil {
 		return nil, err
@@ -113,7 +45,7 @@ func HandWritten() ([]*Script, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := parseScript(strings.TrimSuffix(e.Name(), ".txtar"), src, false)
+		s, err := suite.ParseScript(strings.TrimSuffix(e.Name(), ".txtar"), src, false)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +72,7 @@ func LoadScripts(dir string) ([]*Script, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scripts: %w", err)
 		}
-		s, err := parseScript(strings.TrimSuffix(e.Name(), ".txtar"), src, false)
+		s, err := suite.ParseScript(strings.TrimSuffix(e.Name(), ".txtar"), src, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
@@ -154,49 +86,47 @@ func LoadScripts(dir string) ([]*Script, error) {
 }
 
 // Suite returns every script: the hand-written ones, those derived from
-// sp, stateful exploration (ExploreScript) and the extra ones (read with
-// LoadScripts), sorted by name. Warnings name spec constraints the
+// sp and the extra ones (read with LoadScripts), sorted by name. Run
+// explores besides; exploration is ExploreScript among the scripts' names. Warnings name spec constraints the
 // generator could not turn into a case.
 func Suite(sp *spec.Spec, extra ...*Script) (scripts []*Script, warnings []string, err error) {
-	hw, err := HandWritten()
+	hw, err := handWritten()
 	if err != nil {
 		return nil, nil, err
 	}
-	derived, warnings := Derive(sp)
+	derived, warnings := derive.Scripts(sp)
 	scripts = append(hw, derived...)
-	scripts = append(scripts, &Script{Name: ExploreScript, Explore: true, OwnFixture: true,
-		Summary: "stateful exploration: random sequences of calls against generated worlds, every answer compared with the model of the documented rules"})
 	scripts = append(scripts, extra...)
 	sort.Slice(scripts, func(i, j int) bool { return scripts[i].Name < scripts[j].Name })
-	for i := 1; i < len(scripts); i++ {
-		if scripts[i].Name == scripts[i-1].Name {
-			return nil, nil, fmt.Errorf("two scripts are named %s", scripts[i].Name)
+	for i, s := range scripts {
+		if i > 0 && s.Name == scripts[i-1].Name || s.Name == ExploreScript {
+			return nil, nil, fmt.Errorf("two scripts are named %s", s.Name)
 		}
 	}
 	return scripts, warnings, nil
 }
 
-// Untestable is a sentence the suite cannot test from outside the server,
+// untestable is a sentence the suite cannot test from outside the server,
 // with the reason.
-type Untestable struct {
+type untestable struct {
 	ID     string
 	Reason string
 }
 
 var untestableRe = regexp.MustCompile("^- `?([a-z0-9_]+#[0-9a-f]{8}(?:-[0-9]+)?)`?:\\s*(.+)$")
 
-// UntestableSentences returns the entries of untestable.md: lines of the
+// untestableSentences returns the entries of untestable.md: lines of the
 // form "- TOOL#HASH: reason".
-func UntestableSentences() ([]Untestable, error) { return readReasons("untestable.md", untestableMD) }
+func untestableSentences() ([]untestable, error) { return readReasons("untestable.md", untestableMD) }
 
-// ExampleExceptions returns the entries of examples.md: the sentences by
+// exampleExceptions returns the entries of examples.md: the sentences by
 // which a tool's documented example input cannot succeed against the seed
 // world ("- TOOL#HASH: reason"; the tool is the sentence's).
-func ExampleExceptions() ([]Untestable, error) { return readReasons("examples.md", examplesMD) }
+func exampleExceptions() ([]untestable, error) { return readReasons("examples.md", examplesMD) }
 
 // readReasons reads "- TOOL#HASH: reason" lines.
-func readReasons(file string, src []byte) ([]Untestable, error) {
-	var out []Untestable
+func readReasons(file string, src []byte) ([]untestable, error) {
+	var out []untestable
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	n := 0
 	for sc.Scan() {
@@ -209,7 +139,7 @@ func readReasons(file string, src []byte) ([]Untestable, error) {
 		if m == nil {
 			return nil, fmt.Errorf("%s:%d: want \"- TOOL#HASH: reason\", got %q", file, n, line)
 		}
-		out = append(out, Untestable{ID: m[1], Reason: m[2]})
+		out = append(out, untestable{ID: m[1], Reason: m[2]})
 	}
 	return out, nil
 }
@@ -227,7 +157,7 @@ type TraceRow struct {
 // are neither covered nor explained, and IDs in scripts or untestable.md
 // that the spec does not have (a sentence was edited).
 func Trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []string, err error) {
-	unt, err := UntestableSentences()
+	unt, err := untestableSentences()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -266,7 +196,7 @@ func Trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []string
 			stale = append(stale, fmt.Sprintf("untestable.md lists %s, which the spec does not have (was the sentence edited?)", u.ID))
 		}
 	}
-	exc, err := ExampleExceptions()
+	exc, err := exampleExceptions()
 	if err != nil {
 		return nil, nil, err
 	}

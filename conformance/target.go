@@ -15,42 +15,24 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/internal/wire"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Target brings up the server under test for one script.
-type Target interface {
-	// Start starts (or reaches) a server holding the world in fixtureFile:
-	// the script's own fixture, or the standard seed world. dir is a fresh
-	// empty folder the server may keep its state in.
-	Start(ctx context.Context, s *Script, fixtureFile, dir string) (*Instance, error)
-	// Skip returns a reason when the target cannot run s, "" otherwise.
-	Skip(s *Script) string
-	// String describes the target for reports.
-	String() string
-}
+type Target = suite.Target
 
 // Instance is a running server for one script.
-type Instance struct {
-	// Endpoint is the MCP streamable HTTP endpoint.
-	Endpoint string
-	// Tokens are the agent and runner tokens of its world.
-	Tokens []Token
-	// Stop stops it (nil: nothing to stop).
-	Stop func()
-	// Output, if not nil, returns what the server printed (shown when a
-	// script fails).
-	Output func() string
-	// PID is the server's process id when the target started a process
-	// (with `exec` in the command, the server itself); 0 otherwise.
-	PID int
-}
+type Instance = suite.Instance
 
 // URLTarget is a server that is already running with the standard seed
 // world, reached at Endpoint with the tokens of a --tokens-out file.
 // Scripts that need their own world are skipped.
 type URLTarget struct {
 	Endpoint string
-	Tokens   []Token
+	Tokens   []world.Token
 }
 
 // Skip skips scripts with their own fixture.
@@ -150,7 +132,7 @@ func (h *HandlerTarget) String() string {
 // The environment tells it what to serve:
 //
 //	PRICKLE_FIXTURE    path of the world to load (fixture format, see
-//	                   server/store/FIXTURE.md); always set
+//	                   spec/world/FIXTURE.md); always set
 //	PRICKLE_ADDR       127.0.0.1:PORT to listen on
 //	PRICKLE_PORT       PORT alone
 //	PRICKLE_STATE_DIR  a fresh empty folder for the server's files
@@ -272,16 +254,16 @@ func listening(addr string) bool {
 
 // probe checks that the server at endpoint is the one that loaded this
 // run's world: it accepts one of the world's fresh tokens.
-func probe(ctx context.Context, endpoint string, toks []Token) error {
+func probe(ctx context.Context, endpoint string, toks []world.Token) error {
 	if len(toks) == 0 {
 		return nil
 	}
-	cl := newClient(endpoint, nil)
-	defer cl.close()
+	cl := wire.NewClient(endpoint, nil)
+	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := cl.session(ctx, toks[0].Token)
-	var he *HTTPError
+	err := cl.Open(ctx, toks[0].Token)
+	var he *wire.HTTPError
 	if errors.As(err, &he) && he.Status == http.StatusUnauthorized {
 		return fmt.Errorf("%w: the server at %s refuses this run's tokens (%v): another process holds the port, or the server did not load $PRICKLE_FIXTURE", ErrForeignServer, endpoint, err)
 	}
@@ -291,7 +273,7 @@ func probe(ctx context.Context, endpoint string, toks []Token) error {
 	return nil
 }
 
-func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []Token) (inst *Instance, retry bool, err error) {
+func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []world.Token) (inst *Instance, retry bool, err error) {
 	pick := c.pickPort
 	if pick == nil {
 		pick = freePort
@@ -371,7 +353,7 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []T
 		case <-exited:
 			log := out.String()
 			retry := strings.Contains(log, "address already in use")
-			return nil, retry, fmt.Errorf("server-cmd exited before it was ready (%v); its output:\n%s", waitErr, indent(log))
+			return nil, retry, fmt.Errorf("server-cmd exited before it was ready (%v); its output:\n%s", waitErr, suite.Indent(log))
 		case <-ctx.Done():
 			stop()
 			return nil, false, ctx.Err()
@@ -379,7 +361,7 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []T
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return nil, false, fmt.Errorf("server-cmd: GET http://%s/healthz did not answer 200 within %s; its output:\n%s", addr, startTimeout, indent(out.String()))
+			return nil, false, fmt.Errorf("server-cmd: GET http://%s/healthz did not answer 200 within %s; its output:\n%s", addr, startTimeout, suite.Indent(out.String()))
 		}
 	}
 	path := c.Path
@@ -393,7 +375,7 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []T
 		select {
 		case <-exited:
 			log := out.String()
-			err = fmt.Errorf("%w: the server exited (%v), yet something answered at %s; its output:\n%s", ErrForeignServer, waitErr, addr, indent(log))
+			err = fmt.Errorf("%w: the server exited (%v), yet something answered at %s; its output:\n%s", ErrForeignServer, waitErr, addr, suite.Indent(log))
 		default:
 		}
 		stop()
@@ -407,23 +389,15 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []T
 	return &Instance{Endpoint: endpoint, Stop: stop, Output: out.String, PID: cmd.Process.Pid}, false, nil
 }
 
-func indent(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if s == "" {
-		return "\t(nothing)"
-	}
-	return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
-}
-
 // readFixture reads a fixture file and the tokens it gives.
-func readFixture(file string) ([]byte, []Token, error) {
+func readFixture(file string) ([]byte, []world.Token, error) {
 	fx, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, err
 	}
-	toks, err := TokensFromFixture(fx)
+	w, err := world.Decode(fx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return fx, toks, nil
+	return fx, w.Tokens(), nil
 }

@@ -22,9 +22,9 @@ const (
 )
 
 // coverage lists what a run is missing to certify a server against sp,
-// given every script of the suite and the results of those that ran:
+// given every script of the suite and the results of what ran:
 //
-//   - the whole suite ran, none skipped (exploration included);
+//   - the whole suite ran, none skipped, exploration included;
 //   - every documented tool is served on tools/list and answered at least
 //     one call with a success: a tool that refuses everything (a stub
 //     answering not_implemented) is not served;
@@ -38,20 +38,26 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 	for _, r := range results {
 		ran[r.Name] = r
 	}
-	var notRun, skipped []string
+	// The suite: every script, and exploration, among them by name.
+	names := []string{ExploreScript}
 	for _, s := range all {
-		r := ran[s.Name]
+		names = append(names, s.Name)
+	}
+	sort.Strings(names)
+	var notRun, skipped []string
+	for _, name := range names {
+		r := ran[name]
 		switch {
-		case r == nil && s.Explore:
-			missing = append(missing, "stateful exploration (the script "+s.Name+") did not run")
+		case r == nil && name == ExploreScript:
+			missing = append(missing, "stateful exploration (the script "+name+") did not run")
 		case r == nil:
-			notRun = append(notRun, s.Name)
+			notRun = append(notRun, name)
 		case r.Status == Skip:
-			skipped = append(skipped, fmt.Sprintf("%s (%s)", s.Name, r.Reason))
+			skipped = append(skipped, fmt.Sprintf("%s (%s)", name, r.Reason))
 		}
 	}
 	if len(notRun) > 0 {
-		missing = append(missing, fmt.Sprintf("%d of %d scripts did not run (a --run selection): %s", len(notRun), len(all), list(notRun, 8)))
+		missing = append(missing, fmt.Sprintf("%d of %d scripts did not run (a --run selection): %s", len(notRun), len(names), list(notRun, 8)))
 	}
 	if len(skipped) > 0 {
 		missing = append(missing, fmt.Sprintf("%d scripts were skipped: %s", len(skipped), list(skipped, 4)))
@@ -68,7 +74,7 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 		}
 	}
 	listRan := slices.ContainsFunc(results, func(r *Result) bool { return len(r.Served) > 0 })
-	exceptions, err := ExampleExceptions()
+	exceptions, err := exampleExceptions()
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +92,7 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 		if ex == nil || ex.Status == Skip {
 			continue // said above
 		}
-		i := slices.IndexFunc(exceptions, func(u Untestable) bool { return strings.HasPrefix(u.ID, t.Name+"#") })
+		i := slices.IndexFunc(exceptions, func(u untestable) bool { return strings.HasPrefix(u.ID, t.Name+"#") })
 		if i >= 0 {
 			continue
 		}

@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // claimCallBody is a complete JSON-RPC tools/call of claim_task that
@@ -27,8 +29,8 @@ func claimCallBody(key string) []byte {
 func TestBadHTTPInput(t *testing.T) {
 	const limit = 4096
 	e := newEnv(t, envOpts{fileDB: true, maxBody: limit})
-	runnerTok := e.token(store.KindRunner, store.SeedBuilderAgent)
-	agentTok := e.token(store.KindAgent, store.SeedBuilderAgent)
+	runnerTok := e.token(store.KindRunner, seed.BuilderAgent)
+	agentTok := e.token(store.KindAgent, seed.BuilderAgent)
 	url := e.url()
 	after := func(what string) {
 		t.Helper()
@@ -68,7 +70,7 @@ func TestBadHTTPInput(t *testing.T) {
 	after("oversized body")
 	// The same through a real client: the call fails, nothing is claimed.
 	c := e.connect(runnerTok)
-	args := claimTaskArgs(store.SeedTaskID, "padded")
+	args := claimTaskArgs(seed.TaskID, "padded")
 	args["pad"] = strings.Repeat("x", limit)
 	if _, _, err := c.call(api.ToolClaimTask, args); err == nil {
 		t.Error("oversized call answered")
@@ -111,8 +113,8 @@ func TestBadHTTPInput(t *testing.T) {
 
 	// Expired and revoked credentials: 401.
 	claimer := e.connect(runnerTok)
-	first := claimer.claimTask(store.SeedTaskID, "k")
-	second := claimer.claimTask(store.SeedTaskID, "k")
+	first := claimer.claimTask(seed.TaskID, "k")
+	second := claimer.claimTask(seed.TaskID, "k")
 	e.want401(first.ExecutionCredential.Token) // revoked by the replay
 	e.clock.Advance(store.DefaultLaunchTimeout)
 	e.want401(second.ExecutionCredential.Token) // expired
@@ -126,12 +128,12 @@ func TestBadHTTPInput(t *testing.T) {
 // break it.
 func TestSessionSurvivesGarbage(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	tok := e.token(store.KindAgent, store.SeedBuilderAgent)
+	tok := e.token(store.KindAgent, seed.BuilderAgent)
 	c, err := e.dial(tok, protoTS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.discover(store.SeedProject)
+	c.discover(seed.Project)
 	for _, body := range []string{`{not json`, `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"claim_task","arguments":"x"}}`} {
 		req, _ := http.NewRequest(http.MethodPost, e.url(), strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -148,7 +150,7 @@ func TestSessionSurvivesGarbage(t *testing.T) {
 			t.Errorf("%q on a session: %s", body, resp.Status)
 		}
 	}
-	c.discover(store.SeedProject)
+	c.discover(seed.Project)
 }
 
 // TestSchemaInvalidArguments: arguments that fail the input schema are an
@@ -156,7 +158,7 @@ func TestSessionSurvivesGarbage(t *testing.T) {
 // and in _meta.violations; nothing is claimed.
 func TestSchemaInvalidArguments(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	c := e.connect(e.token(store.KindRunner, store.SeedBuilderAgent))
+	c := e.connect(e.token(store.KindRunner, seed.BuilderAgent))
 	long := strings.Repeat("a", 65)
 	cases := []struct {
 		tool    api.ToolName
@@ -211,8 +213,8 @@ func TestSchemaInvalidArguments(t *testing.T) {
 	if n := e.count("attempts") + e.count("discussion_claims"); n != 0 {
 		t.Fatalf("invalid arguments left %d claims", n)
 	}
-	e.healthy(e.token(store.KindAgent, store.SeedBuilderAgent))
-	c.claimTask(store.SeedTaskID, "k")
+	e.healthy(e.token(store.KindAgent, seed.BuilderAgent))
+	c.claimTask(seed.TaskID, "k")
 }
 
 func containsString(ss []string, s string) bool {
@@ -229,7 +231,7 @@ func containsString(ss []string, s string) bool {
 // code 0; the server goes on answering.
 func TestUnknownTool(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	c := e.connect(e.token(store.KindAgent, store.SeedBuilderAgent))
+	c := e.connect(e.token(store.KindAgent, seed.BuilderAgent))
 	names := []api.ToolName{"no_such_tool", ""}
 	for _, entry := range api.Catalog {
 		if !entry.Documented {
@@ -246,7 +248,7 @@ func TestUnknownTool(t *testing.T) {
 			t.Errorf("%q: JSON-RPC code %d, want %d", name, je.Code, jsonrpc.CodeInvalidParams)
 		}
 	}
-	c.discover(store.SeedProject)
+	c.discover(seed.Project)
 }
 
 // TestHealthz: GET /healthz answers without a token; POST is not served.
@@ -275,7 +277,7 @@ func TestHealthz(t *testing.T) {
 // code 0; initialize and ping still pass, and nothing is claimed.
 func TestCallBeforeInitialize(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	for _, body := range []string{
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
 		`{"jsonrpc":"2.0","id":"x","method":"tools/list"}`,
@@ -315,7 +317,7 @@ func TestCallBeforeInitialize(t *testing.T) {
 // JSON. identity passes.
 func TestContentEncodingRefused(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	session := e.session(runner)
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)

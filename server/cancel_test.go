@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prickle-dev/prickle/spec/seed"
+
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server/store"
@@ -78,7 +80,7 @@ func TestCancelledCallIsAnswered(t *testing.T) {
 	t.Run("http", func(t *testing.T) {
 		h, o := holdClaims()
 		e := newEnv(t, o)
-		runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+		runner := e.token(store.KindRunner, seed.BuilderAgent)
 		sid := e.session(runner)
 		answer := make(chan rpcAnswer, 1)
 		go func() { answer <- e.post(runner, sid, []byte(heldClaimCall)) }()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // postReply posts the one reply a discussion credential allows, as
@@ -66,18 +67,18 @@ func wantQuote(t *testing.T, out *api.ClaimDiscussionOutput, m store.Message) {
 // schema's range is invalid. Nothing is left behind.
 func TestClaimDiscussionHarness(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	runner := e.connect(e.token(store.KindRunner, store.SeedBuilderAgent))
+	runner := e.connect(e.token(store.KindRunner, seed.BuilderAgent))
 	for _, h := range []any{nil, 1} {
-		r := runner.refused(api.ToolClaimDiscussion, discussionArgs(store.SeedMessageID, "h", h), store.CodeHarnessOutdated)
+		r := runner.refused(api.ToolClaimDiscussion, discussionArgs(seed.MessageID, "h", h), store.CodeHarnessOutdated)
 		if !strings.Contains(r.Message, "prickle-runner") {
 			t.Errorf("harness %v: message does not mention prickle-runner: %q", h, r.Message)
 		}
 	}
 	for _, h := range []any{3, 1000} {
-		runner.refused(api.ToolClaimDiscussion, discussionArgs(store.SeedMessageID, "h", h), store.CodeHarnessUnsupported)
+		runner.refused(api.ToolClaimDiscussion, discussionArgs(seed.MessageID, "h", h), store.CodeHarnessUnsupported)
 	}
 	for _, h := range []any{0, 1001, "2", 2.5, -1} {
-		r := runner.refused(api.ToolClaimDiscussion, discussionArgs(store.SeedMessageID, "h", h), "invalid_arguments")
+		r := runner.refused(api.ToolClaimDiscussion, discussionArgs(seed.MessageID, "h", h), "invalid_arguments")
 		if !strings.Contains(r.Message, "/harness") {
 			t.Errorf("harness %v: message does not name /harness: %q", h, r.Message)
 		}
@@ -85,7 +86,7 @@ func TestClaimDiscussionHarness(t *testing.T) {
 	if n := e.count("discussion_claims"); n != 0 {
 		t.Fatalf("refused claims left %d discussion claims", n)
 	}
-	out, raw := runner.claimDiscussion(store.SeedMessageID, "h")
+	out, raw := runner.claimDiscussion(seed.MessageID, "h")
 	e.wantSession(out, raw, "draft", true, 8)
 }
 
@@ -265,11 +266,11 @@ func TestClaimDiscussionCredentialExpiry(t *testing.T) {
 	for _, proto := range []string{protoDraft, protoTS} {
 		t.Run("protocol="+proto, func(t *testing.T) {
 			e := newEnv(t, envOpts{launch: time.Hour}) // the launch timeout does not apply
-			runner, err := e.dial(e.token(store.KindRunner, store.SeedBuilderAgent), proto)
+			runner, err := e.dial(e.token(store.KindRunner, seed.BuilderAgent), proto)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, raw := runner.claimDiscussion(store.SeedMessageID, "ttl")
+			out, raw := runner.claimDiscussion(seed.MessageID, "ttl")
 			e.wantSession(out, raw, "draft", true, 8)
 			if _, err := e.srv.Store().Authenticate(context.Background(), out.DiscussionCredential.Token); err != nil {
 				t.Fatal(err)

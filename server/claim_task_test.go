@@ -7,6 +7,7 @@ import (
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // TestClaimTaskRouting: a runner claims only tasks routed to its agent;
@@ -41,19 +42,19 @@ func TestClaimTaskReplayFreshCredential(t *testing.T) {
 	for _, proto := range []string{protoDraft, protoTS} {
 		t.Run("protocol="+proto, func(t *testing.T) {
 			e := newEnv(t, envOpts{})
-			runner, err := e.dial(e.token(store.KindRunner, store.SeedBuilderAgent), proto)
+			runner, err := e.dial(e.token(store.KindRunner, seed.BuilderAgent), proto)
 			if err != nil {
 				t.Fatal(err)
 			}
-			first := runner.claimTask(store.SeedTaskID, "replay")
+			first := runner.claimTask(seed.TaskID, "replay")
 			cred1, err := e.dial(first.ExecutionCredential.Token, proto)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cred1.discover(store.SeedProject)
+			cred1.discover(seed.Project)
 
 			e.clock.Advance(3 * time.Minute)
-			second := runner.claimTask(store.SeedTaskID, "replay")
+			second := runner.claimTask(seed.TaskID, "replay")
 			if second.Attempt != first.Attempt {
 				t.Fatalf("replay attempt %+v, want %+v", second.Attempt, first.Attempt)
 			}
@@ -65,7 +66,7 @@ func TestClaimTaskReplayFreshCredential(t *testing.T) {
 			}
 			// The earlier credential is revoked: on its open session, and for
 			// anyone presenting it.
-			if _, _, err := cred1.call(api.ToolDiscoverTeamAgents, discoverArgs(store.SeedProject)); err == nil {
+			if _, _, err := cred1.call(api.ToolDiscoverTeamAgents, discoverArgs(seed.Project)); err == nil {
 				t.Fatal("revoked credential still answered on its session")
 			}
 			if !cred1.wire.sawStatus(401) {
@@ -77,7 +78,7 @@ func TestClaimTaskReplayFreshCredential(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cred2.discover(store.SeedProject)
+			cred2.discover(seed.Project)
 		})
 	}
 }
@@ -98,26 +99,26 @@ func TestClaimTaskFixtureAttempt(t *testing.T) {
 // request; wake.message_id may only repeat it, and a mention is refused.
 func TestClaimTaskCauseBinding(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	runner := e.connect(e.token(store.KindRunner, store.SeedBuilderAgent))
+	runner := e.connect(e.token(store.KindRunner, seed.BuilderAgent))
 
-	runner.refused(api.ToolClaimTask, claimTaskWake(store.SeedTaskID, "cause", store.SeedMentionID), store.CodeMentionNotCause)
-	r := runner.refused(api.ToolClaimTask, claimTaskWake(store.SeedTaskID, "cause", store.SeedMessageID), store.CodeCauseMismatch)
-	if !strings.Contains(r.Message, store.SeedTaskRequestID) {
+	runner.refused(api.ToolClaimTask, claimTaskWake(seed.TaskID, "cause", seed.MentionID), store.CodeMentionNotCause)
+	r := runner.refused(api.ToolClaimTask, claimTaskWake(seed.TaskID, "cause", seed.MessageID), store.CodeCauseMismatch)
+	if !strings.Contains(r.Message, seed.TaskRequestID) {
 		t.Errorf("cause_mismatch does not name the task's request: %q", r.Message)
 	}
-	runner.refused(api.ToolClaimTask, claimTaskWake(store.SeedTaskID, "cause", "no-such-message"), store.CodeCauseMismatch)
+	runner.refused(api.ToolClaimTask, claimTaskWake(seed.TaskID, "cause", "no-such-message"), store.CodeCauseMismatch)
 	if n := e.count("attempts"); n != 0 {
 		t.Fatalf("refused claims left %d attempts", n)
 	}
 	// Repeating the request is fine, and so is no wake at all (the
 	// request binds itself); both with the same key replay one attempt.
-	withWake, _ := callOK[api.ClaimTaskOutput](runner, api.ToolClaimTask, claimTaskWake(store.SeedTaskID, "cause", store.SeedTaskRequestID))
-	noWake := runner.claimTask(store.SeedTaskID, "cause")
+	withWake, _ := callOK[api.ClaimTaskOutput](runner, api.ToolClaimTask, claimTaskWake(seed.TaskID, "cause", seed.TaskRequestID))
+	noWake := runner.claimTask(seed.TaskID, "cause")
 	if withWake.Attempt != noWake.Attempt {
 		t.Errorf("wake and no wake gave different attempts: %+v vs %+v", withWake.Attempt, noWake.Attempt)
 	}
 	// A replay naming another message is still refused.
-	runner.refused(api.ToolClaimTask, claimTaskWake(store.SeedTaskID, "cause", store.SeedMentionID), store.CodeMentionNotCause)
+	runner.refused(api.ToolClaimTask, claimTaskWake(seed.TaskID, "cause", seed.MentionID), store.CodeMentionNotCause)
 	if n := e.count("attempts"); n != 1 {
 		t.Fatalf("%d attempts, want 1", n)
 	}
@@ -140,11 +141,11 @@ func TestClaimTaskCredentialExpiresWithLaunchTimeout(t *testing.T) {
 	for _, proto := range []string{protoDraft, protoTS} {
 		t.Run("protocol="+proto, func(t *testing.T) {
 			e := newEnv(t, envOpts{launch: launch})
-			runner, err := e.dial(e.token(store.KindRunner, store.SeedBuilderAgent), proto)
+			runner, err := e.dial(e.token(store.KindRunner, seed.BuilderAgent), proto)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := runner.claimTask(store.SeedTaskID, "expiry")
+			out := runner.claimTask(seed.TaskID, "expiry")
 			if got := out.ExecutionCredential.ExpiresAt.Sub(out.Attempt.ClaimedAt); got != launch {
 				t.Fatalf("credential lives %v, want the launch timeout %v", got, launch)
 			}
@@ -153,11 +154,11 @@ func TestClaimTaskCredentialExpiresWithLaunchTimeout(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.clock.Advance(launch - time.Millisecond)
-			cred.discover(store.SeedProject) // one millisecond left
-			runner.refused(api.ToolClaimTask, claimTaskArgs(store.SeedTaskID, "expiry-2"), store.CodeAttemptInProgress)
+			cred.discover(seed.Project) // one millisecond left
+			runner.refused(api.ToolClaimTask, claimTaskArgs(seed.TaskID, "expiry-2"), store.CodeAttemptInProgress)
 
 			e.clock.Advance(time.Millisecond)
-			if _, _, err := cred.call(api.ToolDiscoverTeamAgents, discoverArgs(store.SeedProject)); err == nil {
+			if _, _, err := cred.call(api.ToolDiscoverTeamAgents, discoverArgs(seed.Project)); err == nil {
 				t.Fatal("expired credential still answered on its session")
 			}
 			if !cred.wire.sawStatus(401) {
@@ -165,11 +166,11 @@ func TestClaimTaskCredentialExpiresWithLaunchTimeout(t *testing.T) {
 			}
 			e.want401(out.ExecutionCredential.Token)
 
-			next := runner.claimTask(store.SeedTaskID, "expiry-2")
+			next := runner.claimTask(seed.TaskID, "expiry-2")
 			if next.Attempt.AttemptID == out.Attempt.AttemptID {
 				t.Fatal("a new key after expiry returned the old attempt")
 			}
-			runner.refused(api.ToolClaimTask, claimTaskArgs(store.SeedTaskID, "expiry"), store.CodeAttemptSuperseded)
+			runner.refused(api.ToolClaimTask, claimTaskArgs(seed.TaskID, "expiry"), store.CodeAttemptSuperseded)
 		})
 	}
 }
@@ -177,7 +178,7 @@ func TestClaimTaskCredentialExpiresWithLaunchTimeout(t *testing.T) {
 // TestClaimTaskDefaultLaunchTimeout: without a setting, 15 minutes.
 func TestClaimTaskDefaultLaunchTimeout(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	out := e.connect(e.token(store.KindRunner, store.SeedBuilderAgent)).claimTask(store.SeedTaskID, "default")
+	out := e.connect(e.token(store.KindRunner, seed.BuilderAgent)).claimTask(seed.TaskID, "default")
 	if got := out.ExecutionCredential.ExpiresAt.Sub(out.Attempt.ClaimedAt); got != 15*time.Minute || store.DefaultLaunchTimeout != 15*time.Minute {
 		t.Fatalf("default launch timeout %v (store default %v), want 15m", got, store.DefaultLaunchTimeout)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/gen/rt"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 const concurrentClients = 16
@@ -42,9 +43,9 @@ func concurrently[Out any](t *testing.T, e *env, tok string, n int, call func(i 
 // a fresh credential; only the last one minted still works.
 func TestConcurrentClaimsSameKey(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	outs, errs := concurrently(t, e, e.token(store.KindRunner, store.SeedBuilderAgent), concurrentClients,
+	outs, errs := concurrently(t, e, e.token(store.KindRunner, seed.BuilderAgent), concurrentClients,
 		func(_ int, c *api.Client) (*api.ClaimTaskOutput, error) {
-			return c.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "same"})
+			return c.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: seed.TaskID, IdempotencyKey: "same"})
 		})
 	ids := map[string]bool{}
 	tokens := map[string]bool{}
@@ -82,9 +83,9 @@ func TestConcurrentClaimsSameKey(t *testing.T) {
 // keys at once: one attempt wins, the others are attempt_in_progress.
 func TestConcurrentClaimsDifferentKeys(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	_, errs := concurrently(t, e, e.token(store.KindRunner, store.SeedBuilderAgent), concurrentClients,
+	_, errs := concurrently(t, e, e.token(store.KindRunner, seed.BuilderAgent), concurrentClients,
 		func(i int, c *api.Client) (*api.ClaimTaskOutput, error) {
-			return c.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "key-" + string(rune('a'+i))})
+			return c.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: seed.TaskID, IdempotencyKey: "key-" + string(rune('a'+i))})
 		})
 	won := 0
 	for i, err := range errs {

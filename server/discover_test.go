@@ -9,6 +9,7 @@ import (
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // rawObjects decodes the named array of a raw discover answer into raw
@@ -30,12 +31,12 @@ func rawObjects(t *testing.T, raw []byte, key string) []map[string]json.RawMessa
 // required field present, nullable ones null (not absent), empty lists [].
 func TestDiscoverTeamAgents(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	maya := e.connect(e.token(store.KindAgent, store.SeedBuilderAgent))
-	out, raw := maya.discover(store.SeedProject)
+	maya := e.connect(e.token(store.KindAgent, seed.BuilderAgent))
+	out, raw := maya.discover(seed.Project)
 	if len(out.People) != 2 || out.People[0].Handle != "maya" || out.People[1].Handle != "theo" {
 		t.Fatalf("people = %+v", out.People)
 	}
-	if len(out.Agents) != 2 || out.Agents[0].AgentID != store.SeedBuilderAgent || out.Agents[1].AgentID != store.SeedReviewerAgent {
+	if len(out.Agents) != 2 || out.Agents[0].AgentID != seed.BuilderAgent || out.Agents[1].AgentID != seed.ReviewerAgent {
 		t.Fatalf("agents = %+v", out.Agents)
 	}
 	people, agents := rawObjects(t, raw, "people"), rawObjects(t, raw, "agents")
@@ -57,10 +58,10 @@ func TestDiscoverTeamAgents(t *testing.T) {
 		t.Errorf("maya/builder = %+v", out.Agents[0])
 	}
 	// A runner and an execution credential see what their agent sees.
-	runner := e.connect(e.token(store.KindRunner, store.SeedBuilderAgent))
-	_, rraw := runner.discover(store.SeedProject)
-	task := runner.claimTask(store.SeedTaskID, "disc")
-	_, craw := e.connect(task.ExecutionCredential.Token).discover(store.SeedProject)
+	runner := e.connect(e.token(store.KindRunner, seed.BuilderAgent))
+	_, rraw := runner.discover(seed.Project)
+	task := runner.claimTask(seed.TaskID, "disc")
+	_, craw := e.connect(task.ExecutionCredential.Token).discover(seed.Project)
 	if !bytes.Equal(raw, rraw) || !bytes.Equal(raw, craw) {
 		t.Errorf("agent, runner and credential see different answers:\n%s\n%s\n%s", raw, rraw, craw)
 	}
@@ -106,8 +107,8 @@ func TestDiscoverFixtureNullsAndEmptyLists(t *testing.T) {
 // agents (nil slices) still goes out as [] and [], never null.
 func TestDiscoverEmptyListsOnWire(t *testing.T) {
 	e := newEnv(t, envOpts{wrap: func(h api.Handler) api.Handler { return emptyDiscover{h} }})
-	c := e.connect(e.token(store.KindAgent, store.SeedBuilderAgent))
-	_, raw := c.discover(store.SeedProject)
+	c := e.connect(e.token(store.KindAgent, seed.BuilderAgent))
+	_, raw := c.discover(seed.Project)
 	if !bytes.Contains(raw, []byte(`"agents":[]`)) || !bytes.Contains(raw, []byte(`"people":[]`)) {
 		t.Fatalf("empty lists on the wire: %s", raw)
 	}

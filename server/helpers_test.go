@@ -25,11 +25,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/gen/rt"
 	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // Protocol versions a client may negotiate: the go-sdk's own default (the
@@ -155,7 +157,7 @@ func (e *env) healthy(agentToken string) {
 	}
 	c := e.connect(agentToken)
 	defer c.close()
-	callOK[api.DiscoverTeamAgentsOutput](c, api.ToolDiscoverTeamAgents, map[string]any{"project": store.SeedProject})
+	callOK[api.DiscoverTeamAgentsOutput](c, api.ToolDiscoverTeamAgents, map[string]any{"project": seed.Project})
 }
 
 // wireCall is one tools/call as it went over the wire.

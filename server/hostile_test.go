@@ -20,6 +20,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // rpcAnswer is one JSON-RPC answer as it came over the wire.
@@ -122,7 +123,7 @@ func toolResult(t *testing.T, a rpcAnswer) (code, text string) {
 // session, and the database is not touched.
 func TestMalformedBodyNeverExecuted(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	claim := string(callBody(7, api.ToolClaimTask, `{"task_id":"example-task-id","idempotency_key":"k"}`))
 	session := e.session(runner)
 	for _, body := range []string{
@@ -156,7 +157,7 @@ func TestMalformedBodyNeverExecuted(t *testing.T) {
 // tools/call is no way around it.
 func TestBeforeInitializeGuardReadsExactNames(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	for _, body := range []string{
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","Method":"initialize","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
 		`{"jsonrpc":"2.0","id":7,"METHOD":"initialize","method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
@@ -178,7 +179,7 @@ func TestBeforeInitializeGuardReadsExactNames(t *testing.T) {
 // answered with their own id.
 func TestRequestIDs(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
 	session := e.session(agent)
 	for _, c := range []struct{ id, echo string }{
 		{"123456789012345678901234567890", "123456789012345678901234567890"},
@@ -208,7 +209,7 @@ func TestRequestIDs(t *testing.T) {
 // equals.
 func TestArgumentsDecodedAsValidated(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	session := e.session(runner)
 	long := strings.Repeat("x", 1000)
 	code, text := toolResult(t, e.post(runner, session, callBody(1, api.ToolClaimTask,
@@ -244,7 +245,7 @@ func TestArgumentsDecodedAsValidated(t *testing.T) {
 // "k\xff" would replay the attempt of "k\ufffd").
 func TestInvalidUTF8Refused(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	session := e.session(runner)
 	code, text := toolResult(t, e.post(runner, session, callBody(1, api.ToolClaimTask, `{"task_id":"example-task-id","idempotency_key":"k\ufffd"}`)))
 	if code != "" {
@@ -266,7 +267,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 // key, 101 characters are not.
 func TestKeyLengthInCharacters(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	session := e.session(runner)
 	for _, c := range []struct{ key, code string }{
 		{strings.Repeat("é", 101), "invalid_arguments"},
@@ -286,7 +287,7 @@ func TestKeyLengthInCharacters(t *testing.T) {
 func TestOrigin(t *testing.T) {
 	const allowed = "https://app.example.com"
 	e := newEnv(t, envOpts{config: func(c *server.Config) { c.AllowedOrigins = []string{allowed} }})
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
 	host := strings.TrimPrefix(e.ts.URL, "http://")
 	do := func(method, origin string) int {
 		t.Helper()
@@ -329,7 +330,7 @@ func TestOrigin(t *testing.T) {
 // prickled --version prints, not a number kept by hand.
 func TestServerInfoVersion(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	a := e.post(e.token(store.KindAgent, store.SeedBuilderAgent), "", initializeBody)
+	a := e.post(e.token(store.KindAgent, seed.BuilderAgent), "", initializeBody)
 	var r struct {
 		ServerInfo struct {
 			Name, Version string

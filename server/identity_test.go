@@ -12,6 +12,7 @@ import (
 	"github.com/prickle-dev/prickle/gen/rt"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // Fixture tokens from testdata/world.json.
@@ -99,8 +100,8 @@ func TestTokenKindsAndAllowedTools(t *testing.T) {
 	for _, proto := range []string{protoDraft, protoTS} {
 		t.Run("protocol="+proto, func(t *testing.T) {
 			e := newEnv(t, envOpts{})
-			runnerTok := e.token(store.KindRunner, store.SeedBuilderAgent)
-			agentTok := e.token(store.KindAgent, store.SeedBuilderAgent)
+			runnerTok := e.token(store.KindRunner, seed.BuilderAgent)
+			agentTok := e.token(store.KindAgent, seed.BuilderAgent)
 			dial := func(tok string) *conn {
 				t.Helper()
 				c, err := e.dial(tok, proto)
@@ -110,8 +111,8 @@ func TestTokenKindsAndAllowedTools(t *testing.T) {
 				return c
 			}
 			runner := dial(runnerTok)
-			task := runner.claimTask(store.SeedTaskID, "kinds")
-			disc, _ := runner.claimDiscussion(store.SeedMessageID, "kinds")
+			task := runner.claimTask(seed.TaskID, "kinds")
+			disc, _ := runner.claimDiscussion(seed.MessageID, "kinds")
 
 			if got, want := task.ExecutionCredential.AllowedTools, server.ExecutionTools(); !slices.Equal(got, want) {
 				t.Errorf("execution credential allowed_tools = %v, want %v", got, want)
@@ -133,9 +134,9 @@ func TestTokenKindsAndAllowedTools(t *testing.T) {
 			}
 
 			args := map[api.ToolName]any{
-				api.ToolDiscoverTeamAgents: discoverArgs(store.SeedProject),
-				api.ToolClaimTask:          claimTaskArgs(store.SeedTaskID, "kinds"),
-				api.ToolClaimDiscussion:    discussionArgs(store.SeedMessageID, "kinds", 2),
+				api.ToolDiscoverTeamAgents: discoverArgs(seed.Project),
+				api.ToolClaimTask:          claimTaskArgs(seed.TaskID, "kinds"),
+				api.ToolClaimDiscussion:    discussionArgs(seed.MessageID, "kinds", 2),
 			}
 			type caller struct {
 				name    string
@@ -178,8 +179,8 @@ func TestTokenKindsAndAllowedTools(t *testing.T) {
 				}
 			}
 			// Finally the runner's claims (replays) still work.
-			runner.claimTask(store.SeedTaskID, "kinds")
-			runner.claimDiscussion(store.SeedMessageID, "kinds")
+			runner.claimTask(seed.TaskID, "kinds")
+			runner.claimDiscussion(seed.MessageID, "kinds")
 		})
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // sessionIDs returns the ids of the server's open MCP sessions.
@@ -59,8 +60,8 @@ func (e *env) ping(token, session string) int {
 func TestSessionsPerCaller(t *testing.T) {
 	const limit = 3
 	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxSessionsPerPrincipal = limit }})
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
-	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
+	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	other := e.session(runner)
 	first := e.session(agent)
 	var last []string
@@ -96,8 +97,8 @@ func TestSessionsPerCaller(t *testing.T) {
 // a JSON-RPC error; a session that closes makes room.
 func TestSessionsTotal(t *testing.T) {
 	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxSessions = 2 }})
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
-	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
+	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	a := e.session(agent)
 	e.session(runner)
 	got := e.post(agent, "", initializeBody)
@@ -119,7 +120,7 @@ func TestSessionsTotal(t *testing.T) {
 // SessionIdleTimeout.
 func TestSessionIdleTimeout(t *testing.T) {
 	e := newEnv(t, envOpts{config: func(c *server.Config) { c.SessionIdleTimeout = 100 * time.Millisecond }})
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
 	s := e.session(agent)
 	eventually(t, "ended", func() bool { return !slices.Contains(e.sessionIDs(), s) })
 	if got := e.ping(agent, s); got != http.StatusNotFound {
@@ -132,14 +133,14 @@ func TestSessionIdleTimeout(t *testing.T) {
 func TestSessionsEndWithTheirToken(t *testing.T) {
 	e := newEnv(t, envOpts{config: func(c *server.Config) { c.SessionCheckInterval = 20 * time.Millisecond }})
 	ctx := context.Background()
-	extra, err := e.srv.Store().IssueAgentToken(ctx, store.SeedBuilderAgent)
+	extra, err := e.srv.Store().IssueAgentToken(ctx, seed.BuilderAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
 	kept := e.session(agent) // same agent, another token: stays
 	revoked := e.session(extra.Token)
-	cred := e.connect(e.token(store.KindRunner, store.SeedBuilderAgent)).claimTask(store.SeedTaskID, "k").ExecutionCredential.Token
+	cred := e.connect(e.token(store.KindRunner, seed.BuilderAgent)).claimTask(seed.TaskID, "k").ExecutionCredential.Token
 	expiring := e.session(cred)
 	time.Sleep(100 * time.Millisecond) // a few checks: nothing to end yet
 	if ids := e.sessionIDs(); !slices.Contains(ids, revoked) || !slices.Contains(ids, expiring) {
@@ -217,7 +218,7 @@ func TestSlowRequestsTimeOut(t *testing.T) {
 		c.ReadTimeout, c.ReadHeaderTimeout = 300*time.Millisecond, 300*time.Millisecond
 	}})
 	addr, _ := serve(t, e)
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
 	for _, c := range []net.Conn{slowPost(t, addr, server.PathMCP, agent), slowPost(t, addr, server.PathMCP, ""), slowPost(t, addr, "/nowhere", "")} {
 		if !closedWithin(c, 3*time.Second) {
 			t.Error("a slow body is still held after 3s")
@@ -241,7 +242,7 @@ func TestEventStreamOutlivesTimeouts(t *testing.T) {
 	}})
 	addr, _ := serve(t, e)
 	e.ts.URL = "http://" + addr // e.post and e.session go to Serve
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
 	s := e.session(agent)
 	req, _ := http.NewRequest(http.MethodGet, e.url(), nil)
 	for k, v := range map[string]string{"Authorization": "Bearer " + agent, "Accept": "text/event-stream", "Mcp-Session-Id": s, "Mcp-Protocol-Version": protoTS} {
@@ -295,7 +296,7 @@ func TestMaxConns(t *testing.T) {
 		}
 	}})
 	addr, _ := serve(t, e)
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
 	if err := health(addr, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ func TestConnectionsWithoutATokenGiveWay(t *testing.T) {
 	const limit = 6
 	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxConns = limit }})
 	addr, _ := serve(t, e)
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
 	var idle []net.Conn
 	for i := range limit {
 		c, err := net.Dial("tcp", addr)
@@ -378,7 +379,7 @@ func TestConnectionsWithoutATokenGiveWay(t *testing.T) {
 func TestShutdownDoesNotWaitForSlowBodies(t *testing.T) {
 	e := newEnv(t, envOpts{config: func(c *server.Config) { c.ShutdownGrace = 20 * time.Second }})
 	addr, stop := serve(t, e)
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
 	e.ts.URL = "http://" + addr
 	e.session(agent) // an open session: the shutdown closes it
 	slow := slowPost(t, addr, server.PathMCP, agent)
@@ -404,10 +405,10 @@ func TestShutdownDoesNotWaitForSlowBodies(t *testing.T) {
 // row is written.
 func TestReplaysHoldNothing(t *testing.T) {
 	e := newEnv(t, envOpts{fileDB: true})
-	c := e.connect(e.token(store.KindRunner, store.SeedBuilderAgent))
+	c := e.connect(e.token(store.KindRunner, seed.BuilderAgent))
 	base := e.count("tokens")
 	for range 50 {
-		c.claimTask(store.SeedTaskID, "k")
+		c.claimTask(seed.TaskID, "k")
 	}
 	if n := e.count("tokens"); n != base {
 		t.Fatalf("%d token rows after 50 replays, want %d", n, base)
@@ -474,8 +475,8 @@ func pingStatus(t *testing.T, addr, token string) int {
 func TestRequestsPerCaller(t *testing.T) {
 	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxRequestsPerPrincipal = 2 }})
 	addr, _ := serve(t, e)
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
-	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
+	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	status := func(token string) int { return pingStatus(t, addr, token) }
 	if got := status(agent); got == http.StatusTooManyRequests {
 		t.Fatalf("a caller with nothing in flight: %d", got)
@@ -495,8 +496,8 @@ func TestSessionsTotalHolds(t *testing.T) {
 	const limit = 6
 	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxSessions = limit }})
 	var tokens []string
-	for _, a := range []string{store.SeedBuilderAgent, store.SeedReviewerAgent} {
-		tokens = append(tokens, e.token(store.KindAgent, a), e.token(store.KindRunner, store.SeedBuilderAgent))
+	for _, a := range []string{seed.BuilderAgent, seed.ReviewerAgent} {
+		tokens = append(tokens, e.token(store.KindAgent, a), e.token(store.KindRunner, seed.BuilderAgent))
 	}
 	var wg sync.WaitGroup
 	for i := range 120 {
@@ -525,7 +526,7 @@ func TestSessionsTotalHolds(t *testing.T) {
 // TestBatchBound: a batch holds at most MaxBatch messages.
 func TestBatchBound(t *testing.T) {
 	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxBatch = 4 }})
-	agent := e.token(store.KindAgent, store.SeedBuilderAgent)
+	agent := e.token(store.KindAgent, seed.BuilderAgent)
 	session := e.session(agent)
 	batch := func(n int) []byte {
 		var ms []string
@@ -565,7 +566,7 @@ func TestBatchBound(t *testing.T) {
 func TestSessionlessTestIsTheGoSDKs(t *testing.T) {
 	const limit = 2
 	e := newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxSessions = limit }})
-	runner := e.token(store.KindRunner, store.SeedBuilderAgent)
+	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	metas := []string{`1`, `null`, `{}`, `""`, `"1"`, `"2026-07-28"`, `"2099-01-01"`}
 	withMeta := func(body []byte, meta string) []byte {
 		return bytes.Replace(body, []byte(`"params":{`), []byte(`"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":`+meta+`},`), 1)

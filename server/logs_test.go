@@ -8,6 +8,7 @@ import (
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // logLine is one "call" line of the JSON log.
@@ -46,8 +47,8 @@ func callLines(t *testing.T, logs string) []logLine {
 // code of a refusal), whatever the outcome.
 func TestOneLogLinePerCall(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	runnerTok := e.token(store.KindRunner, store.SeedBuilderAgent)
-	agentTok := e.token(store.KindAgent, store.SeedBuilderAgent)
+	runnerTok := e.token(store.KindRunner, seed.BuilderAgent)
+	agentTok := e.token(store.KindAgent, seed.BuilderAgent)
 	runner := e.connect(runnerTok)
 	agent := e.connect(agentTok)
 
@@ -56,28 +57,28 @@ func TestOneLogLinePerCall(t *testing.T) {
 		outcome, code, caller, kind string
 	}
 	var wants []want
-	task := runner.claimTask(store.SeedTaskID, "log-1")
-	wants = append(wants, want{api.ToolClaimTask, "ok", "", store.SeedBuilderAgent, "runner"})
+	task := runner.claimTask(seed.TaskID, "log-1")
+	wants = append(wants, want{api.ToolClaimTask, "ok", "", seed.BuilderAgent, "runner"})
 	runner.refused(api.ToolClaimTask, claimTaskArgs("no-such-task", "log-2"), store.CodeTaskNotFound)
-	wants = append(wants, want{api.ToolClaimTask, "refused", store.CodeTaskNotFound, store.SeedBuilderAgent, "runner"})
+	wants = append(wants, want{api.ToolClaimTask, "refused", store.CodeTaskNotFound, seed.BuilderAgent, "runner"})
 	runner.refused(api.ToolClaimTask, `{"task_id":"bad id","idempotency_key":"k"}`, "invalid_arguments")
-	wants = append(wants, want{api.ToolClaimTask, "invalid_arguments", "invalid_arguments", store.SeedBuilderAgent, "runner"})
-	agent.refused(api.ToolClaimTask, claimTaskArgs(store.SeedTaskID, "log-3"), store.CodeNotRunner)
-	wants = append(wants, want{api.ToolClaimTask, "refused", store.CodeNotRunner, store.SeedBuilderAgent, "agent"})
-	agent.discover(store.SeedProject)
-	wants = append(wants, want{api.ToolDiscoverTeamAgents, "ok", "", store.SeedBuilderAgent, "agent"})
+	wants = append(wants, want{api.ToolClaimTask, "invalid_arguments", "invalid_arguments", seed.BuilderAgent, "runner"})
+	agent.refused(api.ToolClaimTask, claimTaskArgs(seed.TaskID, "log-3"), store.CodeNotRunner)
+	wants = append(wants, want{api.ToolClaimTask, "refused", store.CodeNotRunner, seed.BuilderAgent, "agent"})
+	agent.discover(seed.Project)
+	wants = append(wants, want{api.ToolDiscoverTeamAgents, "ok", "", seed.BuilderAgent, "agent"})
 	agent.refused(api.ToolDiscoverTeamAgents, discoverArgs("billing-api"), store.CodeProjectNotVisible)
-	wants = append(wants, want{api.ToolDiscoverTeamAgents, "refused", store.CodeProjectNotVisible, store.SeedBuilderAgent, "agent"})
-	runner.refused(api.ToolClaimDiscussion, discussionArgs(store.SeedMessageID, "log-4", nil), store.CodeHarnessOutdated)
-	wants = append(wants, want{api.ToolClaimDiscussion, "refused", store.CodeHarnessOutdated, store.SeedBuilderAgent, "runner"})
-	disc, _ := runner.claimDiscussion(store.SeedMessageID, "log-5")
-	wants = append(wants, want{api.ToolClaimDiscussion, "ok", "", store.SeedBuilderAgent, "runner"})
+	wants = append(wants, want{api.ToolDiscoverTeamAgents, "refused", store.CodeProjectNotVisible, seed.BuilderAgent, "agent"})
+	runner.refused(api.ToolClaimDiscussion, discussionArgs(seed.MessageID, "log-4", nil), store.CodeHarnessOutdated)
+	wants = append(wants, want{api.ToolClaimDiscussion, "refused", store.CodeHarnessOutdated, seed.BuilderAgent, "runner"})
+	disc, _ := runner.claimDiscussion(seed.MessageID, "log-5")
+	wants = append(wants, want{api.ToolClaimDiscussion, "ok", "", seed.BuilderAgent, "runner"})
 	cred := e.connect(task.ExecutionCredential.Token)
-	cred.discover(store.SeedProject)
-	wants = append(wants, want{api.ToolDiscoverTeamAgents, "ok", "", store.SeedBuilderAgent, "execution_credential"})
+	cred.discover(seed.Project)
+	wants = append(wants, want{api.ToolDiscoverTeamAgents, "ok", "", seed.BuilderAgent, "execution_credential"})
 	dcred := e.connect(disc.DiscussionCredential.Token)
-	dcred.refused(api.ToolDiscoverTeamAgents, discoverArgs(store.SeedProject), store.CodeToolNotAllowed)
-	wants = append(wants, want{api.ToolDiscoverTeamAgents, "refused", store.CodeToolNotAllowed, store.SeedBuilderAgent, "discussion_credential"})
+	dcred.refused(api.ToolDiscoverTeamAgents, discoverArgs(seed.Project), store.CodeToolNotAllowed)
+	wants = append(wants, want{api.ToolDiscoverTeamAgents, "refused", store.CodeToolNotAllowed, seed.BuilderAgent, "discussion_credential"})
 
 	lines := callLines(t, e.logs.String())
 	if len(lines) != len(wants) {

@@ -77,7 +77,7 @@ const (
 type Config struct {
 	// DB is the database: a file path, or ":memory:" (the default).
 	DB string
-	// Fixture, if set, is a world (see server/store/FIXTURE.md) added to
+	// Fixture, if set, is a world (see spec/world/FIXTURE.md) added to
 	// the database instead of seeding an empty one; an id it shares with
 	// the world already there is an error (store.ErrExists).
 	Fixture io.Reader

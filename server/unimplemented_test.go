@@ -12,6 +12,7 @@ import (
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // Every documented tool is served. Those the server does not implement
@@ -24,7 +25,7 @@ func TestEveryDocumentedToolIsServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t, envOpts{})
-	c := e.connect(e.token(store.KindAgent, store.SeedBuilderAgent))
+	c := e.connect(e.token(store.KindAgent, seed.BuilderAgent))
 	missing := server.Unimplemented()
 	for _, tool := range sp.Tools {
 		name := api.ToolName(tool.Name)

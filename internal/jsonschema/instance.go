@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -254,12 +257,28 @@ func (s *Schema) unnamed(name string, depth int) (any, error) {
 // asks beyond the named ones.
 const maxExtraTries = 64
 
-// AddProperties adds properties that properties does not name to obj, an
-// instance of object schema s, until it has n, each valid where it lands:
-// names that a patternProperties pattern accepts (its shortest ones), then
-// names for additionalProperties. It fails with an *InstanceError when s
-// allows no more.
+// AddProperties adds properties to obj, a value of object schema s, until
+// it has n, each valid where it lands: the properties s names that obj
+// lacks, in the order of their names, each a Minimal value; then names
+// that a patternProperties pattern accepts (its shortest ones), then names
+// for additionalProperties. It fails with an *InstanceError when s allows
+// no more.
 func (s *Schema) AddProperties(obj map[string]any, n int) error {
+	named := s.Properties()
+	slices.SortFunc(named, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
+	for _, p := range named {
+		if len(obj) >= n {
+			return nil
+		}
+		if _, has := obj[p.Name]; !has && p.Schema.IsObject() {
+			if v, err := p.Schema.Minimal(); err == nil {
+				obj[p.Name] = v
+			}
+		}
+	}
+	if len(obj) >= n {
+		return nil
+	}
 	return s.moreProperties(obj, n, 0)
 }
 
@@ -349,22 +368,8 @@ func (s *Schema) str() (any, error) {
 	if !hasHi {
 		hi = -1
 	}
-	fits := func(v string) bool {
-		n := utf8.RuneCountInString(v)
-		return n >= lo && (hi < 0 || n <= hi)
-	}
+	fits, matches := s.FitsLength, s.MatchesPattern
 	pattern, hasPattern := s.String("pattern")
-	matches := func(v string) bool {
-		if !hasPattern {
-			return true
-		}
-		re, err := ecmaregex.Compile(pattern)
-		if err != nil {
-			return false
-		}
-		ok, err := re.MatchString(v)
-		return ok && err == nil
-	}
 	if f, ok := s.String("format"); ok {
 		if v, known := formatSamples[f]; known && fits(v) && matches(v) {
 			return v, nil
@@ -375,8 +380,9 @@ func (s *Schema) str() (any, error) {
 		if err == nil {
 			return v, nil
 		}
-		// A pattern beyond RE2: try a few readable strings.
-		for _, c := range []string{"example", "example-id", "a", "x1", "website-v2", "maya/builder", "A", "0"} {
+		// A pattern beyond RE2: try a few readable strings, of the shapes
+		// ids take (a word, words joined by a hyphen or a slash).
+		for _, c := range []string{"example", "example-id", "a", "x1", "example-v2", "example/example", "A", "0"} {
 			for !fits(c) && (hi < 0 || utf8.RuneCountInString(c) < hi) && utf8.RuneCountInString(c) < lo {
 				c += "a"
 			}
@@ -467,4 +473,151 @@ func (s *Schema) intKeyword(name string) (int, bool) {
 func decodeRaw(raw []byte) any {
 	v, _ := DecodeValue(raw)
 	return v
+}
+
+// Minimal returns the smallest value valid against s: an object with its
+// required properties only, each Minimal; an array with as many items as
+// minItems asks, all one Minimal item; any other value as Instance makes
+// it (a const, an enum, a union, a string, a number). An object whose
+// minProperties its required properties do not reach is Instance's.
+func (s *Schema) Minimal() (any, error) {
+	fail := func(format string, args ...any) (any, error) {
+		return nil, &InstanceError{Ptr: s.ptr, Reason: fmt.Sprintf(format, args...)}
+	}
+	types := s.Types()
+	if s.HasAny("const", "enum") || len(types) == 0 || types[0] != "array" && types[0] != "object" {
+		return s.Instance()
+	}
+	if types[0] == "array" {
+		arr := []any{}
+		lo, ok := s.float("minItems")
+		if !ok || lo < 1 {
+			return arr, nil
+		}
+		items := s.Sub("items")
+		if items == nil {
+			return fail("minItems without items")
+		}
+		v, err := items.Minimal()
+		if err != nil {
+			return nil, err
+		}
+		if s.Has("uniqueItems") && lo > 1 {
+			return fail("several unique items")
+		}
+		for len(arr) < int(lo) {
+			arr = append(arr, v)
+		}
+		return arr, nil
+	}
+	obj := map[string]any{}
+	required := slices.Clone(s.Required())
+	slices.Sort(required)
+	for _, r := range required {
+		p := s.Property(r)
+		if p == nil || !p.IsObject() {
+			return fail("required property %q is not among the properties", r)
+		}
+		v, err := p.Minimal()
+		if err != nil {
+			return nil, err
+		}
+		obj[r] = v
+	}
+	if lo, ok := s.float("minProperties"); ok && len(obj) < int(lo) {
+		return s.Instance()
+	}
+	return obj, nil
+}
+
+// DistinctItems grows arr, an array of items of schema s, to n items, each
+// valid against s and none equal to another, for enumerated, string and
+// integer items. It reports whether it could.
+func (s *Schema) DistinctItems(arr []any, n int) ([]any, bool) {
+	if s == nil || n > 10000 {
+		return nil, false
+	}
+	key := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	seen := map[string]bool{}
+	for _, v := range arr {
+		seen[key(v)] = true
+	}
+	add := func(v any) {
+		if k := key(v); !seen[k] && len(arr) < n {
+			seen[k] = true
+			arr = append(arr, v)
+		}
+	}
+	if k := s.Get("enum"); k != nil {
+		enum, _ := k.Decode().([]any)
+		for _, e := range enum {
+			add(e)
+		}
+		return arr, len(arr) == n
+	}
+	types := s.Types()
+	switch {
+	case slices.Contains(types, "string"):
+		base, _ := s.Minimal()
+		b, _ := base.(string)
+		for i := 0; len(arr) < n && i < 4*n+100; i++ {
+			for _, v := range []string{b + strconv.Itoa(i), strconv.Itoa(i), b + string(rune('a'+i%26)) + strconv.Itoa(i/26)} {
+				if s.MatchesPattern(v) && s.FitsLength(v) {
+					add(v)
+				}
+			}
+		}
+	case slices.Contains(types, "integer"):
+		lo, _ := s.float("minimum") // 0 when there is none
+		hi, hasHi := s.float("maximum")
+		for i := 0; len(arr) < n && (!hasHi || lo+float64(i) <= hi); i++ {
+			add(json.Number(fmt.Sprint(math.Round(lo + float64(i)))))
+		}
+	}
+	return arr, len(arr) == n
+}
+
+// MatchPattern matches v against s's pattern (true without one). decided
+// is false when the pattern does not compile or the match did not finish
+// in time: v then proves nothing either way.
+func (s *Schema) MatchPattern(v string) (ok, decided bool) {
+	p, has := s.String("pattern")
+	if !has {
+		return true, true
+	}
+	re, err := ecmaregex.Compile(p)
+	if err != nil {
+		return false, false
+	}
+	m, err := re.MatchString(v)
+	return m, err == nil
+}
+
+// MatchesPattern reports whether v is known to match s's pattern.
+func (s *Schema) MatchesPattern(v string) bool {
+	ok, decided := s.MatchPattern(v)
+	return ok && decided
+}
+
+// FitsLength reports whether v, counted in characters, is within s's
+// minLength and maxLength.
+func (s *Schema) FitsLength(v string) bool {
+	n := float64(utf8.RuneCountInString(v))
+	if lo, ok := s.float("minLength"); ok && n < lo {
+		return false
+	}
+	if hi, ok := s.float("maxLength"); ok && n > hi {
+		return false
+	}
+	return true
+}
+
+// float returns keyword name of s as a float64.
+func (s *Schema) float(name string) (float64, bool) {
+	r, ok := s.rat(name)
+	if !ok {
+		return 0, false
+	}
+	f, _ := r.Float64()
+	return f, true
 }

@@ -103,3 +103,116 @@ func TestInstanceBounds(t *testing.T) {
 		}
 	}
 }
+
+func root(t *testing.T, src string) *jsonschema.Schema {
+	t.Helper()
+	d, err := jsonschema.Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Root()
+}
+
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestMinimal: the smallest valid value leaves out every optional
+// property and every item minItems does not ask for; scalars are
+// Instance's.
+func TestMinimal(t *testing.T) {
+	for src, want := range map[string]string{
+		`{"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer", "minimum": 2}}, "required": ["b"]}`: `{"b":2}`,
+		`{"type": "object", "properties": {"a": {"type": "object", "properties": {"x": {"type": "string"}}}}}`:                   `{}`,
+		`{"type": "array", "items": {"type": "string", "pattern": "^[0-9]{2}$"}}`:                                                `[]`,
+		`{"type": "array", "items": {"const": "x"}, "minItems": 3}`:                                                              `["x","x","x"]`,
+		`{"type": "object", "properties": {"a": {"type": "boolean"}}, "minProperties": 1}`:                                       `{"a":true}`,
+		`{"enum": ["b", "c"]}`: `"b"`,
+	} {
+		got, err := root(t, src).Minimal()
+		if err != nil || compact(got) != want {
+			t.Errorf("Minimal(%s) = %s, %v; want %s", src, compact(got), err, want)
+		}
+	}
+	for _, src := range []string{
+		`{"type": "array", "minItems": 1}`,
+		`{"type": "array", "items": {"type": "integer"}, "minItems": 2, "uniqueItems": true}`,
+		`{"type": "object", "required": ["a"]}`,
+	} {
+		if got, err := root(t, src).Minimal(); err == nil {
+			t.Errorf("Minimal(%s) = %s, want an error", src, compact(got))
+		}
+	}
+}
+
+// TestAddProperties: named properties first, in the order of their
+// names, then the names the schema allows without naming them; an error
+// once it allows no more.
+func TestAddProperties(t *testing.T) {
+	s := root(t, `{"type": "object", "properties": {"z": {"type": "integer"}, "b": {"type": "string", "minLength": 2}},
+		"patternProperties": {"^p[0-9]$": {"type": "boolean"}}, "additionalProperties": false}`)
+	obj := map[string]any{"z": 1}
+	if err := s.AddProperties(obj, 3); err != nil || compact(obj) != `{"b":"example","p0":true,"z":1}` {
+		t.Errorf("AddProperties(3) = %s, %v", compact(obj), err)
+	}
+	if err := s.AddProperties(obj, 20); err == nil {
+		t.Errorf("AddProperties(20) = %s, want an error", compact(obj))
+	}
+}
+
+// TestDistinctItems: enough distinct valid items, each where the schema
+// allows it; false when there are not enough.
+func TestDistinctItems(t *testing.T) {
+	for _, c := range []struct {
+		src, start string
+		n          int
+		want       string
+		ok         bool
+	}{
+		{`{"enum": ["a", "b", "c"]}`, `["b"]`, 3, `["b","a","c"]`, true},
+		{`{"enum": ["a", "b"]}`, `[]`, 3, `["a","b"]`, false},
+		{`{"type": "integer", "minimum": 4, "maximum": 6}`, `[5]`, 3, `[5,4,6]`, true},
+		{`{"type": "integer", "minimum": 4, "maximum": 5}`, `[]`, 3, `[4,5]`, false},
+	} {
+		var start []any
+		json.Unmarshal([]byte(c.start), &start)
+		got, ok := root(t, c.src).DistinctItems(start, c.n)
+		if ok != c.ok || ok && compact(got) != c.want {
+			t.Errorf("DistinctItems(%s, %s, %d) = %s, %v; want %s, %v", c.src, c.start, c.n, compact(got), ok, c.want, c.ok)
+		}
+	}
+	// Strings: each matches the pattern within the length bounds.
+	s := root(t, `{"type": "string", "pattern": "^[a-z][a-z0-9]*$", "maxLength": 4}`)
+	got, ok := s.DistinctItems(nil, 12)
+	seen := map[any]bool{}
+	for _, v := range got {
+		str, _ := v.(string)
+		if seen[v] || !s.MatchesPattern(str) || !s.FitsLength(str) {
+			t.Errorf("string item %q: repeated, or not valid", str)
+		}
+		seen[v] = true
+	}
+	if !ok || len(got) != 12 {
+		t.Errorf("DistinctItems(strings, 12) = %d items, %v", len(got), ok)
+	}
+}
+
+// TestPatternAndLength: a match is decided only when the pattern compiles
+// and the match finishes; lengths count characters, not bytes.
+func TestPatternAndLength(t *testing.T) {
+	s := root(t, `{"type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 3}`)
+	for v, want := range map[string][2]bool{"ab": {true, true}, "Ab": {false, true}} {
+		if ok, decided := s.MatchPattern(v); ok != want[0] || decided != want[1] {
+			t.Errorf("MatchPattern(%q) = %v, %v", v, ok, decided)
+		}
+	}
+	if ok, decided := root(t, `{"pattern": "(["}`).MatchPattern("x"); ok || decided {
+		t.Errorf("a pattern that does not compile decided %v", ok)
+	}
+	for v, want := range map[string]bool{"a": false, "ab": true, "äöü": true, "abcd": false} {
+		if got := s.FitsLength(v); got != want {
+			t.Errorf("FitsLength(%q) = %v", v, got)
+		}
+	}
+}

@@ -13,12 +13,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/gen/rt"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/server"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Outputs are the fixed answers of a bare server: each documented tool's
@@ -117,10 +118,7 @@ func (o Outputs) redactTokens() (Outputs, error) {
 			return nil, fmt.Errorf("outputs: %s: %w", name, err)
 		}
 		for _, tok := range tokenValues(v, nil) {
-			repl, err := newToken()
-			if err != nil {
-				return nil, err
-			}
+			repl := world.NewToken()
 			for len(repl) < len(tok) {
 				repl += repl
 			}
@@ -243,13 +241,13 @@ func Bare(outputs Outputs, opts *BareOptions) (http.Handler, error) {
 }
 
 // ReadTokensFile reads a tokens file's entries, for SelectTokens.
-func ReadTokensFile(file string) ([]conformance.Token, error) {
+func ReadTokensFile(file string) ([]world.Token, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	toks, err := conformance.ReadTokens(f)
+	toks, err := world.ReadTokens(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}

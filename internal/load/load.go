@@ -27,9 +27,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prickle-dev/prickle/conformance"
+	"golang.org/x/oauth2"
+
 	"github.com/prickle-dev/prickle/internal/cmdline"
-	"github.com/prickle-dev/prickle/internal/testkit"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Config is one load run.
@@ -102,10 +103,10 @@ func (c *Config) check() error {
 // to ("" for the first runner), and the agent's ("" for the runner's
 // agent, or the first agent without a runner). A token the caller did not
 // ask for and the file lacks is returned empty.
-func SelectTokens(tokens []conformance.Token, runner, agent string) (runnerToken, agentToken string, err error) {
+func SelectTokens(tokens []world.Token, runner, agent string) (runnerToken, agentToken string, err error) {
 	var pairedTo string
 	for _, t := range tokens {
-		if t.Kind == "runner" && (runner == "" || t.Runner == runner || t.Agent == runner) {
+		if t.Kind == world.KindRunner && (runner == "" || t.Runner == runner || t.Agent == runner) {
 			runnerToken, pairedTo = t.Token, t.Agent
 			break
 		}
@@ -118,7 +119,7 @@ func SelectTokens(tokens []conformance.Token, runner, agent string) (runnerToken
 		want = pairedTo
 	}
 	for _, t := range tokens {
-		if t.Kind == "agent" && (want == "" || t.Agent == want) {
+		if t.Kind == world.KindAgent && (want == "" || t.Agent == want) {
 			agentToken = t.Token
 			break
 		}
@@ -178,7 +179,7 @@ func connect(ctx context.Context, endpoint, token, protocol string) (*mcp.Client
 	c := mcp.NewClient(&mcp.Implementation{Name: "prickle-load", Version: cmdline.Version()}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:   endpoint,
-		HTTPClient: &http.Client{Transport: testkit.Bearer{Token: token, Base: tr}},
+		HTTPClient: &http.Client{Transport: &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}), Base: tr}},
 		MaxRetries: -1,
 	}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // The operations the generator can mix. Each is one tools/call; the name is
@@ -43,7 +43,7 @@ func asRunner(op string) bool { return op != OpDiscover }
 
 // World names what the calls refer to. DefaultWorld is the standard seed
 // world (what prickled seeds on an empty database, conformance's
-// spec.SeedWorld), which a fixture from Fixture extends with the fresh
+// package seed), which a fixture from Fixture extends with the fresh
 // tasks.
 type World struct {
 	Project       string // discover_team_agents
@@ -71,10 +71,10 @@ const freshKeyPrefix = "prickle-load-"
 // pages' examples (and conformance's seed-world scripts) make.
 func DefaultWorld() World {
 	return World{
-		Project:       store.SeedProject,
-		Task:          store.SeedTaskID,
+		Project:       seed.Project,
+		Task:          seed.TaskID,
 		ReplayKey:     "runner-claim-example-1",
-		Message:       store.SeedMessageID,
+		Message:       seed.MessageID,
 		DiscussionKey: "runner-discussion-example-1",
 		FreshPrefix:   FreshTaskPrefix,
 	}

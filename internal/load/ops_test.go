@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 func TestParseMix(t *testing.T) {
@@ -124,7 +124,7 @@ func TestSelectTokens(t *testing.T) {
 	  {"kind": "runner", "agent": "maya/builder", "runner": "maya-laptop", "token": "R-maya"},
 	  {"kind": "runner", "agent": "theo/reviewer", "runner": "theo-box", "token": "R-theo"}
 	]`
-	toks, err := conformance.ReadTokens(strings.NewReader(file))
+	toks, err := world.ReadTokens(strings.NewReader(file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 func benchStore(b *testing.B) (*Store, []IssuedToken) {
@@ -29,7 +31,7 @@ func benchStore(b *testing.B) (*Store, []IssuedToken) {
 
 func benchToken(b *testing.B, issued []IssuedToken, kind TokenKind) string {
 	for _, it := range issued {
-		if it.Kind == kind && it.Agent == SeedBuilderAgent {
+		if it.Kind == kind && it.Agent == seed.BuilderAgent {
 			return it.Token
 		}
 	}
@@ -67,7 +69,7 @@ func BenchmarkClaimTaskReplay(b *testing.B) {
 	}
 	b.Run("same-goroutine", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := s.ClaimTask(ctx, p, SeedTaskID, "bench-key", nil); err != nil {
+			if _, err := s.ClaimTask(ctx, p, seed.TaskID, "bench-key", nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -78,7 +80,7 @@ func BenchmarkClaimTaskReplay(b *testing.B) {
 		errc := make(chan error)
 		for b.Loop() {
 			go func() {
-				_, err := s.ClaimTask(ctx, p, SeedTaskID, "bench-key", nil)
+				_, err := s.ClaimTask(ctx, p, seed.TaskID, "bench-key", nil)
 				errc <- err
 			}()
 			if err := <-errc; err != nil {
@@ -100,7 +102,7 @@ func BenchmarkClaimTaskFresh(b *testing.B) {
 	if err := s.inTx(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM n WHERE i < ?)
 			INSERT INTO tasks(id, project, agent, created_at) SELECT 'bench-task-' || i, ?, ?, 0 FROM n`,
-			tasks-1, SeedProject, SeedBuilderAgent)
+			tasks-1, seed.Project, seed.BuilderAgent)
 		return err
 	}); err != nil {
 		b.Fatal(err)
@@ -125,7 +127,7 @@ func BenchmarkClaimDiscussionReplay(b *testing.B) {
 	}
 	harness := Harness
 	for b.Loop() {
-		if _, err := s.ClaimDiscussion(ctx, p, SeedMessageID, "bench-key", &harness); err != nil {
+		if _, err := s.ClaimDiscussion(ctx, p, seed.MessageID, "bench-key", &harness); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -145,7 +147,7 @@ func BenchmarkDiscoverTeamAgents(b *testing.B) {
 				if !cached {
 					s.dir.invalidate()
 				}
-				if _, err := s.DiscoverTeamAgents(ctx, p, SeedProject); err != nil {
+				if _, err := s.DiscoverTeamAgents(ctx, p, seed.Project); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -162,7 +164,7 @@ func BenchmarkDiscoverRefused(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, project := range []string{seedOutsideProject, "no-such-project"} {
+	for _, project := range []string{seed.OutsideProject, "no-such-project"} {
 		b.Run(project, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := s.DiscoverTeamAgents(context.Background(), p, project); err == nil {

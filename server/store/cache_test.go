@@ -4,12 +4,14 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // A revocation through the Store ends a cached agent token at once.
 func TestAuthCacheRevocationTakesEffectAtOnce(t *testing.T) {
 	s, _, issued := seeded(t)
-	tok := tokenOf(t, issued, KindAgent, SeedBuilderAgent)
+	tok := tokenOf(t, issued, KindAgent, seed.BuilderAgent)
 	auth(t, s, tok) // now cached
 	auth(t, s, tok)
 	if err := s.RevokeToken(ctx, tok); err != nil {
@@ -27,7 +29,7 @@ func TestCacheTTLBoundsStaleness(t *testing.T) {
 	s, _, issued := seeded(t)
 	wall := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s.auth.now = func() time.Time { return wall }
-	tok := tokenOf(t, issued, KindRunner, SeedBuilderAgent)
+	tok := tokenOf(t, issued, KindRunner, seed.BuilderAgent)
 	auth(t, s, tok)
 	if _, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = 1 WHERE hash = ?`, hashToken(tok)); err != nil {
 		t.Fatal(err)
@@ -45,8 +47,8 @@ func TestCacheTTLBoundsStaleness(t *testing.T) {
 // one, and SQL behind the Store's back drops one, at once.
 func TestAuthCacheSkipsCredentials(t *testing.T) {
 	s, _, issued := seeded(t)
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	res, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
+	res, err := s.ClaimTask(ctx, runner, seed.TaskID, "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,14 +82,14 @@ func TestCachePutAfterInvalidate(t *testing.T) {
 // them does not change what the next caller gets.
 func TestCachedValuesAreCopies(t *testing.T) {
 	s, _, issued := seeded(t)
-	tok := tokenOf(t, issued, KindAgent, SeedBuilderAgent)
+	tok := tokenOf(t, issued, KindAgent, seed.BuilderAgent)
 	auth(t, s, tok).Agent = "changed"
-	if p := auth(t, s, tok); p.Agent != SeedBuilderAgent {
+	if p := auth(t, s, tok); p.Agent != seed.BuilderAgent {
 		t.Fatalf("a caller's change leaked into the principal cache: %+v", p)
 	}
 	p := auth(t, s, tok)
 	for range 2 {
-		r, err := s.DiscoverTeamAgents(ctx, p, SeedProject)
+		r, err := s.DiscoverTeamAgents(ctx, p, seed.Project)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,30 +109,30 @@ func TestDirectoryCache(t *testing.T) {
 	s, _, issued := seeded(t)
 	wall := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s.dir.now = func() time.Time { return wall }
-	maya := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
+	maya := auth(t, s, tokenOf(t, issued, KindAgent, seed.BuilderAgent))
 	rin := auth(t, s, tokenOf(t, issued, KindAgent, "rin/analyst"))
 	role := func() string {
 		t.Helper()
-		r, err := s.DiscoverTeamAgents(ctx, maya, SeedProject)
+		r, err := s.DiscoverTeamAgents(ctx, maya, seed.Project)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, a := range r.Agents {
-			if a.AgentID == SeedBuilderAgent {
+			if a.AgentID == seed.BuilderAgent {
 				return a.Role
 			}
 		}
-		t.Fatalf("%s not in the directory", SeedBuilderAgent)
+		t.Fatalf("%s not in the directory", seed.BuilderAgent)
 		return ""
 	}
 	before := role()
-	if _, err := s.db.ExecContext(ctx, `UPDATE agents SET role = 'Rewritten' WHERE id = ?`, SeedBuilderAgent); err != nil {
+	if _, err := s.db.ExecContext(ctx, `UPDATE agents SET role = 'Rewritten' WHERE id = ?`, seed.BuilderAgent); err != nil {
 		t.Fatal(err)
 	}
 	if got := role(); got != before {
 		t.Fatalf("within the TTL: role %q, want the cached %q", got, before)
 	}
-	if _, err := s.DiscoverTeamAgents(ctx, rin, SeedProject); RefusalCode(err) != CodeProjectNotVisible {
+	if _, err := s.DiscoverTeamAgents(ctx, rin, seed.Project); RefusalCode(err) != CodeProjectNotVisible {
 		t.Fatalf("rin from the cache: %v, want project_not_visible", err)
 	}
 	wall = wall.Add(cacheTTL)
@@ -149,14 +151,14 @@ func TestDirectoryCache(t *testing.T) {
 func TestWorldLoadInvalidatesCaches(t *testing.T) {
 	s := openT(t, ":memory:", newClock())
 	s.auth.put([32]byte{1}, Principal{Kind: KindAgent}, 0)
-	s.dir.put(SeedProject, DiscoverResult{People: []Person{{Handle: "ghost"}}}, 0)
+	s.dir.put(seed.Project, DiscoverResult{People: []Person{{Handle: "ghost"}}}, 0)
 	if _, err := s.SeedDefault(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := s.auth.get([32]byte{1}); ok {
 		t.Fatal("the principal cache survived SeedDefault")
 	}
-	if _, ok, _ := s.dir.get(SeedProject); ok {
+	if _, ok, _ := s.dir.get(seed.Project); ok {
 		t.Fatal("the directory cache survived SeedDefault")
 	}
 }
@@ -173,8 +175,8 @@ func TestDiscoverRefusalsTakeOnePath(t *testing.T) {
 	wall := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s.dir.now = func() time.Time { return wall }
 	s.members.now = s.dir.now
-	p := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
-	for _, project := range []string{SeedProject, seedOutsideProject, "no-such-project"} {
+	p := auth(t, s, tokenOf(t, issued, KindAgent, seed.BuilderAgent))
+	for _, project := range []string{seed.Project, seed.OutsideProject, "no-such-project"} {
 		s.DiscoverTeamAgents(ctx, p, project) // warm whatever is cached
 	}
 	for _, table := range []string{"people", "agents"} {
@@ -182,13 +184,13 @@ func TestDiscoverRefusalsTakeOnePath(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, project := range []string{seedOutsideProject, "no-such-project"} {
+	for _, project := range []string{seed.OutsideProject, "no-such-project"} {
 		var r *Refusal
 		if _, err := s.DiscoverTeamAgents(ctx, p, project); !errors.As(err, &r) || r.Code != CodeProjectNotVisible {
 			t.Errorf("%s: %v, want %s without reading its directory", project, err, CodeProjectNotVisible)
 		}
 	}
-	if _, err := s.DiscoverTeamAgents(ctx, p, SeedProject); err != nil {
-		t.Errorf("%s: %v, want the cached directory", SeedProject, err)
+	if _, err := s.DiscoverTeamAgents(ctx, p, seed.Project); err != nil {
+		t.Errorf("%s: %v, want the cached directory", seed.Project, err)
 	}
 }

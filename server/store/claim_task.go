@@ -101,10 +101,7 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 	// idempotency_key) constraint still decides if two claims race (with
 	// BEGIN IMMEDIATE they cannot, but the database is what enforces it).
 	// A refusal after a successful insert rolls the whole transaction back.
-	cred, err := s.newCredential(s.opts.ExecutionTools, s.executionTools, now.Add(s.opts.LaunchTimeout))
-	if err != nil {
-		return ClaimTaskResult{}, err
-	}
+	cred := s.newCredential(s.opts.ExecutionTools, s.executionTools, now.Add(s.opts.LaunchTimeout))
 	row := attemptRow{Attempt: Attempt{AttemptID: attemptID.String, TaskID: taskID, ClaimedAt: fromDB(claimed.Int64)}, superseded: superseded.Valid}
 	found := attemptID.Valid
 	if !found {

@@ -8,22 +8,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 func TestClaimDiscussionHarness(t *testing.T) {
 	s, _, issued := seeded(t)
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
 	for _, h := range []*int{nil, ptrTo(1)} {
-		_, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", h)
+		_, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", h)
 		wantCode(t, err, CodeHarnessOutdated)
 		if !strings.Contains(err.Error(), "update prickle-runner") {
 			t.Fatalf("message %q does not tell the runner to update prickle-runner", err)
 		}
 	}
-	_, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", ptrTo(3))
+	_, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", ptrTo(3))
 	wantCode(t, err, CodeHarnessUnsupported)
-	agent := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
-	_, err = s.ClaimDiscussion(ctx, agent, SeedMessageID, "k", ptrTo(2))
+	agent := auth(t, s, tokenOf(t, issued, KindAgent, seed.BuilderAgent))
+	_, err = s.ClaimDiscussion(ctx, agent, seed.MessageID, "k", ptrTo(2))
 	wantCode(t, err, CodeNotRunner)
 	if n := count(t, s, `SELECT count(*) FROM discussion_claims`); n != 0 {
 		t.Fatalf("refused claims wrote %d rows", n)
@@ -32,12 +34,12 @@ func TestClaimDiscussionHarness(t *testing.T) {
 
 func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 	s, c, issued := seeded(t)
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	res, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", ptrTo(2))
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
+	res, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", ptrTo(2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Project != SeedProject || !res.OwnRoom || !res.Lead || res.Role != RoleDraft || res.Reviewing != nil ||
+	if res.Project != seed.Project || !res.OwnRoom || !res.Lead || res.Role != RoleDraft || res.Reviewing != nil ||
 		res.RepliesLeft != 8 || res.Replayed {
 		t.Fatalf("claim = %+v", res)
 	}
@@ -52,14 +54,14 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 		}
 	}
 	dp := auth(t, s, cred.Token)
-	if dp.Kind != KindDiscussion || dp.Scope.RoomID != SeedPrivateRoomID || dp.Scope.MessageID != SeedMessageID ||
-		dp.Scope.Project != SeedProject || dp.RunnerID != SeedRunnerID {
+	if dp.Kind != KindDiscussion || dp.Scope.RoomID != seed.PrivateRoomID || dp.Scope.MessageID != seed.MessageID ||
+		dp.Scope.Project != seed.Project || dp.RunnerID != seed.RunnerID {
 		t.Fatalf("discussion principal = %+v", dp)
 	}
 
 	// Replay: same role, fresh credential, old one gone.
 	c.Advance(time.Minute)
-	again, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", ptrTo(2))
+	again, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", ptrTo(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 	wantCode(t, err, CodeCredentialExpired)
 
 	// Replay after expiry still works until the reply is posted.
-	third, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", ptrTo(2))
+	third, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", ptrTo(2))
 	if err != nil || !third.Replayed {
 		t.Fatalf("replay after expiry: %+v, %v", third, err)
 	}
@@ -94,21 +96,21 @@ func TestClaimDiscussionExampleReplayAndReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg.Author != SeedBuilderAgent || msg.Room != SeedPrivateRoomID || *msg.ReplyRole != RoleDraft || *msg.ReplyTurn != SeedMessageID ||
+	if msg.Author != seed.BuilderAgent || msg.Room != seed.PrivateRoomID || *msg.ReplyRole != RoleDraft || *msg.ReplyTurn != seed.MessageID ||
 		msg.Provenance != "agent_generated" || msg.ProvenanceStatus != "claimed" {
 		t.Fatalf("reply = %+v", msg)
 	}
 	_, err = s.PostDiscussionReply(ctx, tp, "second reply", "")
 	wantCode(t, err, CodeReplyPosted)
-	_, err = s.ClaimDiscussion(ctx, runner, SeedMessageID, "runner-discussion-example-1", ptrTo(2))
+	_, err = s.ClaimDiscussion(ctx, runner, seed.MessageID, "runner-discussion-example-1", ptrTo(2))
 	wantCode(t, err, CodeReplyPosted)
 	// A lone agent's draft was its last reply: the turn ended.
-	_, err = s.ClaimDiscussion(ctx, runner, SeedMessageID, "another-key", ptrTo(2))
+	_, err = s.ClaimDiscussion(ctx, runner, seed.MessageID, "another-key", ptrTo(2))
 	wantCode(t, err, CodeTurnEnded)
 }
 
 func TestClaimDiscussionRoomRules(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	theo := auth(t, s, fxTheoRunner)
 	h := ptrTo(2)
@@ -133,7 +135,7 @@ func TestClaimDiscussionRoomRules(t *testing.T) {
 }
 
 func TestClaimDiscussionTurnStates(t *testing.T) {
-	s, c := world(t)
+	s, c := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	for msg, code := range map[string]string{
 		"wake-ended":     CodeTurnEnded,
@@ -169,7 +171,7 @@ func TestClaimDiscussionTurnStates(t *testing.T) {
 }
 
 func TestClaimDiscussionDifferentKeyWhileLive(t *testing.T) {
-	s, c := world(t)
+	s, c := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	if _, err := s.ClaimDiscussion(ctx, builder, "wake-solo", "k1", ptrTo(2)); err != nil {
 		t.Fatal(err)
@@ -186,7 +188,7 @@ func TestClaimDiscussionDifferentKeyWhileLive(t *testing.T) {
 }
 
 func TestHarnessTwoPairDraftReviewRevise(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	critic := auth(t, s, fxCriticRunner)
 	h := ptrTo(2)
@@ -233,7 +235,7 @@ func TestHarnessTwoPairDraftReviewRevise(t *testing.T) {
 }
 
 func TestHarnessTwoTrioCombine(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	critic := auth(t, s, fxCriticRunner)
 	scout := auth(t, s, fxScoutRunner)
@@ -273,7 +275,7 @@ func TestHarnessTwoTrioCombine(t *testing.T) {
 }
 
 func TestRepliesLeftExhausted(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	critic := auth(t, s, fxCriticRunner)
 	d, err := s.ClaimDiscussion(ctx, builder, "wake-tight", "b1", ptrTo(2))
@@ -288,7 +290,7 @@ func TestRepliesLeftExhausted(t *testing.T) {
 }
 
 func TestFixtureEarlierDiscussionClaims(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	builder := auth(t, s, fxBuilderRunner)
 	critic := auth(t, s, fxCriticRunner)
 	// The fixture's draft claim has its reply posted: replay refused.

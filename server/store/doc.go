@@ -84,7 +84,7 @@
 // # Worlds
 //
 //   - SeedDefault seeds the documented world (see its doc) into an empty
-//     database only; LoadFixture adds a JSON world (FIXTURE.md, checked
-//     against fixture.schema.json) all or nothing, naming the JSON path of
-//     a bad entry in a *FixtureError.
+//     database only; LoadFixture adds a JSON world (package world:
+//     spec/world/FIXTURE.md, checked against its schema) all or nothing,
+//     naming the JSON path and the place of a bad entry in a *world.Error.
 package store

@@ -18,24 +18,18 @@ import (
 	"github.com/prickle-dev/prickle/internal/load"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/world"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
 // TestFixtureSchemaOneSource: no enum and no pattern of the pages is
 // copied into the fixture schema (it refers to the pages' definitions),
-// the published file is what the store embeds, and the Go constants the
-// store keeps for the schema's enums are among them. The pages are the
-// first published ones (testdata/pages/snapshot), which the schema was
-// written against: a page added later may state a fact the schema already
-// holds without the schema having copied it.
+// and the Go constants the store keeps for the schema's enums are among
+// them. The pages are the first published ones (testdata/pages/snapshot),
+// which the schema was written against: a page added later may state a
+// fact the schema already holds without the schema having copied it.
 func TestFixtureSchemaOneSource(t *testing.T) {
-	file, err := os.ReadFile("fixture.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(file, store.FixtureSchema()) {
-		t.Fatal("FixtureSchema() is not fixture.schema.json")
-	}
+	file := world.SchemaJSON()
 	fixture, err := jsonschema.Parse(file)
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +70,8 @@ func TestFixtureSchemaOneSource(t *testing.T) {
 			}
 		}
 	})
-	if v, ok := fixture.Root().Property("version").Get("const").Number(); !ok || v.Cmp(big.NewRat(store.FixtureVersion, 1)) != 0 {
-		t.Errorf("schema version %v, FixtureVersion %d", v, store.FixtureVersion)
+	if v, ok := fixture.Root().Property("version").Get("const").Number(); !ok || v.Cmp(big.NewRat(world.Version, 1)) != 0 {
+		t.Errorf("schema version %v, world.Version %d", v, world.Version)
 	}
 	states := enums["/$defs/turn/properties/state"]
 	for _, c := range []string{store.TurnWaiting, store.TurnEnded, store.TurnStopped, store.TurnTimedOut, store.TurnReplaced} {

@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // loader loads one validated fixture inside a transaction. The schema has
@@ -20,7 +20,7 @@ type loader struct {
 	tx     *txn
 	now    time.Time
 	opts   Options
-	text   *fixtureText
+	w      *world.World
 	issued []IssuedToken
 	// postedFlags are the turn agents' reply_posted as given, checked
 	// against what the replies say once they are in.
@@ -28,20 +28,21 @@ type loader struct {
 }
 
 type postedFlag struct {
-	ptr, turn, agent string
-	posted           bool
+	at          any // the flag, for its place in the fixture
+	turn, agent string
+	posted      bool
 }
 
 // loadWorld inserts w inside tx, section by section, so that each
 // reference points at rows already inserted: replies are attached once the
-// turns exist.
-func (s *Store) loadWorld(ctx context.Context, tx *txn, w fixtureWorld, text *fixtureText) ([]IssuedToken, error) {
-	l := &loader{ctx: ctx, tx: tx, now: s.Now(), opts: s.opts, text: text, issued: []IssuedToken{}}
-	for _, section := range []func(fixtureWorld) error{
+// turns exist. An error names a value of w by its address (world.Pointer).
+func (s *Store) loadWorld(ctx context.Context, tx *txn, w *world.World) ([]IssuedToken, error) {
+	l := &loader{ctx: ctx, tx: tx, now: s.Now(), opts: s.opts, w: w, issued: []IssuedToken{}}
+	for _, section := range []func() error{
 		l.projects, l.people, l.memberships, l.agents, l.runners, l.rooms, l.messages,
 		l.turns, l.replies, l.tasks, l.attempts, l.discussionClaims,
 	} {
-		if err := section(w); err != nil {
+		if err := section(); err != nil {
 			return nil, err
 		}
 	}
@@ -54,29 +55,29 @@ func (l *loader) has(query string, args ...any) (bool, error) {
 
 // ErrExists is a fixture entry whose id (or token) the world already
 // holds, from the fixture itself or from what was there before it. A
-// *FixtureError wraps it; match it with errors.Is.
+// *world.Error wraps it; match it with errors.Is.
 var ErrExists = errors.New("already exists")
 
 // exec runs a statement; a UNIQUE or PRIMARY KEY violation is the
-// fixture's error at ptr ("WHAT already exists").
-func (l *loader) exec(ptr, what, query string, args ...any) error {
+// fixture's error at the value at points at ("WHAT already exists").
+func (l *loader) exec(at any, what, query string, args ...any) error {
 	if _, err := l.tx.ExecContext(l.ctx, query, args...); err != nil {
 		if isUniqueViolation(err) {
-			return l.text.errAt(ptr, fmt.Errorf("%s %w", what, ErrExists))
+			return l.w.Errorf(at, "%s %w", what, ErrExists)
 		}
 		return err
 	}
 	return nil
 }
 
-// mustExist fails at ptr unless query finds arg.
-func (l *loader) mustExist(ptr, what, query string, arg any) error {
+// mustExist fails at the value at points at unless query finds arg.
+func (l *loader) mustExist(at any, what, query string, arg any) error {
 	ok, err := l.has(query, arg)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return l.text.errf(ptr, "unknown %s %q", what, arg)
+		return l.w.Errorf(at, "unknown %s %q", what, arg)
 	}
 	return nil
 }
@@ -87,27 +88,39 @@ const (
 	qAgent   = `SELECT 1 FROM agents WHERE id = ?`
 )
 
-// or returns t (in UTC), or def when t is nil.
-func or(t *time.Time, def time.Time) time.Time {
-	if t == nil {
-		return def
+// timeOr returns the time at (in UTC), or def when it is not given.
+func (l *loader) timeOr(at *world.Time, def time.Time) (time.Time, error) {
+	if *at == "" {
+		return def, nil
 	}
-	return t.UTC()
+	t, err := at.Resolve(l.now)
+	if err != nil {
+		return time.Time{}, l.w.Errorf(at, "%w", err)
+	}
+	return t.UTC(), nil
+}
+
+// dbTime is the time at as the database stores it, NULL when it is not
+// given.
+func (l *loader) dbTime(at *world.Time) (any, error) {
+	if *at == "" {
+		return nil, nil
+	}
+	t, err := l.timeOr(at, time.Time{})
+	return toDB(t), err
 }
 
 // token stores the hash of an agent's or runner's token (the fixture's, or
 // a fresh one) and records it as issued.
-func (l *loader) token(ptr, given string, row tokenRow, it IssuedToken) error {
+func (l *loader) token(at *string, row tokenRow, it IssuedToken) error {
+	given := *at
 	tok, hash := given, hashToken(given)
 	if tok == "" {
-		var err error
-		if tok, hash, err = newToken(); err != nil {
-			return err
-		}
+		tok, hash = newToken()
 	}
 	if err := insertToken(l.ctx, l.tx, hash, row, l.now); err != nil {
 		if isUniqueViolation(err) {
-			return l.text.errAt(ptr, fmt.Errorf("token %w (another agent or runner has it)", ErrExists))
+			return l.w.Errorf(at, "token %w (another agent or runner has it)", ErrExists)
 		}
 		return err
 	}
@@ -116,13 +129,14 @@ func (l *loader) token(ptr, given string, row tokenRow, it IssuedToken) error {
 	return nil
 }
 
-func (l *loader) projects(w fixtureWorld) error {
-	for i, p := range w.Projects {
+func (l *loader) projects() error {
+	for i := range l.w.Projects {
+		p := &l.w.Projects[i]
 		name := p.Name
 		if name == "" {
 			name = p.Slug
 		}
-		if err := l.exec(at("projects", i, "slug"), "project "+p.Slug,
+		if err := l.exec(&p.Slug, "project "+p.Slug,
 			`INSERT INTO projects(slug, name, created_at) VALUES (?,?,?)`, p.Slug, name, toDB(l.now)); err != nil {
 			return err
 		}
@@ -130,9 +144,10 @@ func (l *loader) projects(w fixtureWorld) error {
 	return nil
 }
 
-func (l *loader) people(w fixtureWorld) error {
-	for i, p := range w.People {
-		if err := l.exec(at("people", i, "handle"), "person "+p.Handle,
+func (l *loader) people() error {
+	for i := range l.w.People {
+		p := &l.w.People[i]
+		if err := l.exec(&p.Handle, "person "+p.Handle,
 			`INSERT INTO people(handle, display_name, avatar_url, color, away) VALUES (?,?,?,?,?)`,
 			p.Handle, p.DisplayName, dbString(p.AvatarURL), p.Color, p.Away); err != nil {
 			return err
@@ -141,15 +156,16 @@ func (l *loader) people(w fixtureWorld) error {
 	return nil
 }
 
-func (l *loader) memberships(w fixtureWorld) error {
-	for i, m := range w.Memberships {
-		if err := l.mustExist(at("memberships", i, "project"), "project", qProject, m.Project); err != nil {
+func (l *loader) memberships() error {
+	for i := range l.w.Memberships {
+		m := &l.w.Memberships[i]
+		if err := l.mustExist(&m.Project, "project", qProject, m.Project); err != nil {
 			return err
 		}
-		if err := l.mustExist(at("memberships", i, "person"), "person", qPerson, m.Person); err != nil {
+		if err := l.mustExist(&m.Person, "person", qPerson, m.Person); err != nil {
 			return err
 		}
-		if err := l.exec(at("memberships", i), "membership of "+m.Person+" in "+m.Project,
+		if err := l.exec(m, "membership of "+m.Person+" in "+m.Project,
 			`INSERT INTO memberships(project, person) VALUES (?,?)`, m.Project, m.Person); err != nil {
 			return err
 		}
@@ -157,27 +173,32 @@ func (l *loader) memberships(w fixtureWorld) error {
 	return nil
 }
 
-func (l *loader) agents(w fixtureWorld) error {
-	for i, a := range w.Agents {
+func (l *loader) agents() error {
+	for i := range l.w.Agents {
+		a := &l.w.Agents[i]
 		owner, name, _ := strings.Cut(a.ID, "/")
-		if err := l.mustExist(at("agents", i, "id"), "owner", qPerson, owner); err != nil {
+		if err := l.mustExist(&a.ID, "owner", qPerson, owner); err != nil {
 			return err
 		}
 		caps := a.Capabilities
 		if caps == nil {
-			caps = []Capability{}
+			caps = []world.Capability{}
 		}
 		cb, err := json.Marshal(caps)
 		if err != nil {
 			return err
 		}
-		if err := l.exec(at("agents", i, "id"), "agent "+a.ID, `INSERT INTO agents(id, owner, name, avatar_url, model, client,
-			role, capabilities, availability, trust_level, last_seen_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-			a.ID, owner, name, dbString(a.AvatarURL), a.Model, a.Client, a.Role, string(cb), a.Availability, a.TrustLevel,
-			dbTime(a.LastSeenAt)); err != nil {
+		seen, err := l.dbTime(&a.LastSeenAt)
+		if err != nil {
 			return err
 		}
-		if err := l.token(at("agents", i, "token"), a.Token, tokenRow{kind: KindAgent, agent: a.ID},
+		if err := l.exec(&a.ID, "agent "+a.ID, `INSERT INTO agents(id, owner, name, avatar_url, model, client,
+			role, capabilities, availability, trust_level, last_seen_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+			a.ID, owner, name, dbString(a.AvatarURL), a.Model, a.Client, a.Role, string(cb), a.Availability, a.TrustLevel,
+			seen); err != nil {
+			return err
+		}
+		if err := l.token(&a.Token, tokenRow{kind: KindAgent, agent: a.ID},
 			IssuedToken{Kind: KindAgent, Agent: a.ID}); err != nil {
 			return err
 		}
@@ -185,17 +206,18 @@ func (l *loader) agents(w fixtureWorld) error {
 	return nil
 }
 
-func (l *loader) runners(w fixtureWorld) error {
-	for i, r := range w.Runners {
-		if err := l.mustExist(at("runners", i, "agent"), "agent", qAgent, r.Agent); err != nil {
+func (l *loader) runners() error {
+	for i := range l.w.Runners {
+		r := &l.w.Runners[i]
+		if err := l.mustExist(&r.Agent, "agent", qAgent, r.Agent); err != nil {
 			return err
 		}
-		if err := l.exec(at("runners", i, "id"), "runner "+r.ID, `INSERT INTO runners(id, agent, name, created_at) VALUES (?,?,?,?)`,
+		if err := l.exec(&r.ID, "runner "+r.ID, `INSERT INTO runners(id, agent, name, created_at) VALUES (?,?,?,?)`,
 			r.ID, r.Agent, r.Name, toDB(l.now)); err != nil {
 			return err
 		}
 		id := r.ID
-		if err := l.token(at("runners", i, "token"), r.Token, tokenRow{kind: KindRunner, agent: r.Agent, runner: &id},
+		if err := l.token(&r.Token, tokenRow{kind: KindRunner, agent: r.Agent, runner: &id},
 			IssuedToken{Kind: KindRunner, Agent: r.Agent, Runner: r.ID}); err != nil {
 			return err
 		}
@@ -203,20 +225,21 @@ func (l *loader) runners(w fixtureWorld) error {
 	return nil
 }
 
-func (l *loader) rooms(w fixtureWorld) error {
-	for i, r := range w.Rooms {
-		if err := l.mustExist(at("rooms", i, "project"), "project", qProject, r.Project); err != nil {
+func (l *loader) rooms() error {
+	for i := range l.w.Rooms {
+		r := &l.w.Rooms[i]
+		if err := l.mustExist(&r.Project, "project", qProject, r.Project); err != nil {
 			return err
 		}
 		what := "room " + r.ID
 		if r.Owner != nil { // a private room: the schema requires its owner
-			if err := l.mustExist(at("rooms", i, "owner"), "person", qPerson, *r.Owner); err != nil {
+			if err := l.mustExist(&r.Owner, "person", qPerson, *r.Owner); err != nil {
 				return err
 			}
 		} else {
 			what += " (or another general room of " + r.Project + ")"
 		}
-		if err := l.exec(at("rooms", i, "id"), what, `INSERT INTO rooms(id, project, kind, owner, name) VALUES (?,?,?,?,?)`,
+		if err := l.exec(&r.ID, what, `INSERT INTO rooms(id, project, kind, owner, name) VALUES (?,?,?,?,?)`,
 			r.ID, r.Project, r.Kind, dbString(r.Owner), r.Name); err != nil {
 			return err
 		}
@@ -228,15 +251,16 @@ func (l *loader) rooms(w fixtureWorld) error {
 // rather than a person's handle: handles have no slash.
 func isAgentID(author string) bool { return strings.Contains(author, "/") }
 
-func (l *loader) messages(w fixtureWorld) error {
-	for i, m := range w.Messages {
-		if err := l.mustExist(at("messages", i, "room"), "room", `SELECT 1 FROM rooms WHERE id = ?`, m.Room); err != nil {
+func (l *loader) messages() error {
+	for i := range l.w.Messages {
+		m := &l.w.Messages[i]
+		if err := l.mustExist(&m.Room, "room", `SELECT 1 FROM rooms WHERE id = ?`, m.Room); err != nil {
 			return err
 		}
 		var person, agent any
 		prov := m.Provenance
 		if isAgentID(m.Author) {
-			if err := l.mustExist(at("messages", i, "author"), "agent", qAgent, m.Author); err != nil {
+			if err := l.mustExist(&m.Author, "agent", qAgent, m.Author); err != nil {
 				return err
 			}
 			agent = m.Author
@@ -244,7 +268,7 @@ func (l *loader) messages(w fixtureWorld) error {
 				prov = "agent_generated"
 			}
 		} else {
-			if err := l.mustExist(at("messages", i, "author"), "person", qPerson, m.Author); err != nil {
+			if err := l.mustExist(&m.Author, "person", qPerson, m.Author); err != nil {
 				return err
 			}
 			person = m.Author
@@ -258,8 +282,11 @@ func (l *loader) messages(w fixtureWorld) error {
 		}
 		// Without created_at, messages are one millisecond apart in
 		// fixture order, the last one just before load time.
-		created := or(m.CreatedAt, l.now.Add(time.Duration(i-len(w.Messages))*time.Millisecond))
-		if err := l.exec(at("messages", i, "id"), "message "+m.ID, `INSERT INTO messages(id, room, kind, author_person,
+		created, err := l.timeOr(&m.CreatedAt, l.now.Add(time.Duration(i-len(l.w.Messages))*time.Millisecond))
+		if err != nil {
+			return err
+		}
+		if err := l.exec(&m.ID, "message "+m.ID, `INSERT INTO messages(id, room, kind, author_person,
 			author_agent, body, provenance, provenance_status, created_at) VALUES (?,?,?,?,?,?,?,?,?)`,
 			m.ID, m.Room, m.Kind, person, agent, m.Body, prov, status, toDB(created)); err != nil {
 			return err
@@ -268,9 +295,10 @@ func (l *loader) messages(w fixtureWorld) error {
 	return nil
 }
 
-func (l *loader) turns(w fixtureWorld) error {
-	for i, t := range w.Turns {
-		if err := l.mustExist(at("turns", i, "message"), "message", `SELECT 1 FROM messages WHERE id = ?`, t.Message); err != nil {
+func (l *loader) turns() error {
+	for i := range l.w.Turns {
+		t := &l.w.Turns[i]
+		if err := l.mustExist(&t.Message, "message", `SELECT 1 FROM messages WHERE id = ?`, t.Message); err != nil {
 			return err
 		}
 		state := t.State
@@ -281,22 +309,25 @@ func (l *loader) turns(w fixtureWorld) error {
 		if t.ReplyLimit != nil {
 			limit = *t.ReplyLimit
 		}
-		if err := l.exec(at("turns", i, "message"), "turn for message "+t.Message, `INSERT INTO turns(message, state,
-			reply_limit, expires_at, created_at) VALUES (?,?,?,?,?)`, t.Message, state, limit, dbTime(t.ExpiresAt), toDB(l.now)); err != nil {
+		expires, err := l.dbTime(&t.ExpiresAt)
+		if err != nil {
 			return err
 		}
-		for j, a := range t.Agents {
-			ptr := at("turns", i, "agents", strconv.Itoa(j), "agent")
-			if err := l.mustExist(ptr, "agent", qAgent, a.Agent); err != nil {
+		if err := l.exec(&t.Message, "turn for message "+t.Message, `INSERT INTO turns(message, state,
+			reply_limit, expires_at, created_at) VALUES (?,?,?,?,?)`, t.Message, state, limit, expires, toDB(l.now)); err != nil {
+			return err
+		}
+		for j := range t.Agents {
+			a := &t.Agents[j]
+			if err := l.mustExist(&a.Agent, "agent", qAgent, a.Agent); err != nil {
 				return err
 			}
-			if err := l.exec(ptr, "agent "+a.Agent+" in this turn", `INSERT INTO turn_agents(turn, agent, wake_order)
+			if err := l.exec(&a.Agent, "agent "+a.Agent+" in this turn", `INSERT INTO turn_agents(turn, agent, wake_order)
 				VALUES (?,?,?)`, t.Message, a.Agent, j); err != nil {
 				return err
 			}
 			if a.ReplyPosted != nil {
-				l.postedFlags = append(l.postedFlags, postedFlag{ptr: at("turns", i, "agents", strconv.Itoa(j), "reply_posted"),
-					turn: t.Message, agent: a.Agent, posted: *a.ReplyPosted})
+				l.postedFlags = append(l.postedFlags, postedFlag{at: &a.ReplyPosted, turn: t.Message, agent: a.Agent, posted: *a.ReplyPosted})
 			}
 		}
 	}
@@ -348,8 +379,9 @@ func (p turnPlace) final(role string) bool { return role != RoleDraft || p.revie
 // They are the one record of what was posted: an agent's part in a turn is
 // done once its final reply is in (turn_agents.reply_posted_at), and a
 // discussion claim's reply is its agent's reply under its role.
-func (l *loader) replies(w fixtureWorld) error {
-	for i, m := range w.Messages {
+func (l *loader) replies() error {
+	for i := range l.w.Messages {
+		m := &l.w.Messages[i]
 		if m.ReplyTurn == nil {
 			continue
 		}
@@ -359,15 +391,15 @@ func (l *loader) replies(w fixtureWorld) error {
 			return err
 		}
 		if !ok {
-			return l.text.errf(at("messages", i, "reply_turn"), "no turn on message %q woke %s", turn, m.Author)
+			return l.w.Errorf(&m.ReplyTurn, "no turn on message %q woke %s", turn, m.Author)
 		}
 		if !p.fits(role) {
-			return l.text.errf(at("messages", i, "reply_role"), "%s does not reply %s in this turn: %s", m.Author, role, p.roles())
+			return l.w.Errorf(&m.ReplyRole, "%s does not reply %s in this turn: %s", m.Author, role, p.roles())
 		}
 		if twice, err := l.has(`SELECT 1 FROM messages WHERE reply_turn = ? AND author_agent = ? AND reply_role = ?`,
 			turn, m.Author, role); err != nil || twice {
 			if err == nil {
-				err = l.text.errf(at("messages", i), "%s already posted its %s reply in the turn of %q", m.Author, role, turn)
+				err = l.w.Errorf(m, "%s already posted its %s reply in the turn of %q", m.Author, role, turn)
 			}
 			return err
 		}
@@ -392,7 +424,7 @@ func (l *loader) replies(w fixtureWorld) error {
 			if posted {
 				has = "its"
 			}
-			return l.text.errf(f.ptr, "says %v, but %s has %s final reply in this turn (it is derived from messages[].reply_turn)",
+			return l.w.Errorf(f.at, "says %v, but %s has %s final reply in this turn (it is derived from messages[].reply_turn)",
 				f.posted, f.agent, has)
 		}
 	}
@@ -412,12 +444,13 @@ func (p turnPlace) roles() string {
 	return "the lead drafts and combines"
 }
 
-func (l *loader) tasks(w fixtureWorld) error {
-	for i, t := range w.Tasks {
-		if err := l.mustExist(at("tasks", i, "project"), "project", qProject, t.Project); err != nil {
+func (l *loader) tasks() error {
+	for i := range l.w.Tasks {
+		t := &l.w.Tasks[i]
+		if err := l.mustExist(&t.Project, "project", qProject, t.Project); err != nil {
 			return err
 		}
-		if err := l.mustExist(at("tasks", i, "agent"), "agent", qAgent, t.Agent); err != nil {
+		if err := l.mustExist(&t.Agent, "agent", qAgent, t.Agent); err != nil {
 			return err
 		}
 		if t.RequestMessage != nil {
@@ -427,10 +460,10 @@ func (l *loader) tasks(w fixtureWorld) error {
 				return err
 			}
 			if !ok {
-				return l.text.errf(at("tasks", i, "request_message"), "%q is not a task_request message in project %s", *t.RequestMessage, t.Project)
+				return l.w.Errorf(&t.RequestMessage, "%q is not a task_request message in project %s", *t.RequestMessage, t.Project)
 			}
 		}
-		if err := l.exec(at("tasks", i, "id"), "task "+t.ID, `INSERT INTO tasks(id, project, agent, title, request_message, created_at)
+		if err := l.exec(&t.ID, "task "+t.ID, `INSERT INTO tasks(id, project, agent, title, request_message, created_at)
 			VALUES (?,?,?,?,?,?)`, t.ID, t.Project, t.Agent, t.Title, dbString(t.RequestMessage), toDB(l.now)); err != nil {
 			return err
 		}
@@ -454,8 +487,9 @@ func (l *loader) supersededAt(superseded bool) any {
 	return nil
 }
 
-func (l *loader) attempts(w fixtureWorld) error {
-	for i, a := range w.Attempts {
+func (l *loader) attempts() error {
+	for i := range l.w.Attempts {
+		a := &l.w.Attempts[i]
 		id, err := idOr(a.ID, "att_")
 		if err != nil {
 			return err
@@ -464,7 +498,7 @@ func (l *loader) attempts(w fixtureWorld) error {
 		var request sql.NullString
 		err = l.tx.QueryRowContext(l.ctx, `SELECT agent, request_message FROM tasks WHERE id = ?`, a.Task).Scan(&taskAgent, &request)
 		if errors.Is(err, sql.ErrNoRows) {
-			return l.text.errf(at("attempts", i, "task"), "unknown task %q", a.Task)
+			return l.w.Errorf(&a.Task, "unknown task %q", a.Task)
 		}
 		if err != nil {
 			return err
@@ -474,11 +508,17 @@ func (l *loader) attempts(w fixtureWorld) error {
 			return err
 		}
 		if !ok {
-			return l.text.errf(at("attempts", i, "runner"), "no runner %q paired to the task's agent %s", a.Runner, taskAgent)
+			return l.w.Errorf(&a.Runner, "no runner %q paired to the task's agent %s", a.Runner, taskAgent)
 		}
-		claimed := or(a.ClaimedAt, l.now)
-		live := or(a.LiveUntil, claimed.Add(l.opts.LaunchTimeout))
-		if err := l.exec(at("attempts", i), "attempt "+id+" (or its runner, task and idempotency key)", `INSERT INTO attempts(id,
+		claimed, err := l.timeOr(&a.ClaimedAt, l.now)
+		if err != nil {
+			return err
+		}
+		live, err := l.timeOr(&a.LiveUntil, claimed.Add(l.opts.LaunchTimeout))
+		if err != nil {
+			return err
+		}
+		if err := l.exec(a, "attempt "+id+" (or its runner, task and idempotency key)", `INSERT INTO attempts(id,
 			task, runner, idempotency_key, cause_message, claimed_at, live_until, superseded_at) VALUES (?,?,?,?,?,?,?,?)`,
 			id, a.Task, a.Runner, a.IdempotencyKey, request, toDB(claimed), toDB(live), l.supersededAt(a.Superseded)); err != nil {
 			return err
@@ -487,8 +527,9 @@ func (l *loader) attempts(w fixtureWorld) error {
 	return nil
 }
 
-func (l *loader) discussionClaims(w fixtureWorld) error {
-	for i, c := range w.DiscussionClaims {
+func (l *loader) discussionClaims() error {
+	for i := range l.w.DiscussionClaims {
+		c := &l.w.DiscussionClaims[i]
 		id, err := idOr(c.ID, "dsc_")
 		if err != nil {
 			return err
@@ -496,7 +537,7 @@ func (l *loader) discussionClaims(w fixtureWorld) error {
 		var agent string
 		err = l.tx.QueryRowContext(l.ctx, `SELECT agent FROM runners WHERE id = ?`, c.Runner).Scan(&agent)
 		if errors.Is(err, sql.ErrNoRows) {
-			return l.text.errf(at("discussion_claims", i, "runner"), "unknown runner %q", c.Runner)
+			return l.w.Errorf(&c.Runner, "unknown runner %q", c.Runner)
 		}
 		if err != nil {
 			return err
@@ -506,10 +547,10 @@ func (l *loader) discussionClaims(w fixtureWorld) error {
 			return err
 		}
 		if !ok {
-			return l.text.errf(at("discussion_claims", i, "message"), "no turn on message %q woke the runner's agent %s", c.Message, agent)
+			return l.w.Errorf(&c.Message, "no turn on message %q woke the runner's agent %s", c.Message, agent)
 		}
 		if !p.fits(c.Role) {
-			return l.text.errf(at("discussion_claims", i, "role"), "%s is not claimed for %s in this turn: %s", c.Role, agent, p.roles())
+			return l.w.Errorf(&c.Role, "%s is not claimed for %s in this turn: %s", c.Role, agent, p.roles())
 		}
 		if c.Reviewing != nil {
 			ok, err := l.has(`SELECT 1 FROM messages WHERE id = ? AND reply_turn = ? AND reply_role = 'draft'`, *c.Reviewing, c.Message)
@@ -517,10 +558,10 @@ func (l *loader) discussionClaims(w fixtureWorld) error {
 				return err
 			}
 			if !ok {
-				return l.text.errf(at("discussion_claims", i, "reviewing"), "%q is not the draft reply in the turn of %q", *c.Reviewing, c.Message)
+				return l.w.Errorf(&c.Reviewing, "%q is not the draft reply in the turn of %q", *c.Reviewing, c.Message)
 			}
 		}
-		reply, err := l.claimReply(i, c, agent)
+		reply, err := l.claimReply(c, agent)
 		if err != nil {
 			return err
 		}
@@ -530,9 +571,15 @@ func (l *loader) discussionClaims(w fixtureWorld) error {
 				return err
 			}
 		}
-		claimed := or(c.ClaimedAt, l.now)
-		live := or(c.LiveUntil, claimed.Add(l.opts.DiscussionTTL))
-		if err := l.exec(at("discussion_claims", i), "discussion claim "+id+" (or its runner, message and idempotency key)",
+		claimed, err := l.timeOr(&c.ClaimedAt, l.now)
+		if err != nil {
+			return err
+		}
+		live, err := l.timeOr(&c.LiveUntil, claimed.Add(l.opts.DiscussionTTL))
+		if err != nil {
+			return err
+		}
+		if err := l.exec(c, "discussion claim "+id+" (or its runner, message and idempotency key)",
 			`INSERT INTO discussion_claims(id, message, runner, agent, idempotency_key, role, lead, reviewing_message, claimed_at,
 			live_until, superseded_at, reply_message, replied_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			id, c.Message, c.Runner, agent, c.IdempotencyKey, c.Role, p.lead, dbString(c.Reviewing), toDB(claimed), toDB(live),
@@ -548,7 +595,7 @@ func (l *loader) discussionClaims(w fixtureWorld) error {
 // superseded claim never posted). At most one claim of an agent holds a
 // role in a turn without being superseded. The deprecated reply_message
 // and reply_posted must agree with what is derived.
-func (l *loader) claimReply(i int, c fxDiscussionClaim, agent string) (sql.NullString, error) {
+func (l *loader) claimReply(c *world.DiscussionClaim, agent string) (sql.NullString, error) {
 	var reply sql.NullString
 	if !c.Superseded {
 		twice, err := l.has(`SELECT 1 FROM discussion_claims WHERE message = ? AND agent = ? AND role = ? AND superseded_at IS NULL`,
@@ -557,7 +604,7 @@ func (l *loader) claimReply(i int, c fxDiscussionClaim, agent string) (sql.NullS
 			return reply, err
 		}
 		if twice {
-			return reply, l.text.errf(at("discussion_claims", i), "%s already holds a %s claim in the turn of %q that is not superseded",
+			return reply, l.w.Errorf(c, "%s already holds a %s claim in the turn of %q that is not superseded",
 				agent, c.Role, c.Message)
 		}
 		err = l.tx.QueryRowContext(l.ctx, `SELECT id FROM messages WHERE reply_turn = ? AND author_agent = ? AND reply_role = ?`,
@@ -567,18 +614,18 @@ func (l *loader) claimReply(i int, c fxDiscussionClaim, agent string) (sql.NullS
 		}
 	}
 	if c.ReplyMessage != nil && (!reply.Valid || reply.String != *c.ReplyMessage) {
-		return reply, l.text.errf(at("discussion_claims", i, "reply_message"), "%q is not this claim's reply: that is %s",
+		return reply, l.w.Errorf(&c.ReplyMessage, "%q is not this claim's reply: that is %s",
 			*c.ReplyMessage, describeReply(reply, c, agent))
 	}
 	if c.ReplyPosted != nil && *c.ReplyPosted != reply.Valid {
-		return reply, l.text.errf(at("discussion_claims", i, "reply_posted"), "says %v, but this claim's reply is %s",
+		return reply, l.w.Errorf(&c.ReplyPosted, "says %v, but this claim's reply is %s",
 			*c.ReplyPosted, describeReply(reply, c, agent))
 	}
 	return reply, nil
 }
 
 // describeReply says what a claim's derived reply is, for an error.
-func describeReply(reply sql.NullString, c fxDiscussionClaim, agent string) string {
+func describeReply(reply sql.NullString, c *world.DiscussionClaim, agent string) string {
 	switch {
 	case reply.Valid:
 		return "message " + reply.String

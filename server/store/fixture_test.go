@@ -3,11 +3,12 @@ package store
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 func TestLoadWorldFixture(t *testing.T) {
@@ -48,7 +49,7 @@ func TestLoadWorldFixture(t *testing.T) {
 	f2, _ := os.Open("testdata/world.json")
 	defer f2.Close()
 	_, err = s.LoadFixture(ctx, f2)
-	var fe *FixtureError
+	var fe *world.Error
 	if !errors.As(err, &fe) || fe.Path != "$.projects[0].slug" || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("second load: %v", err)
 	}
@@ -139,9 +140,9 @@ func TestFixtureErrorsNamePath(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := openT(t, ":memory:", newClock())
 			_, err := s.LoadFixture(ctx, strings.NewReader(c.fixture))
-			var fe *FixtureError
+			var fe *world.Error
 			if !errors.As(err, &fe) {
-				t.Fatalf("err = %v, want *FixtureError", err)
+				t.Fatalf("err = %v, want *world.Error", err)
 			}
 			if fe.Path != c.path {
 				t.Fatalf("path = %q, want %q (%v)", fe.Path, c.path, err)
@@ -160,7 +161,7 @@ func TestFixtureErrorsNamePath(t *testing.T) {
 }
 
 func TestFixtureDocExampleLoads(t *testing.T) {
-	doc, err := os.ReadFile("FIXTURE.md")
+	doc, err := os.ReadFile("../../spec/world/FIXTURE.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,69 +331,11 @@ func TestFixtureReplyRules(t *testing.T) {
 				}
 				return
 			}
-			var fe *FixtureError
+			var fe *world.Error
 			if !errors.As(err, &fe) || fe.Path != c.path || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("err = %v, want a *FixtureError at %s saying %q", err, c.path, c.want)
+				t.Fatalf("err = %v, want a *world.Error at %s saying %q", err, c.path, c.want)
 			}
 		})
-	}
-}
-
-// TestFixtureErrorPlaces: schema problems are reported together, in the
-// order of the text, each at its line and column, at most ten of them.
-func TestFixtureErrorPlaces(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("{\"version\": 1,\n \"people\": [\n")
-	for i := range 12 {
-		if i > 0 {
-			b.WriteString(",\n")
-		}
-		fmt.Fprintf(&b, "  {\"handle\": \"p%d\", \"display_name\": \"P\", \"color\": %d}", i, 10+i)
-	}
-	b.WriteString("\n]}\n")
-	s := openT(t, ":memory:", newClock())
-	_, err := s.LoadFixture(ctx, strings.NewReader(b.String()))
-	joined, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		t.Fatalf("err = %v, want the problems joined", err)
-	}
-	errs := joined.Unwrap()
-	if len(errs) != maxFixtureErrors+1 || !strings.Contains(errs[maxFixtureErrors].Error(), "2 more problems") {
-		t.Fatalf("%d errors, want %d and a count of the rest:\n%v", len(errs), maxFixtureErrors+1, err)
-	}
-	for i, e := range errs[:maxFixtureErrors] {
-		var fe *FixtureError
-		if !errors.As(e, &fe) || fe.Path != fmt.Sprintf("$.people[%d].color", i) || fe.Line != 3+i || fe.Column != 50 {
-			t.Errorf("error %d: %v at %d:%d", i, e, fe.Line, fe.Column)
-		}
-	}
-	var first *FixtureError
-	if !errors.As(err, &first) || first.Path != "$.people[0].color" {
-		t.Errorf("errors.As finds %v, want the first problem", first)
-	}
-}
-
-// TestFixtureSyntaxErrorPlaces: a fixture that is not JSON is reported at
-// the line and column where reading it stopped, like any other problem.
-func TestFixtureSyntaxErrorPlaces(t *testing.T) {
-	cases := []struct {
-		text         string
-		path         string
-		line, column int
-		want         string
-	}{
-		{"{\"version\": 1,\n \"projects\": [{\"slug\": \"a\"\n", "$.projects[0]", 3, 1, "ends early"},
-		{"{\"version\": 1,\n \"projects\": [{\"slug\": nope}]}\n", "$.projects[0].slug", 2, 25, "invalid character"},
-		{"{\"version\": 1,\n \"version\": 2}", "$.version", 2, 2, "duplicate"},
-		{"{\"version\": 1}\n{}", "$", 2, 1, "more than one"},
-	}
-	for _, c := range cases {
-		s := openT(t, ":memory:", newClock())
-		_, err := s.LoadFixture(ctx, strings.NewReader(c.text))
-		var fe *FixtureError
-		if !errors.As(err, &fe) || fe.Path != c.path || fe.Line != c.line || fe.Column != c.column || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: err = %v at %d:%d, want %s at %d:%d saying %q", c.text, err, fe.Line, fe.Column, c.path, c.line, c.column, c.want)
-		}
 	}
 }
 
@@ -404,7 +347,7 @@ func TestFixtureIntegersByValue(t *testing.T) {
 		s := openT(t, ":memory:", newClock())
 		fixture := strings.Replace(pairFixture, turn, `"agents": [{"agent": "a/x"}, {"agent": "a/z"}], "reply_limit": `+c.limit+`}`, 1)
 		_, err := s.LoadFixture(ctx, strings.NewReader(fixture))
-		var fe *FixtureError
+		var fe *world.Error
 		if c.err != "" {
 			if !errors.As(err, &fe) || fe.Path != c.err {
 				t.Errorf("reply_limit %s: %v, want an error at %s", c.limit, err, c.err)

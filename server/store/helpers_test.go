@@ -47,8 +47,8 @@ func seeded(t *testing.T) (*Store, *clock, []IssuedToken) {
 	return s, c, issued
 }
 
-// world returns an in-memory store loaded with testdata/world.json.
-func world(t *testing.T) (*Store, *clock) {
+// loaded returns an in-memory store loaded with testdata/world.json.
+func loaded(t *testing.T) (*Store, *clock) {
 	t.Helper()
 	c := newClock()
 	s := openT(t, ":memory:", c)

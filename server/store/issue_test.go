@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"testing"
+
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // TestRotate: a rotation revokes the earlier tokens at once, though
@@ -10,16 +12,16 @@ import (
 // runner is not rotated back to life.
 func TestRotate(t *testing.T) {
 	s, _, issued := seeded(t)
-	agentTok := tokenOf(t, issued, KindAgent, SeedBuilderAgent)
-	runnerTok := tokenOf(t, issued, KindRunner, SeedBuilderAgent)
-	extra, err := s.IssueAgentToken(ctx, SeedBuilderAgent)
+	agentTok := tokenOf(t, issued, KindAgent, seed.BuilderAgent)
+	runnerTok := tokenOf(t, issued, KindRunner, seed.BuilderAgent)
+	extra, err := s.IssueAgentToken(ctx, seed.BuilderAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tok := range []string{agentTok, extra.Token, runnerTok} {
 		auth(t, s, tok) // cached now
 	}
-	r, err := s.RotateAgentToken(ctx, SeedBuilderAgent)
+	r, err := s.RotateAgentToken(ctx, seed.BuilderAgent)
 	if err != nil || r.Revoked != 2 || r.Issued.Kind != KindAgent {
 		t.Fatalf("rotate agent: %+v, %v", r, err)
 	}
@@ -30,28 +32,28 @@ func TestRotate(t *testing.T) {
 	}
 	auth(t, s, r.Issued.Token)
 	auth(t, s, runnerTok)
-	auth(t, s, tokenOf(t, issued, KindAgent, SeedReviewerAgent))
+	auth(t, s, tokenOf(t, issued, KindAgent, seed.ReviewerAgent))
 
-	rr, err := s.RotateRunnerToken(ctx, SeedBuilderAgent, SeedRunnerID)
-	if err != nil || rr.Revoked != 1 || rr.Issued.Runner != SeedRunnerID {
+	rr, err := s.RotateRunnerToken(ctx, seed.BuilderAgent, seed.RunnerID)
+	if err != nil || rr.Revoked != 1 || rr.Issued.Runner != seed.RunnerID {
 		t.Fatalf("rotate runner: %+v, %v", rr, err)
 	}
 	if _, err := s.Authenticate(ctx, runnerTok); !errors.Is(err, ErrRevokedToken) {
 		t.Errorf("earlier runner token after rotation: %v", err)
 	}
-	if p := auth(t, s, rr.Issued.Token); p.Kind != KindRunner || p.RunnerID != SeedRunnerID {
+	if p := auth(t, s, rr.Issued.Token); p.Kind != KindRunner || p.RunnerID != seed.RunnerID {
 		t.Errorf("new runner token: %+v", p)
 	}
-	if _, err := s.RotateRunnerToken(ctx, SeedReviewerAgent, SeedRunnerID); !errors.Is(err, ErrNotPaired) {
+	if _, err := s.RotateRunnerToken(ctx, seed.ReviewerAgent, seed.RunnerID); !errors.Is(err, ErrNotPaired) {
 		t.Errorf("rotate with the wrong agent: %v", err)
 	}
-	if err := s.RevokeRunner(ctx, SeedRunnerID); err != nil {
+	if err := s.RevokeRunner(ctx, seed.RunnerID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.RotateRunnerToken(ctx, SeedBuilderAgent, SeedRunnerID); !errors.Is(err, ErrNoRunner) {
+	if _, err := s.RotateRunnerToken(ctx, seed.BuilderAgent, seed.RunnerID); !errors.Is(err, ErrNoRunner) {
 		t.Errorf("rotate a retired runner: %v", err)
 	}
-	if _, err := s.PairRunner(ctx, SeedBuilderAgent, SeedRunnerID); !errors.Is(err, ErrRunnerExists) {
+	if _, err := s.PairRunner(ctx, seed.BuilderAgent, seed.RunnerID); !errors.Is(err, ErrRunnerExists) {
 		t.Errorf("pair an existing runner id: %v", err)
 	}
 	if _, err := s.RotateAgentToken(ctx, "maya/nobody"); !errors.Is(err, ErrNoAgent) {

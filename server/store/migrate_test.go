@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // latestMigration is the version of the newest embedded migration.
@@ -74,26 +76,23 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runnerTok := tokenOf(t, issued, KindRunner, SeedBuilderAgent)
+	runnerTok := tokenOf(t, issued, KindRunner, seed.BuilderAgent)
 	now := c.Now()
-	first := ClaimTaskResult{Attempt: Attempt{AttemptID: "att_v1", TaskID: SeedTaskID, ClaimedAt: now}}
+	first := ClaimTaskResult{Attempt: Attempt{AttemptID: "att_v1", TaskID: seed.TaskID, ClaimedAt: now}}
 	if _, err := old.db.ExecContext(ctx, `INSERT INTO attempts(id, task, runner, idempotency_key, claimed_at, live_until)
-		VALUES ('att_v1', ?, ?, 'k1', ?, ?)`, SeedTaskID, SeedRunnerID, toDB(now), toDB(now.Add(time.Hour))); err != nil {
+		VALUES ('att_v1', ?, ?, 'k1', ?, ?)`, seed.TaskID, seed.RunnerID, toDB(now), toDB(now.Add(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
 	var creds []string
 	for i := range 4 {
-		tok, hash, err := newToken()
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok, hash := newToken()
 		var revoked any
 		if i < 3 {
 			revoked = toDB(now)
 		}
 		if _, err := old.db.ExecContext(ctx, `INSERT INTO tokens(hash, kind, agent, runner, attempt, project, task, allowed_tools,
 			created_at, expires_at, revoked_at) VALUES (?, 'execution_credential', ?, ?, 'att_v1', ?, ?, '["read_room"]', ?, ?, ?)`,
-			hash, SeedBuilderAgent, SeedRunnerID, SeedProject, SeedTaskID, toDB(now.Add(time.Duration(i)*time.Millisecond)),
+			hash, seed.BuilderAgent, seed.RunnerID, seed.Project, seed.TaskID, toDB(now.Add(time.Duration(i)*time.Millisecond)),
 			toDB(now.Add(time.Hour)), revoked); err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +133,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if _, err := s.Authenticate(ctx, first.ExecutionCredential.Token); err == nil {
 		t.Fatal("revoked credential works after upgrade")
 	}
-	replay, err := s.ClaimTask(ctx, auth(t, s, runnerTok), SeedTaskID, "k1", nil)
+	replay, err := s.ClaimTask(ctx, auth(t, s, runnerTok), seed.TaskID, "k1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,22 +213,19 @@ func TestMigrateCredentialsOntoClaims(t *testing.T) {
 		}
 	}
 	exec(`INSERT INTO attempts(id, task, runner, idempotency_key, claimed_at, live_until) VALUES ('att_v5', ?, ?, 'k1', ?, ?)`,
-		SeedTaskID, SeedRunnerID, toDB(now), toDB(now.Add(time.Hour)))
+		seed.TaskID, seed.RunnerID, toDB(now), toDB(now.Add(time.Hour)))
 	exec(`INSERT INTO discussion_claims(id, message, runner, agent, idempotency_key, role, lead, claimed_at, live_until)
-		VALUES ('dsc_v5', ?, ?, ?, 'd1', 'draft', 1, ?, ?)`, SeedMessageID, SeedRunnerID, SeedBuilderAgent, toDB(now), toDB(now.Add(time.Hour)))
+		VALUES ('dsc_v5', ?, ?, ?, 'd1', 'draft', 1, ?, ?)`, seed.MessageID, seed.RunnerID, seed.BuilderAgent, toDB(now), toDB(now.Add(time.Hour)))
 	// As version 5 writes them: each insert revokes the claim's earlier
 	// credential and points the claim at the new one (triggers of 0004).
 	mint := func(claimCol, claimID string, tools string) string {
-		tok, hash, err := newToken()
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok, hash := newToken()
 		kind := "execution_credential"
 		if claimCol == "discussion" {
 			kind = "discussion_credential"
 		}
 		exec(`INSERT INTO tokens(hash, kind, agent, runner, `+claimCol+`, project, allowed_tools, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, hash, kind, SeedBuilderAgent, SeedRunnerID, claimID, SeedProject, tools,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, hash, kind, seed.BuilderAgent, seed.RunnerID, claimID, seed.Project, tools,
 			toDB(now), toDB(now.Add(time.Hour)))
 		return tok
 	}
@@ -251,18 +247,18 @@ func TestMigrateCredentialsOntoClaims(t *testing.T) {
 		}
 	}
 	ep := auth(t, s, liveExec)
-	if ep.Kind != KindExecution || ep.Agent != SeedBuilderAgent || ep.RunnerID != SeedRunnerID || ep.Scope.AttemptID != "att_v5" ||
-		ep.Scope.TaskID != SeedTaskID || ep.Scope.Project != SeedProject || !slices.Equal(ep.AllowedTools, []string{"read_room", "checkpoint"}) ||
+	if ep.Kind != KindExecution || ep.Agent != seed.BuilderAgent || ep.RunnerID != seed.RunnerID || ep.Scope.AttemptID != "att_v5" ||
+		ep.Scope.TaskID != seed.TaskID || ep.Scope.Project != seed.Project || !slices.Equal(ep.AllowedTools, []string{"read_room", "checkpoint"}) ||
 		ep.ExpiresAt == nil || !ep.ExpiresAt.Equal(now.Add(time.Hour)) {
 		t.Errorf("execution principal after the upgrade = %+v", ep)
 	}
 	dp := auth(t, s, liveDisc)
-	if dp.Kind != KindDiscussion || dp.Scope.DiscussionID != "dsc_v5" || dp.Scope.MessageID != SeedMessageID ||
-		dp.Scope.RoomID != SeedPrivateRoomID || dp.Scope.Project != SeedProject ||
+	if dp.Kind != KindDiscussion || dp.Scope.DiscussionID != "dsc_v5" || dp.Scope.MessageID != seed.MessageID ||
+		dp.Scope.RoomID != seed.PrivateRoomID || dp.Scope.Project != seed.Project ||
 		!slices.Equal(dp.AllowedTools, []string{"read_room", "post_message"}) {
 		t.Errorf("discussion principal after the upgrade = %+v", dp)
 	}
-	replay, err := s.ClaimTask(ctx, auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent)), SeedTaskID, "k1", nil)
+	replay, err := s.ClaimTask(ctx, auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent)), seed.TaskID, "k1", nil)
 	if err != nil || !replay.Replayed || replay.Attempt.AttemptID != "att_v5" {
 		t.Fatalf("replay after the upgrade: %+v, %v", replay, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Message is a posted message.
@@ -58,14 +60,14 @@ func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, pro
 	}
 	// A message's body and provenance are what the pages document for a
 	// quoted message, through the fixture schema: one source.
-	fs, err := compiledFixtureSchemas()
+	fs, err := fixtureSchema()
 	if err != nil {
 		return Message{}, fmt.Errorf("store: %w", err)
 	}
-	if err := checkValue(fs.body, "body", body); err != nil {
+	if err := fs.CheckValue(world.DefMessageBody, "body", body); err != nil {
 		return Message{}, refuse(CodeInvalidArgument, "%v", err)
 	}
-	if err := checkValue(fs.provenance, "provenance", provenance); err != nil {
+	if err := fs.CheckValue(world.DefMessageProvenance, "provenance", provenance); err != nil {
 		return Message{}, refuse(CodeInvalidArgument, "%v", err)
 	}
 	var msg Message

@@ -4,33 +4,17 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
-// Names in the seed world (spec.SeedWorld, which SeedDefault loads), for
-// tests and tools that refer to them.
-const (
-	SeedProject        = "website-v2"
-	SeedTaskID         = "example-task-id"
-	SeedMessageID      = "example-message-id"
-	SeedTaskRequestID  = "example-task-request-id"
-	SeedMentionID      = "example-mention-id"
-	SeedRunnerID       = "maya-laptop"
-	SeedBuilderAgent   = "maya/builder"
-	SeedReviewerAgent  = "theo/reviewer"
-	SeedGeneralRoomID  = "website-v2-general"
-	SeedPrivateRoomID  = "maya-private"
-	seedOutsideProject = "billing-api"
-)
-
-// SeedDefault seeds the seed world (spec.SeedWorld: the world the pages'
+// SeedDefault seeds the seed world (package seed: the world the pages'
 // examples refer to) into an empty database and returns the new agent and
 // runner tokens (plaintext, shown once). On a database that already holds
 // a project it does nothing and returns nil.
 func (s *Store) SeedDefault(ctx context.Context) ([]IssuedToken, error) {
 	// The seed goes the way of every fixture: checked by the fixture
 	// schema, then loaded; it has no tokens, so each is minted.
-	issued, err := s.loadFixture(ctx, spec.SeedWorld(), true)
+	issued, err := s.loadFixture(ctx, seed.JSON(), true)
 	if err != nil {
 		return nil, fmt.Errorf("store: seed: %w", err)
 	}

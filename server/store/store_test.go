@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 var ctx = context.Background()
@@ -42,8 +44,8 @@ func TestOpenMigratesOnceAndReopenKeepsData(t *testing.T) {
 	if err != nil || len(issued) == 0 {
 		t.Fatalf("seed: %v (%d tokens)", err, len(issued))
 	}
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	first, err := s.ClaimTask(ctx, runner, SeedTaskID, "k1", nil)
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
+	first, err := s.ClaimTask(ctx, runner, seed.TaskID, "k1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +61,8 @@ func TestOpenMigratesOnceAndReopenKeepsData(t *testing.T) {
 	if err != nil || again != nil {
 		t.Fatalf("second seed = %v, %v; want nil, nil", again, err)
 	}
-	runner = auth(t, s2, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	replay, err := s2.ClaimTask(ctx, runner, SeedTaskID, "k1", nil)
+	runner = auth(t, s2, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
+	replay, err := s2.ClaimTask(ctx, runner, seed.TaskID, "k1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +85,12 @@ func TestOpenRejectsNewerSchema(t *testing.T) {
 
 func TestMemoryDatabaseIsShared(t *testing.T) {
 	s, _, issued := seeded(t)
-	p := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
+	p := auth(t, s, tokenOf(t, issued, KindAgent, seed.BuilderAgent))
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for range 8 {
 		wg.Go(func() {
-			res, err := s.DiscoverTeamAgents(ctx, p, SeedProject)
+			res, err := s.DiscoverTeamAgents(ctx, p, seed.Project)
 			if err == nil && len(res.Agents) != 2 {
 				err = errors.New("wrong agents")
 			}
@@ -127,20 +129,20 @@ func TestSeedDefault(t *testing.T) {
 
 func TestAuthenticate(t *testing.T) {
 	s, _, issued := seeded(t)
-	p := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
-	if p.Kind != KindAgent || p.Agent != SeedBuilderAgent || p.Owner != "maya" || p.RunnerID != "" || p.ExpiresAt != nil {
+	p := auth(t, s, tokenOf(t, issued, KindAgent, seed.BuilderAgent))
+	if p.Kind != KindAgent || p.Agent != seed.BuilderAgent || p.Owner != "maya" || p.RunnerID != "" || p.ExpiresAt != nil {
 		t.Fatalf("agent principal = %+v", p)
 	}
-	r := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	if r.Kind != KindRunner || r.Agent != SeedBuilderAgent || r.RunnerID != SeedRunnerID {
+	r := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
+	if r.Kind != KindRunner || r.Agent != seed.BuilderAgent || r.RunnerID != seed.RunnerID {
 		t.Fatalf("runner principal = %+v", r)
 	}
-	for _, bad := range []string{"", "prk_nope", tokenOf(t, issued, KindAgent, SeedBuilderAgent) + "x"} {
+	for _, bad := range []string{"", "prk_nope", tokenOf(t, issued, KindAgent, seed.BuilderAgent) + "x"} {
 		if _, err := s.Authenticate(ctx, bad); !errors.Is(err, ErrUnknownToken) {
 			t.Fatalf("authenticate %q: %v, want ErrUnknownToken", bad, err)
 		}
 	}
-	theo := tokenOf(t, issued, KindAgent, SeedReviewerAgent)
+	theo := tokenOf(t, issued, KindAgent, seed.ReviewerAgent)
 	if err := s.RevokeToken(ctx, theo); err != nil {
 		t.Fatal(err)
 	}
@@ -148,15 +150,15 @@ func TestAuthenticate(t *testing.T) {
 		t.Fatalf("revoked: %v", err)
 	}
 	// Issue and pair.
-	it, err := s.IssueAgentToken(ctx, SeedReviewerAgent)
-	if err != nil || auth(t, s, it.Token).Agent != SeedReviewerAgent {
+	it, err := s.IssueAgentToken(ctx, seed.ReviewerAgent)
+	if err != nil || auth(t, s, it.Token).Agent != seed.ReviewerAgent {
 		t.Fatalf("issue agent token: %v", err)
 	}
-	rt, err := s.PairRunner(ctx, SeedReviewerAgent, "theo-box")
+	rt, err := s.PairRunner(ctx, seed.ReviewerAgent, "theo-box")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rp := auth(t, s, rt.Token); rp.Kind != KindRunner || rp.RunnerID != "theo-box" || rp.Agent != SeedReviewerAgent {
+	if rp := auth(t, s, rt.Token); rp.Kind != KindRunner || rp.RunnerID != "theo-box" || rp.Agent != seed.ReviewerAgent {
 		t.Fatalf("paired runner principal = %+v", rp)
 	}
 	if err := s.RevokeRunner(ctx, "theo-box"); err != nil {
@@ -175,7 +177,7 @@ func TestTokenPlaintextNeverStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
 	ct, cd := claimBoth(t, s, runner)
 	plain := []string{ct.ExecutionCredential.Token, cd.DiscussionCredential.Token}
 	for _, it := range issued {
@@ -232,8 +234,8 @@ func TestCredentialLogValueRedacts(t *testing.T) {
 
 func TestDiscoverTeamAgents(t *testing.T) {
 	s, _, issued := seeded(t)
-	p := auth(t, s, tokenOf(t, issued, KindAgent, SeedBuilderAgent))
-	res, err := s.DiscoverTeamAgents(ctx, p, SeedProject)
+	p := auth(t, s, tokenOf(t, issued, KindAgent, seed.BuilderAgent))
+	res, err := s.DiscoverTeamAgents(ctx, p, seed.Project)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +245,7 @@ func TestDiscoverTeamAgents(t *testing.T) {
 	if res.People[1].AvatarURL != nil || !res.People[1].Away || res.People[1].Color != 5 {
 		t.Fatalf("theo = %+v", res.People[1])
 	}
-	if len(res.Agents) != 2 || res.Agents[0].AgentID != SeedBuilderAgent || res.Agents[1].AgentID != SeedReviewerAgent {
+	if len(res.Agents) != 2 || res.Agents[0].AgentID != seed.BuilderAgent || res.Agents[1].AgentID != seed.ReviewerAgent {
 		t.Fatalf("agents = %+v", res.Agents)
 	}
 	b := res.Agents[0]
@@ -278,22 +280,22 @@ func TestDiscoverTeamAgents(t *testing.T) {
 	if !bytes.Contains(rjs, []byte(`"capabilities":[]`)) {
 		t.Fatalf("rin JSON %s: want capabilities []", rjs)
 	}
-	if _, err := s.DiscoverTeamAgents(ctx, rin, SeedProject); RefusalCode(err) != CodeProjectNotVisible {
+	if _, err := s.DiscoverTeamAgents(ctx, rin, seed.Project); RefusalCode(err) != CodeProjectNotVisible {
 		t.Fatalf("rin sees website-v2: %v", err)
 	}
 
 	// Runners act for their agent.
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	if _, err := s.DiscoverTeamAgents(ctx, runner, SeedProject); err != nil {
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
+	if _, err := s.DiscoverTeamAgents(ctx, runner, seed.Project); err != nil {
 		t.Fatalf("runner discover: %v", err)
 	}
 	// Execution credentials: allowed, scoped to the task's project.
-	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+	ct, err := s.ClaimTask(ctx, runner, seed.TaskID, "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	exec := auth(t, s, ct.ExecutionCredential.Token)
-	if _, err := s.DiscoverTeamAgents(ctx, exec, SeedProject); err != nil {
+	if _, err := s.DiscoverTeamAgents(ctx, exec, seed.Project); err != nil {
 		t.Fatalf("exec discover: %v", err)
 	}
 	// Which credentials may call the tool at all is the server's policy
@@ -309,7 +311,7 @@ func TestDiscoverEmptyListsAreNotNull(t *testing.T) {
 	// And the store builds non-nil slices even for a scoped credential whose
 	// project has since lost its other members: exercised through the
 	// fixture world, where ines/helper has no capabilities given.
-	s, _ := world(t)
+	s, _ := loaded(t)
 	ines, err := s.IssueAgentToken(ctx, "ines/helper")
 	if err != nil {
 		t.Fatal(err)
@@ -325,12 +327,12 @@ func TestDiscoverEmptyListsAreNotNull(t *testing.T) {
 
 func TestClaimTaskExampleAndReplay(t *testing.T) {
 	s, c, issued := seeded(t)
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
-	first, err := s.ClaimTask(ctx, runner, SeedTaskID, "runner-claim-example-1", nil)
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
+	first, err := s.ClaimTask(ctx, runner, seed.TaskID, "runner-claim-example-1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Replayed || first.Attempt.TaskID != SeedTaskID || !first.Attempt.ClaimedAt.Equal(t0) || checkID("attempt id", first.Attempt.AttemptID) != nil {
+	if first.Replayed || first.Attempt.TaskID != seed.TaskID || !first.Attempt.ClaimedAt.Equal(t0) || checkID("attempt id", first.Attempt.AttemptID) != nil {
 		t.Fatalf("first = %+v", first)
 	}
 	cred := first.ExecutionCredential
@@ -341,8 +343,8 @@ func TestClaimTaskExampleAndReplay(t *testing.T) {
 		t.Fatalf("allowed tools = %v", cred.AllowedTools)
 	}
 	ep := auth(t, s, cred.Token)
-	if ep.Kind != KindExecution || ep.Agent != SeedBuilderAgent || ep.Scope.AttemptID != first.Attempt.AttemptID ||
-		ep.Scope.TaskID != SeedTaskID || ep.Scope.Project != SeedProject || !slices.Equal(ep.AllowedTools, testExecutionTools) {
+	if ep.Kind != KindExecution || ep.Agent != seed.BuilderAgent || ep.Scope.AttemptID != first.Attempt.AttemptID ||
+		ep.Scope.TaskID != seed.TaskID || ep.Scope.Project != seed.Project || !slices.Equal(ep.AllowedTools, testExecutionTools) {
 		t.Fatalf("execution principal = %+v", ep)
 	}
 	js, _ := json.Marshal(first)
@@ -351,7 +353,7 @@ func TestClaimTaskExampleAndReplay(t *testing.T) {
 	}
 
 	c.Advance(time.Minute)
-	second, err := s.ClaimTask(ctx, runner, SeedTaskID, "runner-claim-example-1", nil)
+	second, err := s.ClaimTask(ctx, runner, seed.TaskID, "runner-claim-example-1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +382,7 @@ func TestClaimTaskExampleAndReplay(t *testing.T) {
 }
 
 func TestClaimTaskRefusals(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	runner := auth(t, s, fxBuilderRunner)
 	agent := auth(t, s, fxBuilderAgent)
 
@@ -439,18 +441,18 @@ func TestClaimTaskRefusals(t *testing.T) {
 // schema accepts is never refused with another code.
 func TestClaimKeyLength(t *testing.T) {
 	s, _, issued := seeded(t)
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
 	key := strings.Repeat("é", 60) // 120 bytes
-	if _, err := s.ClaimTask(ctx, runner, SeedTaskID, key, nil); err != nil {
+	if _, err := s.ClaimTask(ctx, runner, seed.TaskID, key, nil); err != nil {
 		t.Fatalf("claim_task with a 60-character key: %v", err)
 	}
-	if _, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, key, ptrTo(2)); err != nil {
+	if _, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, key, ptrTo(2)); err != nil {
 		t.Fatalf("claim_discussion with a 60-character key: %v", err)
 	}
 }
 
 func TestClaimTaskDifferentKeyWhileLive(t *testing.T) {
-	s, c := world(t)
+	s, c := loaded(t)
 	runner := auth(t, s, fxBuilderRunner)
 	// The fixture's earlier attempt (claimed 11:55) is live until 12:10.
 	_, err := s.ClaimTask(ctx, runner, "task-unbound", "new-key", nil)
@@ -473,7 +475,7 @@ func TestClaimTaskDifferentKeyWhileLive(t *testing.T) {
 }
 
 func TestAttemptUniquenessIsADatabaseConstraint(t *testing.T) {
-	s, _ := world(t)
+	s, _ := loaded(t)
 	_, err := s.db.ExecContext(ctx, `INSERT INTO attempts(id, task, runner, idempotency_key, claimed_at, live_until)
 		VALUES ('dup', 'task-unbound', 'maya-laptop', 'earlier-key', 0, 0)`)
 	if !isUniqueViolation(err) {
@@ -490,10 +492,10 @@ func TestAttemptUniquenessIsADatabaseConstraint(t *testing.T) {
 // the runner's row).
 func TestRevokeRunnerEndsItsCredentials(t *testing.T) {
 	s, _, issued := seeded(t)
-	runnerTok := tokenOf(t, issued, KindRunner, SeedBuilderAgent)
+	runnerTok := tokenOf(t, issued, KindRunner, seed.BuilderAgent)
 	runner := auth(t, s, runnerTok)
 	ct, cd := claimBoth(t, s, runner)
-	if err := s.RevokeRunner(ctx, SeedRunnerID); err != nil {
+	if err := s.RevokeRunner(ctx, seed.RunnerID); err != nil {
 		t.Fatal(err)
 	}
 	for _, tok := range []string{runnerTok, ct.ExecutionCredential.Token, cd.DiscussionCredential.Token} {
@@ -513,17 +515,17 @@ func TestRevokeRunnerEndsItsCredentials(t *testing.T) {
 // and only the newest authenticates.
 func TestOneLiveCredentialPerClaim(t *testing.T) {
 	s, c, issued := seeded(t)
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
 	var cts []ClaimTaskResult
 	var cds []ClaimDiscussionResult
 	const replays = 50
 	for range replays {
 		c.Advance(time.Second)
-		ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+		ct, err := s.ClaimTask(ctx, runner, seed.TaskID, "k", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
+		cd, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "d", ptrTo(2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -566,7 +568,7 @@ func TestOneLiveCredentialPerClaim(t *testing.T) {
 // one.
 func TestRevokeCredential(t *testing.T) {
 	s, _, issued := seeded(t)
-	runner := auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))
+	runner := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
 	ct, cd := claimBoth(t, s, runner)
 	for _, tok := range []string{ct.ExecutionCredential.Token, cd.DiscussionCredential.Token} {
 		if err := s.RevokeToken(ctx, tok); err != nil {
@@ -579,7 +581,7 @@ func TestRevokeCredential(t *testing.T) {
 			t.Fatalf("revoking it again: %v, want unknown", err)
 		}
 	}
-	again, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+	again, err := s.ClaimTask(ctx, runner, seed.TaskID, "k", nil)
 	if err != nil || !again.Replayed {
 		t.Fatalf("replay after revoking: %+v, %v", again, err)
 	}
@@ -610,11 +612,11 @@ func TestDatabaseFilesPrivate(t *testing.T) {
 // message (key "d").
 func claimBoth(t *testing.T, s *Store, runner *Principal) (ClaimTaskResult, ClaimDiscussionResult) {
 	t.Helper()
-	ct, err := s.ClaimTask(ctx, runner, SeedTaskID, "k", nil)
+	ct, err := s.ClaimTask(ctx, runner, seed.TaskID, "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cd, err := s.ClaimDiscussion(ctx, runner, SeedMessageID, "d", ptrTo(2))
+	cd, err := s.ClaimDiscussion(ctx, runner, seed.MessageID, "d", ptrTo(2))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"database/sql"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,20 +13,23 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
-// TokenPrefix starts every token the store mints.
-const TokenPrefix = "prk_"
+// TokenPrefix starts every token the store mints (world.NewToken's).
+const TokenPrefix = world.TokenPrefix
 
-// TokenKind is the kind of bearer token.
-type TokenKind string
+// TokenKind is the kind of bearer token: a world's (agent and runner), or
+// a credential a claim mints.
+type TokenKind = world.TokenKind
 
 // Token kinds.
 const (
 	// KindAgent identifies an agent (owner/name) connected over MCP.
-	KindAgent TokenKind = "agent"
+	KindAgent = world.KindAgent
 	// KindRunner identifies a runner device paired to exactly one agent.
-	KindRunner TokenKind = "runner"
+	KindRunner = world.KindRunner
 	// KindExecution is an execution credential minted by ClaimTask for one
 	// attempt.
 	KindExecution TokenKind = "execution_credential"
@@ -79,24 +81,10 @@ type Principal struct {
 	Scope Scope
 }
 
-// IssuedToken is a freshly issued agent or runner token. Token is the
-// plaintext, shown once: it is not stored and cannot be recovered.
-type IssuedToken struct {
-	// Kind is "agent" or "runner".
-	Kind TokenKind `json:"kind"`
-	// Agent is "owner/name" (for a runner, the agent it is paired to).
-	Agent string `json:"agent"`
-	// Runner is the runner id, for runner tokens.
-	Runner string `json:"runner,omitempty"`
-	// Token is the plaintext bearer token.
-	Token string `json:"token"`
-}
-
-// LogValue redacts the token so an IssuedToken can be logged safely.
-func (t IssuedToken) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("kind", string(t.Kind)), slog.String("agent", t.Agent),
-		slog.String("runner", t.Runner), slog.String("token", "[redacted]"))
-}
+// IssuedToken is a freshly issued agent or runner token, as a tokens file
+// lists it. Token is the plaintext, shown once: it is not stored and
+// cannot be recovered. Its LogValue redacts it.
+type IssuedToken = world.Token
 
 // Credential is a short-lived credential returned once by a claim. Its JSON
 // form matches the execution_credential / discussion_credential schemas.
@@ -128,13 +116,9 @@ func requireRunner(p *Principal, what string) error {
 }
 
 // newToken returns a fresh plaintext token and its SHA-256 hash.
-func newToken() (string, []byte, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", nil, fmt.Errorf("random token: %w", err)
-	}
-	tok := TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
-	return tok, hashToken(tok), nil
+func newToken() (string, []byte) {
+	tok := world.NewToken()
+	return tok, hashToken(tok)
 }
 
 func hashToken(tok string) []byte {
@@ -187,13 +171,10 @@ type credential struct {
 
 // newCredential mints a credential that may call tools (toolsJSON is
 // their JSON) until expires.
-func (s *Store) newCredential(tools []string, toolsJSON string, expires time.Time) (credential, error) {
-	tok, hash, err := newToken()
-	if err != nil {
-		return credential{}, err
-	}
+func (s *Store) newCredential(tools []string, toolsJSON string, expires time.Time) credential {
+	tok, hash := newToken()
 	return credential{Credential: Credential{Token: tok, ExpiresAt: expires, AllowedTools: slices.Clone(tools)},
-		hash: hash, toolsJSON: toolsJSON}, nil
+		hash: hash, toolsJSON: toolsJSON}
 }
 
 // toolsJSON is the JSON of a credential's allowed tools as a claim's row
@@ -209,10 +190,7 @@ func toolsJSON(tools []string) string {
 // mintToken creates a random token, stores its hash and returns the
 // plaintext.
 func mintToken(ctx context.Context, tx *txn, r tokenRow, now time.Time) (string, error) {
-	tok, hash, err := newToken()
-	if err != nil {
-		return "", err
-	}
+	tok, hash := newToken()
 	if err := insertToken(ctx, tx, hash, r, now); err != nil {
 		return "", err
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // writerStores returns a seeded store on each kind of database: the
@@ -22,7 +24,7 @@ func writerStores(t *testing.T) map[string]writerStore {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[name] = writerStore{s, auth(t, s, tokenOf(t, issued, KindRunner, SeedBuilderAgent))}
+		out[name] = writerStore{s, auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))}
 	}
 	return out
 }
@@ -92,7 +94,7 @@ func TestWriterPanicReachesCaller(t *testing.T) {
 				t.Fatalf("the panicking transaction's insert was kept (%d rows)", n)
 			}
 			p := s.runner
-			if _, err := s.ClaimTask(ctx, p, SeedTaskID, "after-panic", nil); err != nil {
+			if _, err := s.ClaimTask(ctx, p, seed.TaskID, "after-panic", nil); err != nil {
 				t.Fatalf("claim after a panic: %v", err)
 			}
 		})
@@ -122,7 +124,7 @@ func TestWriterCommitFailure(t *testing.T) {
 				t.Fatalf("the transaction whose COMMIT failed was kept (%d rows)", n)
 			}
 			p := s.runner
-			if _, err := s.ClaimTask(ctx, p, SeedTaskID, "after-commit-failure", nil); err != nil {
+			if _, err := s.ClaimTask(ctx, p, seed.TaskID, "after-commit-failure", nil); err != nil {
 				t.Fatalf("claim after a failed commit: %v", err)
 			}
 		})
@@ -137,11 +139,11 @@ func TestWriterIgnoresCancellation(t *testing.T) {
 			p := s.runner
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()
-			first, err := s.ClaimTask(cctx, p, SeedTaskID, "canceled", nil)
+			first, err := s.ClaimTask(cctx, p, seed.TaskID, "canceled", nil)
 			if err != nil {
 				t.Fatalf("claim with a canceled context: %v", err)
 			}
-			again, err := s.ClaimTask(ctx, p, SeedTaskID, "canceled", nil)
+			again, err := s.ClaimTask(ctx, p, seed.TaskID, "canceled", nil)
 			if err != nil || !again.Replayed || again.Attempt.AttemptID != first.Attempt.AttemptID {
 				t.Fatalf("replay = %+v, %v; want the committed attempt %s", again, err, first.Attempt.AttemptID)
 			}
@@ -157,7 +159,7 @@ func TestWriterClosed(t *testing.T) {
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.ClaimTask(ctx, p, SeedTaskID, "closed", nil); !errors.Is(err, errClosed) {
+			if _, err := s.ClaimTask(ctx, p, seed.TaskID, "closed", nil); !errors.Is(err, errClosed) {
 				t.Fatalf("claim on a closed store: %v, want errClosed", err)
 			}
 		})

@@ -5,8 +5,8 @@
 package prickled
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +19,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Main runs one prickled command line (args without the program name)
@@ -36,7 +37,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
 	db := fs.String("db", "prickled.db", "SQLite database `FILE`, or :memory:")
-	fixture := fs.String("fixture", "", "add the world described in `FILE` (server/store/FIXTURE.md) to the database, instead of seeding an empty one")
+	fixture := fs.String("fixture", "", "add the world described in `FILE` (spec/world/FIXTURE.md) to the database, instead of seeding an empty one")
 	tokensOut := fs.String("tokens-out", "", "write the new tokens as JSON to `FILE` (mode 0600) instead of printing them")
 	launch := fs.Duration("launch-timeout", store.DefaultLaunchTimeout, "lifetime of an execution credential")
 	stdio := fs.Bool("stdio", false, "serve MCP on standard input and output; the caller's token is $PRICKLE_TOKEN")
@@ -172,12 +173,12 @@ func showTokens(w io.Writer, tokensOut, db string, fixture bool, issued []store.
 // writeTokens writes a tokens file (server/README.md, "The tokens file"):
 // through a temporary file (mode 0600) renamed into place, so the tokens
 // are never readable by others, nor half-written.
-func writeTokens(name string, tokens []store.IssuedToken) error {
-	b, err := json.MarshalIndent(tokens, "", "  ")
-	if err != nil {
+func writeTokens(name string, tokens []world.Token) error {
+	var b bytes.Buffer
+	if err := world.WriteTokens(&b, tokens); err != nil {
 		return err
 	}
-	if err := fsx.WriteFileAtomic(name, append(b, '\n'), 0o600); err != nil {
+	if err := fsx.WriteFileAtomic(name, b.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("write tokens: %w", err)
 	}
 	return nil
@@ -192,7 +193,7 @@ func failStart(stderr io.Writer, file string, err error) int {
 		errs = j.Unwrap()
 	}
 	for _, e := range errs {
-		var fe *store.FixtureError
+		var fe *world.Error
 		if file != "" && errors.As(e, &fe) && fe.Line > 0 {
 			fmt.Fprintf(stderr, "prickled: %s:%d:%d: %v\n", file, fe.Line, fe.Column, e)
 			continue

@@ -27,10 +27,12 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/gen/rt"
 	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // binary is the prickled binary under test.
@@ -280,7 +282,7 @@ func TestServeHTTPThenSIGTERM(t *testing.T) {
 	if kinds[store.KindAgent] < 2 || kinds[store.KindRunner] != 1 {
 		t.Errorf("seed tokens by kind: %v", kinds)
 	}
-	runnerTok := tokenOf(t, toks, store.KindRunner, store.SeedBuilderAgent)
+	runnerTok := tokenOf(t, toks, store.KindRunner, seed.BuilderAgent)
 
 	resp, err := http.Get("http://" + p.addr + "/healthz")
 	if err != nil {
@@ -293,11 +295,11 @@ func TestServeHTTPThenSIGTERM(t *testing.T) {
 
 	ctx := context.Background()
 	client, cs := connect(t, p.url(), runnerTok)
-	first, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "sigterm"})
+	first, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: seed.TaskID, IdempotencyKey: "sigterm"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: store.SeedProject}); err != nil {
+	if _, err := client.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: seed.Project}); err != nil {
 		t.Fatal(err)
 	}
 	cs.Close()
@@ -468,8 +470,8 @@ func TestBinaryLogsNoTokens(t *testing.T) {
 		secrets = append(secrets, it.Token)
 	}
 	ctx := context.Background()
-	runner, _ := connect(t, p.url(), tokenOf(t, toks, store.KindRunner, store.SeedBuilderAgent))
-	agent, _ := connect(t, p.url(), tokenOf(t, toks, store.KindAgent, store.SeedBuilderAgent))
+	runner, _ := connect(t, p.url(), tokenOf(t, toks, store.KindRunner, seed.BuilderAgent))
+	agent, _ := connect(t, p.url(), tokenOf(t, toks, store.KindAgent, seed.BuilderAgent))
 	calls := 0
 	wantCode := func(err error, code string) {
 		t.Helper()
@@ -486,36 +488,36 @@ func TestBinaryLogsNoTokens(t *testing.T) {
 		}
 	}
 	two := int64(2)
-	a1, err := runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "k"})
+	a1, err := runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: seed.TaskID, IdempotencyKey: "k"})
 	ok(err)
-	a2, err := runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "k"})
+	a2, err := runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: seed.TaskID, IdempotencyKey: "k"})
 	ok(err)
-	d1, err := runner.ClaimDiscussion(ctx, &api.ClaimDiscussionInput{MessageID: store.SeedMessageID, IdempotencyKey: "k", Harness: &two})
+	d1, err := runner.ClaimDiscussion(ctx, &api.ClaimDiscussionInput{MessageID: seed.MessageID, IdempotencyKey: "k", Harness: &two})
 	ok(err)
-	d2, err := runner.ClaimDiscussion(ctx, &api.ClaimDiscussionInput{MessageID: store.SeedMessageID, IdempotencyKey: "k", Harness: &two})
+	d2, err := runner.ClaimDiscussion(ctx, &api.ClaimDiscussionInput{MessageID: seed.MessageID, IdempotencyKey: "k", Harness: &two})
 	ok(err)
 	secrets = append(secrets, a1.ExecutionCredential.Token, a2.ExecutionCredential.Token,
 		d1.DiscussionCredential.Token, d2.DiscussionCredential.Token)
-	_, err = runner.ClaimDiscussion(ctx, &api.ClaimDiscussionInput{MessageID: store.SeedMessageID, IdempotencyKey: "k"})
+	_, err = runner.ClaimDiscussion(ctx, &api.ClaimDiscussionInput{MessageID: seed.MessageID, IdempotencyKey: "k"})
 	wantCode(err, store.CodeHarnessOutdated)
-	_, err = runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: a2.ExecutionCredential.Token})
+	_, err = runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: seed.TaskID, IdempotencyKey: a2.ExecutionCredential.Token})
 	wantCode(err, store.CodeAttemptInProgress)
-	_, err = runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "k",
-		Wake: &api.ClaimTaskInputWake{MessageID: store.SeedMentionID}})
+	_, err = runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: seed.TaskID, IdempotencyKey: "k",
+		Wake: &api.ClaimTaskInputWake{MessageID: seed.MentionID}})
 	wantCode(err, store.CodeMentionNotCause)
 	_, err = runner.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: a2.ExecutionCredential.Token + "!", IdempotencyKey: "k"})
 	wantCode(err, rt.CodeInvalidArguments)
-	_, err = agent.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: store.SeedTaskID, IdempotencyKey: "k"})
+	_, err = agent.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: seed.TaskID, IdempotencyKey: "k"})
 	wantCode(err, store.CodeNotRunner)
 	_, err = agent.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: "billing-api"})
 	wantCode(err, store.CodeProjectNotVisible)
-	_, err = agent.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: store.SeedProject})
+	_, err = agent.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: seed.Project})
 	ok(err)
 	cred, _ := connect(t, p.url(), a2.ExecutionCredential.Token)
-	_, err = cred.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: store.SeedProject})
+	_, err = cred.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: seed.Project})
 	ok(err)
 	dcred, _ := connect(t, p.url(), d2.DiscussionCredential.Token)
-	_, err = dcred.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: store.SeedProject})
+	_, err = dcred.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: seed.Project})
 	wantCode(err, store.CodeToolNotAllowed)
 	// 401s: revoked credentials and unknown tokens.
 	for _, tok := range []string{a1.ExecutionCredential.Token, d1.DiscussionCredential.Token, "prk_unknown", toks[0].Token + "x"} {

@@ -3,7 +3,6 @@ package prickled
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // tokenUsage describes "prickled token".
@@ -197,10 +197,8 @@ func readTokensFile(name string) ([]store.IssuedToken, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read tokens: %w", err)
 	}
-	var tokens []store.IssuedToken
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&tokens); err != nil {
+	tokens, err := world.ReadTokens(bytes.NewReader(b))
+	if err != nil {
 		return nil, fmt.Errorf("%s is not a tokens file: %w", name, err)
 	}
 	return tokens, nil

@@ -15,9 +15,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 var tokenRe = regexp.MustCompile(store.TokenPrefix + `[A-Za-z0-9_-]+`)
@@ -62,13 +64,13 @@ func tokenRun(args ...string) (code int, stdout, stderr string) {
 // earlier tokens, rotate revokes them; bad command lines and bad targets
 // are refused without touching anything.
 func TestTokenCommand(t *testing.T) {
-	db, seed := seedDB(t)
-	agentTok := tokenOf(t, seed, store.KindAgent, store.SeedBuilderAgent)
-	runnerTok := tokenOf(t, seed, store.KindRunner, store.SeedBuilderAgent)
+	db, seeded := seedDB(t)
+	agentTok := tokenOf(t, seeded, store.KindAgent, seed.BuilderAgent)
+	runnerTok := tokenOf(t, seeded, store.KindRunner, seed.BuilderAgent)
 	mustWork := func(tok string, kind store.TokenKind, runner string) {
 		t.Helper()
 		p, err := principal(t, db, tok)
-		if err != nil || p.Kind != kind || p.Agent != store.SeedBuilderAgent || p.RunnerID != runner {
+		if err != nil || p.Kind != kind || p.Agent != seed.BuilderAgent || p.RunnerID != runner {
 			t.Fatalf("token of kind %s: %+v, %v", kind, p, err)
 		}
 	}
@@ -89,23 +91,23 @@ func TestTokenCommand(t *testing.T) {
 	}
 
 	// issue: one more agent token; the earlier one still works.
-	issued := newToken("issue", "--db", db, "--agent", store.SeedBuilderAgent)
+	issued := newToken("issue", "--db", db, "--agent", seed.BuilderAgent)
 	mustWork(issued, store.KindAgent, "")
 	mustWork(agentTok, store.KindAgent, "")
 
 	// rotate: a new agent token; every earlier one is revoked.
-	rotated := newToken("rotate", "--db", db, "--agent", store.SeedBuilderAgent)
+	rotated := newToken("rotate", "--db", db, "--agent", seed.BuilderAgent)
 	mustWork(rotated, store.KindAgent, "")
 	mustBeRevoked(agentTok)
 	mustBeRevoked(issued)
 	// The runner's token is not the agent's: untouched.
-	mustWork(runnerTok, store.KindRunner, store.SeedRunnerID)
+	mustWork(runnerTok, store.KindRunner, seed.RunnerID)
 
 	// issue --runner pairs a new runner; rotate --runner replaces its token.
-	box := newToken("issue", "--db", db, "--agent", store.SeedBuilderAgent, "--runner", "maya-box")
+	box := newToken("issue", "--db", db, "--agent", seed.BuilderAgent, "--runner", "maya-box")
 	mustWork(box, store.KindRunner, "maya-box")
-	laptop := newToken("rotate", "--db", db, "--agent", store.SeedBuilderAgent, "--runner", store.SeedRunnerID)
-	mustWork(laptop, store.KindRunner, store.SeedRunnerID)
+	laptop := newToken("rotate", "--db", db, "--agent", seed.BuilderAgent, "--runner", seed.RunnerID)
+	mustWork(laptop, store.KindRunner, seed.RunnerID)
 	mustBeRevoked(runnerTok)
 	mustWork(box, store.KindRunner, "maya-box")
 
@@ -124,7 +126,7 @@ func TestTokenCommand(t *testing.T) {
 		{[]string{"issue", "--db", db, "--agent", "maya/ghost"}, 1, `no such agent: "maya/ghost"`},
 		{[]string{"issue", "--db", db, "--agent", "maya/builder", "--runner", "maya-box"}, 1, "prickled token rotate --db " + db + " --agent maya/builder --runner maya-box"},
 		{[]string{"issue", "--db", db, "--agent", "maya/builder", "--runner", "bad id!"}, 1, `invalid runner id "bad id!"`},
-		{[]string{"rotate", "--db", db, "--agent", "theo/reviewer", "--runner", store.SeedRunnerID}, 1, "paired to maya/builder"},
+		{[]string{"rotate", "--db", db, "--agent", "theo/reviewer", "--runner", seed.RunnerID}, 1, "paired to maya/builder"},
 		{[]string{"rotate", "--db", db, "--agent", "maya/builder", "--runner", "nope"}, 1, `no such runner: "nope"`},
 	} {
 		code, out, errs := tokenRun(c.args...)
@@ -136,7 +138,7 @@ func TestTokenCommand(t *testing.T) {
 		t.Errorf("a token for a missing database created it: %v", err)
 	}
 	// The refused commands changed nothing.
-	mustWork(laptop, store.KindRunner, store.SeedRunnerID)
+	mustWork(laptop, store.KindRunner, seed.RunnerID)
 	mustWork(rotated, store.KindAgent, "")
 }
 
@@ -145,9 +147,9 @@ func TestTokenCommand(t *testing.T) {
 // revoked entries; nothing is printed. A file that is not a tokens file is
 // refused before anything is issued.
 func TestTokenCommandTokensFile(t *testing.T) {
-	db, seed := seedDB(t)
+	db, seeded := seedDB(t)
 	file := filepath.Join(t.TempDir(), "tokens.json")
-	if err := writeTokens(file, seed); err != nil {
+	if err := writeTokens(file, seeded); err != nil {
 		t.Fatal(err)
 	}
 	step := func(args ...string) {
@@ -157,9 +159,9 @@ func TestTokenCommandTokensFile(t *testing.T) {
 			t.Fatalf("token %v: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
 	}
-	step("issue", "--agent", store.SeedReviewerAgent)
-	step("rotate", "--agent", store.SeedBuilderAgent)
-	step("rotate", "--agent", store.SeedBuilderAgent, "--runner", store.SeedRunnerID)
+	step("issue", "--agent", seed.ReviewerAgent)
+	step("rotate", "--agent", seed.BuilderAgent)
+	step("rotate", "--agent", seed.BuilderAgent, "--runner", seed.RunnerID)
 	got := readTokens(t, file)
 	count := map[store.TokenKind]map[string]int{store.KindAgent: {}, store.KindRunner: {}}
 	for _, it := range got {
@@ -168,8 +170,8 @@ func TestTokenCommandTokensFile(t *testing.T) {
 			t.Errorf("tokens file entry %s %s does not work: %v", it.Kind, it.Agent, err)
 		}
 	}
-	if count[store.KindAgent][store.SeedReviewerAgent] != 2 || count[store.KindAgent][store.SeedBuilderAgent] != 1 ||
-		count[store.KindRunner][store.SeedBuilderAgent] != 1 || len(got) != len(seed)+1 {
+	if count[store.KindAgent][seed.ReviewerAgent] != 2 || count[store.KindAgent][seed.BuilderAgent] != 1 ||
+		count[store.KindRunner][seed.BuilderAgent] != 1 || len(got) != len(seeded)+1 {
 		t.Errorf("tokens file after issue, rotate, rotate: %v", count)
 	}
 
@@ -177,7 +179,7 @@ func TestTokenCommandTokensFile(t *testing.T) {
 	if err := os.WriteFile(notTokens, []byte(`{"hello": "world"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs := tokenRun("rotate", "--db", db, "--agent", store.SeedBuilderAgent, "--tokens-out", notTokens)
+	code, _, errs := tokenRun("rotate", "--db", db, "--agent", seed.BuilderAgent, "--tokens-out", notTokens)
 	if code != 1 || !strings.Contains(errs, "is not a tokens file") {
 		t.Fatalf("rotate into a file that is not a tokens file: exit %d, %s", code, errs)
 	}
@@ -195,10 +197,10 @@ func TestTokenRotateWhileServing(t *testing.T) {
 	dir := t.TempDir()
 	db, tokFile := filepath.Join(dir, "p.db"), filepath.Join(dir, "tokens.json")
 	p := start(t, "--addr", "127.0.0.1:0", "--db", db, "--tokens-out", tokFile)
-	old := tokenOf(t, readTokens(t, tokFile), store.KindAgent, store.SeedBuilderAgent)
+	old := tokenOf(t, readTokens(t, tokFile), store.KindAgent, seed.BuilderAgent)
 	rawInitialize(t, p.url(), old)
 
-	out, errs, code := execBinary("", "token", "rotate", "--db", db, "--agent", store.SeedBuilderAgent)
+	out, errs, code := execBinary("", "token", "rotate", "--db", db, "--agent", seed.BuilderAgent)
 	fresh := tokenRe.FindString(out)
 	if code != 0 || fresh == "" {
 		t.Fatalf("token rotate: exit %d\n%s%s", code, out, errs)

@@ -4,6 +4,7 @@
 package prickleload
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/load"
 	"github.com/prickle-dev/prickle/internal/pprofx"
 	"github.com/prickle-dev/prickle/server"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Exit statuses of prickle-load.
@@ -191,29 +193,33 @@ func mainRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func mainFixture(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("fixture", "Write a world (server/store/FIXTURE.md) for load runs: the standard seed world\nwith fresh random tokens, plus tasks "+load.FreshTaskPrefix+"0 ... "+load.FreshTaskPrefix+"(N-1) for claim_task_fresh.", stderr)
+	fs := newFlags("fixture", "Write a world (spec/world/FIXTURE.md) for load runs: the standard seed world\nwith fresh random tokens, plus tasks "+load.FreshTaskPrefix+"0 ... "+load.FreshTaskPrefix+"(N-1) for claim_task_fresh.", stderr)
 	tasks := fs.Int("tasks", 10000, "add `N` tasks to claim")
 	out := fs.String("o", "", "write the world to `FILE` (mode 0600) instead of standard output")
 	tokensOut := fs.String("tokens-out", "", "write its tokens to `FILE` (mode 0600, prickled --tokens-out format)")
 	if code, ok := cmdline.Parse(fs, args, false); !ok {
 		return code
 	}
-	world, tokens, err := load.Fixture(*tasks)
+	fixture, tokens, err := load.Fixture(*tasks)
 	if err != nil {
 		return failf(stderr, ExitUsage, "fixture: %v", err)
 	}
 	if *tokensOut != "" {
-		if err := fsx.WriteJSON(*tokensOut, tokens, 0o600); err != nil {
+		var b bytes.Buffer
+		if err := world.WriteTokens(&b, tokens); err != nil {
+			return failf(stderr, ExitFailed, "fixture: %v", err)
+		}
+		if err := fsx.WriteFileAtomic(*tokensOut, b.Bytes(), 0o600); err != nil {
 			return failf(stderr, ExitFailed, "fixture: %v", err)
 		}
 	}
 	if *out != "" {
-		if err := fsx.WriteFileAtomic(*out, world, 0o600); err != nil {
+		if err := fsx.WriteFileAtomic(*out, fixture, 0o600); err != nil {
 			return failf(stderr, ExitFailed, "fixture: %v", err)
 		}
 		return ExitOK
 	}
-	if _, err := stdout.Write(world); err != nil {
+	if _, err := stdout.Write(fixture); err != nil {
 		return failf(stderr, ExitFailed, "fixture: %v", err)
 	}
 	return ExitOK

@@ -1,30 +1,5 @@
-package conformance
-
-import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"maps"
-	"math"
-	"regexp"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/prickle-dev/prickle/internal/ecmaregex"
-	"github.com/prickle-dev/prickle/internal/jsonpointer"
-	"github.com/prickle-dev/prickle/internal/jsonschema"
-	"github.com/prickle-dev/prickle/internal/regexlang"
-	"github.com/prickle-dev/prickle/internal/schemax"
-	"github.com/prickle-dev/prickle/spec"
-)
-
-// Spec-derived cases
-//
-// Derive turns the canonical spec into scripts when the suite runs, so a new
-// page is covered without anyone writing a script:
+// Package derive turns the canonical spec into scripts when the suite
+// runs, so a new page is covered without anyone writing a script:
 //
 //   - spec.tools: tools/list serves every documented tool with its
 //     documented schemas (semantically equal).
@@ -53,16 +28,37 @@ import (
 // says it is for runner devices ("Runner devices ..." or "Only a paired
 // runner ..."), the seeded agent (agent:maya/builder) for every other tool.
 // Both exist in the standard seed world, which these scripts run against.
+package derive
 
-// refusalsDecision is the server/README.md decision that names the code of
-// a refusal of invalid arguments (checked in the reference profile).
-const refusalsDecision = "Refusals"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/prickle-dev/prickle/conformance/internal/script"
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/internal/ecmaregex"
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
+	"github.com/prickle-dev/prickle/internal/jsonschema"
+	"github.com/prickle-dev/prickle/internal/regexlang"
+	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/seed"
+)
 
 // SeedRunner and SeedAgent are the principals of the standard seed world
 // the derived cases call as.
 const (
-	SeedRunner = "runner:maya/builder"
-	SeedAgent  = "agent:maya/builder"
+	SeedRunner = "runner:" + seed.BuilderAgent
+	SeedAgent  = "agent:" + seed.BuilderAgent
 )
 
 var runnerOnlyRe = regexp.MustCompile(`(?i)\brunner devices\b|\bonly a paired runner\b`)
@@ -97,10 +93,10 @@ func covered(k string) bool {
 	return derivedKeywords[k]
 }
 
-// Derive returns the spec-derived scripts and warnings for constraints it
+// Scripts returns the spec-derived scripts and warnings for constraints it
 // could not turn into a case.
-func Derive(sp *spec.Spec) ([]*Script, []string) {
-	var out []*Script
+func Scripts(sp *spec.Spec) ([]*suite.Script, []string) {
+	var out []*suite.Script
 	var warns []string
 	var tb strings.Builder
 	tb.WriteString("# tools/list serves every documented tool with its documented schemas (derived from the spec).\n")
@@ -117,16 +113,13 @@ func Derive(sp *spec.Spec) ([]*Script, []string) {
 	return out, warns
 }
 
-func mustScript(name, src string) *Script {
-	s, err := parseScript(name, []byte(src), true)
+func mustScript(name, src string) *suite.Script {
+	s, err := suite.ParseScript(name, []byte(src), true)
 	if err != nil {
 		panic(err)
 	}
 	return s
 }
-
-// q quotes a testscript argument (no expansion inside single quotes).
-func q(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func decodeNum(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -136,23 +129,13 @@ func decodeNum(b []byte) (any, error) {
 	return v, err
 }
 
-func marshal(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(err)
-	}
-	return strings.TrimSpace(b.String())
-}
-
 type deriver struct {
 	tool    *spec.Tool
 	who     string
 	example map[string]any
 	schema  *jsonschema.Schema
 	warns   []string
-	scripts []*Script
+	scripts []*suite.Script
 }
 
 // numberOf returns keyword k of n as a number.
@@ -199,7 +182,7 @@ func decoded(n *jsonschema.Schema, k string) (any, bool) {
 	return kw.Decode(), true
 }
 
-func deriveTool(t *spec.Tool) ([]*Script, []string) {
+func deriveTool(t *spec.Tool) ([]*suite.Script, []string) {
 	d := &deriver{tool: t, who: PrincipalFor(t)}
 	if t.InputSchema == nil || t.ExampleInput == nil {
 		return nil, []string{fmt.Sprintf("%s: no input schema or example input; no derived cases", t.Name)}
@@ -229,11 +212,11 @@ func (d *deriver) exampleScript() {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: the documented example input is accepted as to shape (derived from the spec).\n", t.Name)
 	fmt.Fprintf(&b, "# It may be refused for a business reason, never as invalid arguments.\n")
-	fmt.Fprintf(&b, "# decisions: %s\n", refusalsDecision)
-	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, q(marshal(d.example)))
+	fmt.Fprintf(&b, "# decisions: %s\n", suite.RefusalsDecision)
+	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, script.Quote(script.JSON(d.example)))
 	b.WriteString("accepted")
 	for _, k := range slices.Sorted(maps.Keys(d.example)) {
-		b.WriteString(" " + q(jsonpointer.Append("", k)))
+		b.WriteString(" " + script.Quote(jsonpointer.Append("", k)))
 	}
 	b.WriteString("\n")
 	d.scripts = append(d.scripts, mustScript("spec."+t.Name+".example", b.String()))
@@ -272,7 +255,7 @@ func (d *deriver) base(path []string) (map[string]any, map[string]any, bool) {
 		}
 		next, ok := cur[p].(map[string]any)
 		if !ok {
-			v, ok := validValue(ps)
+			v, ok := minimal(ps)
 			if !ok {
 				return nil, nil, false
 			}
@@ -302,7 +285,7 @@ func (d *deriver) object(n *jsonschema.Schema, path []string) {
 			d.warn(path, name, "required", "no valid base value")
 			continue
 		}
-		baseArgs := marshal(root)
+		baseArgs := script.JSON(root)
 		delete(obj, name)
 		expect := []string{regexp.QuoteMeta(name)}
 		if ptr != "" {
@@ -317,7 +300,7 @@ func (d *deriver) object(n *jsonschema.Schema, path []string) {
 			d.warns = append(d.warns, fmt.Sprintf("%s: %s additionalProperties: patternProperties allow every name tried; no derived case", d.tool.Name, schemaPtr(path)))
 		}
 		if ok && free {
-			baseArgs := marshal(root)
+			baseArgs := script.JSON(root)
 			obj[extra] = true
 			d.emit(path, "additionalProperties", fmt.Sprintf("%s has an unexpected property %s", schemaPtrOrRoot(ptr), extra), baseArgs, root, ptr, []string{extra})
 		}
@@ -399,7 +382,7 @@ func (d *deriver) warn(path []string, field, kw, why string) {
 func (d *deriver) field(n *jsonschema.Schema, path []string) {
 	parent, name := path[:len(path)-1], path[len(path)-1]
 	// Start from the example's own value where it has one.
-	valid, ok := validValue(n)
+	valid, ok := minimal(n)
 	if _, obj, found := d.base(parent); found {
 		if v, has := obj[name]; has {
 			valid, ok = v, true
@@ -412,9 +395,9 @@ func (d *deriver) field(n *jsonschema.Schema, path []string) {
 			d.warnAt(path, b.kw, "no valid base value")
 			continue
 		}
-		baseArgs := marshal(root)
+		baseArgs := script.JSON(root)
 		obj[name] = b.bad
-		shown := marshal(b.bad)
+		shown := script.JSON(b.bad)
 		if len(shown) > 40 {
 			shown = shown[:37] + "..."
 		}
@@ -594,7 +577,7 @@ func (d *deriver) propertyCounts(n *jsonschema.Schema, path []string) {
 			d.warns = append(d.warns, fmt.Sprintf("%s: %s %s: no valid base value; no derived case", d.tool.Name, schemaPtr(path), kw))
 			return
 		}
-		baseArgs := marshal(root)
+		baseArgs := script.JSON(root)
 		if !change(obj) {
 			d.warns = append(d.warns, fmt.Sprintf("%s: %s %s: no value breaks it; no derived case", d.tool.Name, schemaPtr(path), kw))
 			return
@@ -607,7 +590,7 @@ func (d *deriver) propertyCounts(n *jsonschema.Schema, path []string) {
 	}
 	if hi, ok := numberOf(n, "maxProperties"); ok {
 		case_("maxProperties", fmt.Sprintf("has more than %d properties", int(hi)), func(obj map[string]any) bool {
-			return addProperties(n, obj, int(hi)+1)
+			return n.AddProperties(obj, int(hi)+1) == nil
 		})
 	}
 	if lo, ok := numberOf(n, "minProperties"); ok && lo >= 1 {
@@ -625,73 +608,6 @@ func (d *deriver) propertyCounts(n *jsonschema.Schema, path []string) {
 	}
 }
 
-// addProperties grows obj to want properties, each valid where it lands:
-// named properties first, then the others the schema allows. It reports
-// whether it could.
-func addProperties(n *jsonschema.Schema, obj map[string]any, want int) bool {
-	props, names := props(n)
-	for _, name := range names {
-		if len(obj) >= want {
-			return true
-		}
-		if _, has := obj[name]; !has {
-			if v, ok := validValue(props[name]); ok {
-				obj[name] = v
-			}
-		}
-	}
-	return len(obj) >= want || n.AddProperties(obj, want) == nil
-}
-
-// distinctItems grows arr to want items, each valid against the item
-// schema is and none equal to another, for string, integer and enumerated
-// items. It reports whether it could.
-func distinctItems(is *jsonschema.Schema, arr []any, want int) ([]any, bool) {
-	if is == nil || want > 10000 {
-		return nil, false
-	}
-	seen := map[string]bool{}
-	for _, v := range arr {
-		seen[marshal(v)] = true
-	}
-	add := func(v any) {
-		if k := marshal(v); !seen[k] && len(arr) < want {
-			seen[k] = true
-			arr = append(arr, v)
-		}
-	}
-	if v, _ := decoded(is, "enum"); v != nil {
-		enum, _ := v.([]any)
-		for _, e := range enum {
-			add(e)
-		}
-		return arr, len(arr) == want
-	}
-	types := is.Types()
-	switch {
-	case slicesContains(types, "string"):
-		base, _ := validValue(is)
-		b, _ := base.(string)
-		for i := 0; len(arr) < want && i < 4*want+100; i++ {
-			for _, s := range []string{b + strconv.Itoa(i), strconv.Itoa(i), b + string(rune('a'+i%26)) + strconv.Itoa(i/26)} {
-				if matchesPattern(is, s) && lengthOK(is, s) {
-					add(s)
-				}
-			}
-		}
-	case slicesContains(types, "integer"):
-		lo, hasLo := numberOf(is, "minimum")
-		hi, hasHi := numberOf(is, "maximum")
-		if !hasLo {
-			lo = 0
-		}
-		for i := 0; len(arr) < want && (!hasHi || lo+float64(i) <= hi); i++ {
-			add(number(lo+float64(i), true))
-		}
-	}
-	return arr, len(arr) == want
-}
-
 // arrayBreakers returns the breakers of an array's own keywords (minItems,
 // maxItems, uniqueItems) and of its items, given its valid value arr.
 func (d *deriver) arrayBreakers(n *jsonschema.Schema, path []string, arr []any) []breaker {
@@ -704,7 +620,7 @@ func (d *deriver) arrayBreakers(n *jsonschema.Schema, path []string, arr []any) 
 	if itemOK {
 		item = arr[0]
 	} else if is != nil {
-		if v, ok := validValue(is); ok {
+		if v, ok := minimal(is); ok {
 			item, itemOK = v, true
 		} else if v, err := is.Instance(); err == nil {
 			item, itemOK = v, true
@@ -718,7 +634,7 @@ func (d *deriver) arrayBreakers(n *jsonschema.Schema, path []string, arr []any) 
 			bad := slices.Clone(arr)
 			unique, _ := decoded(n, "uniqueItems")
 			if unique == true {
-				more, ok := distinctItems(is, bad, int(hi)+1)
+				more, ok := is.DistinctItems(bad, int(hi)+1)
 				if !ok {
 					d.warnAt(path, "maxItems", "could not make that many distinct items")
 					break
@@ -777,7 +693,7 @@ func number(f float64, integer bool) json.Number {
 // emit builds one case: call with root, expect a refusal naming expect.
 func (d *deriver) emit(path []string, keyword, why, baseArgs string, root map[string]any, wantPtr string, expect []string) {
 	t := d.tool
-	args := marshal(root)
+	args := script.JSON(root)
 	// Check the case against the documented schema: the base must be valid,
 	// the mutation invalid, only at wantPtr (or below it for a nested
 	// object).
@@ -817,11 +733,11 @@ func (d *deriver) emit(path []string, keyword, why, baseArgs string, root map[st
 	name += "." + keyword
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: %s: refused, naming the field (derived from the spec).\n", t.Name, why)
-	fmt.Fprintf(&b, "# decisions: %s\n", refusalsDecision)
-	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, q(args))
+	fmt.Fprintf(&b, "# decisions: %s\n", suite.RefusalsDecision)
+	fmt.Fprintf(&b, "call -as %s %s %s\n", d.who, t.Name, script.Quote(args))
 	b.WriteString("refused invalid_arguments\n")
 	for _, e := range expect {
-		fmt.Fprintf(&b, "stdout %s\n", q(e))
+		fmt.Fprintf(&b, "stdout %s\n", script.Quote(e))
 	}
 	d.scripts = append(d.scripts, mustScript(name, b.String()))
 }
@@ -865,50 +781,17 @@ func jsonTypeNum(v any) string {
 	return "?"
 }
 
-// matchPattern matches s against n's pattern (true without one). decided
-// is false when the pattern does not compile or the match did not finish
-// in time: s then proves nothing either way.
-func matchPattern(n *jsonschema.Schema, s string) (ok, decided bool) {
-	p, has := n.String("pattern")
-	if !has {
-		return true, true
-	}
-	re, err := ecmaregex.Compile(p)
-	if err != nil {
-		return false, false
-	}
-	m, err := re.MatchString(s)
-	return m, err == nil
-}
-
-// matchesPattern reports whether s is known to match n's pattern.
-func matchesPattern(n *jsonschema.Schema, s string) bool {
-	ok, decided := matchPattern(n, s)
-	return ok && decided
-}
-
-func lengthOK(n *jsonschema.Schema, s string) bool {
-	l := float64(utf8.RuneCountInString(s))
-	if lo, ok := numberOf(n, "minLength"); ok && l < lo {
-		return false
-	}
-	if hi, ok := numberOf(n, "maxLength"); ok && l > hi {
-		return false
-	}
-	return true
-}
-
 func shortString(n *jsonschema.Schema, valid string, l int) (string, bool) {
 	if l == 0 {
 		return "", true
 	}
 	r := []rune(valid)
-	if len(r) >= l && matchesPattern(n, string(r[:l])) {
+	if len(r) >= l && n.MatchesPattern(string(r[:l])) {
 		return string(r[:l]), true
 	}
 	for _, c := range []string{"a", "0", "x", "A"} {
 		s := strings.Repeat(c, l)
-		if matchesPattern(n, s) {
+		if n.MatchesPattern(s) {
 			return s, true
 		}
 	}
@@ -927,7 +810,7 @@ func longString(n *jsonschema.Schema, valid string, l int) string {
 			s += f
 		}
 		s = string([]rune(s)[:l])
-		if matchesPattern(n, s) {
+		if n.MatchesPattern(s) {
 			return s
 		}
 	}
@@ -937,7 +820,7 @@ func longString(n *jsonschema.Schema, valid string, l int) string {
 func patternBreaker(n *jsonschema.Schema, valid string) (string, bool) {
 	candidates := []string{valid + "!", "!" + valid, valid + " x", "not valid!", "!", "-", "A", "a b", "?"}
 	for _, c := range candidates {
-		if ok, decided := matchPattern(n, c); decided && !ok && lengthOK(n, c) {
+		if ok, decided := n.MatchPattern(c); decided && !ok && n.FitsLength(c) {
 			return c, true
 		}
 	}
@@ -968,7 +851,7 @@ func outsideEnum(enum []any, valid any) (any, bool) {
 	for _, c := range candidates {
 		in := false
 		for _, e := range enum {
-			if marshal(e) == marshal(c) {
+			if script.JSON(e) == script.JSON(c) {
 				in = true
 			}
 		}
@@ -979,51 +862,9 @@ func outsideEnum(enum []any, valid any) (any, bool) {
 	return nil, false
 }
 
-// validValue makes a minimal value that satisfies n: objects with their
-// required properties only, arrays with their minItems; everything else
-// (scalars, const, enum, unions) is the schema model's Instance.
-func validValue(n *jsonschema.Schema) (any, bool) {
-	types := n.Types()
-	if n.HasAny("const", "enum") || len(types) == 0 || types[0] != "array" && types[0] != "object" {
-		v, err := n.Instance()
-		return v, err == nil
-	}
-	switch types[0] {
-	case "array":
-		arr := []any{}
-		if lo, ok := numberOf(n, "minItems"); ok && lo >= 1 {
-			is := n.Sub("items")
-			if is == nil {
-				return nil, false
-			}
-			v, ok := validValue(is)
-			if !ok || n.Has("uniqueItems") && lo > 1 {
-				return nil, false
-			}
-			for len(arr) < int(lo) {
-				arr = append(arr, v)
-			}
-		}
-		return arr, true
-	case "object":
-		props, _ := props(n)
-		obj := map[string]any{}
-		for _, r := range required(n) {
-			ps := props[r]
-			if ps == nil {
-				return nil, false
-			}
-			v, ok := validValue(ps)
-			if !ok {
-				return nil, false
-			}
-			obj[r] = v
-		}
-		if lo, ok := numberOf(n, "minProperties"); ok && len(obj) < int(lo) {
-			v, err := n.Instance()
-			return v, err == nil
-		}
-		return obj, true
-	}
-	return nil, false
+// minimal is the schema model's Minimal value of n, and whether there is
+// one.
+func minimal(n *jsonschema.Schema) (any, bool) {
+	v, err := n.Minimal()
+	return v, err == nil
 }

@@ -1,4 +1,9 @@
-package main
+// Package prickleconformance is the prickle-conformance command as a
+// function: cmd/prickle-conformance calls [Main], and tests run it
+// in-process. It loads the pages to certify against and the suite, runs
+// package conformance against the server the command line names, and
+// prints and writes the report.
+package prickleconformance
 
 import (
 	"context"
@@ -7,16 +12,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"regexp"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Exit statuses.
@@ -26,7 +30,9 @@ const (
 	exitUsage = cmdline.ExitUsage
 )
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Main runs one prickle-conformance command line until it is done or ctx
+// is; it returns the exit status. stdin is not read.
+func Main(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "trace" {
 		return runTrace(args[1:], stdout, stderr)
 	}
@@ -34,7 +40,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "prickle-conformance", cmdline.Version())
 		return exitOK
 	}
-	return runSuite(args, stdout, stderr)
+	return runSuite(ctx, args, stdout, stderr)
 }
 
 func usageErr(stderr io.Writer, format string, args ...any) int {
@@ -93,7 +99,7 @@ func loadSpec(stderr io.Writer, pagesPath, scriptsDir string) (*spec.Spec, strin
 	return sp, source, scripts, true
 }
 
-func runSuite(args []string, stdout, stderr io.Writer) int {
+func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("prickle-conformance", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	serverCmd := fs.String("server-cmd", "", "start a fresh server per script with sh -c `CMD` (see PRICKLE_* in conformance/README.md)")
@@ -149,72 +155,23 @@ flags:
 	if !ok {
 		return exitUsage
 	}
-	if *seed == 0 {
-		*seed = conformance.RandomSeed()
-	}
 	opts := conformance.Options{Profile: prof, Spec: sp, SpecSource: source, Parallel: *parallel, Run: filter,
 		Verbose: *verbose, Progress: stdout, Explore: *explore, Seed: *seed, SaveDir: *save, KeepDir: *keep}
 	if *list {
-		if err := conformance.WriteList(stdout, opts.Select(scripts)); err != nil {
+		if err := writeList(stdout, opts.Select(scripts), opts.Explores()); err != nil {
 			return usageErr(stderr, "%v", err)
 		}
 		return exitOK
 	}
-	switch {
-	case *serverCmd != "" && *rawURL != "":
-		return usageErr(stderr, "--server-cmd and --url exclude each other")
-	case *serverCmd != "":
-		if *tokensFile != "" {
-			return usageErr(stderr, "--tokens goes with --url (with --server-cmd the tokens come from the fixtures)")
-		}
-		opts.Target = &conformance.CmdTarget{Command: *serverCmd, Path: *mcpPath, StartTimeout: *startTimeout}
-	case *rawURL != "":
-		if *tokensFile == "" {
-			return usageErr(stderr, "--url needs --tokens FILE (the server's tokens, prickled --tokens-out format)")
-		}
-		endpoint, err := cmdline.MCPEndpoint(*rawURL)
-		if err != nil {
-			return usageErr(stderr, "--url: %v", err)
-		}
-		f, err := os.Open(*tokensFile)
-		if err != nil {
-			return usageErr(stderr, "--tokens: %v", err)
-		}
-		toks, err := conformance.ReadTokens(f)
-		f.Close()
-		if err != nil {
-			return usageErr(stderr, "--tokens %s: %v", *tokensFile, err)
-		}
-		opts.Target = &conformance.URLTarget{Endpoint: endpoint, Tokens: toks}
-	default:
-		return usageErr(stderr, "say which server to test: --server-cmd 'CMD' or --url URL --tokens FILE (-h for help)")
+	if opts.Target, err = target(*serverCmd, *rawURL, *tokensFile, *mcpPath, *startTimeout); err != nil {
+		return usageErr(stderr, "%v", err)
 	}
 	if *xfailFile != "" {
-		f, err := os.Open(*xfailFile)
-		if err != nil {
-			return usageErr(stderr, "--expected-failures: %v", err)
-		}
-		names, err := conformance.ReadExpectedFailures(f)
-		f.Close()
-		if err != nil {
-			return usageErr(stderr, "--expected-failures %s: %v", *xfailFile, err)
-		}
-		known := map[string]bool{}
-		for _, s := range scripts {
-			known[s.Name] = true
-		}
-		opts.ExpectedFailures = map[string]bool{}
-		for _, n := range names {
-			if !known[n] {
-				return usageErr(stderr, "--expected-failures %s: no script is named %q", *xfailFile, n)
-			}
-			opts.ExpectedFailures[n] = true
+		if opts.ExpectedFailures, err = expectedFailures(*xfailFile, scripts); err != nil {
+			return usageErr(stderr, "%v", err)
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	conformance.WriteHeader(stdout, &opts, sp.Hash)
 	rep, err := conformance.Run(ctx, scripts, opts)
 	var unreachable *conformance.UnreachableError
 	switch {
@@ -226,15 +183,75 @@ flags:
 		return exitUsage
 	}
 	code := exitOK
-	if err := rep.WriteFiles(*jsonOut, *junit); err != nil {
+	if err := writeReports(rep, *jsonOut, *junit); err != nil {
 		fmt.Fprintf(stderr, "prickle-conformance: report: %v\n", err)
 		code = exitUsage
 	}
-	conformance.WriteSummary(stdout, rep)
+	writeSummary(stdout, rep)
 	if code == exitOK && !rep.Clean() {
 		code = exitFail
 	}
 	return code
+}
+
+// target is the server the command line names: a command that starts it
+// (--server-cmd), or one running at a URL with its tokens (--url,
+// --tokens).
+func target(serverCmd, rawURL, tokensFile, mcpPath string, startTimeout time.Duration) (conformance.Target, error) {
+	switch {
+	case serverCmd != "" && rawURL != "":
+		return nil, errors.New("--server-cmd and --url exclude each other")
+	case serverCmd != "":
+		if tokensFile != "" {
+			return nil, errors.New("--tokens goes with --url (with --server-cmd the tokens come from the fixtures)")
+		}
+		return &conformance.CmdTarget{Command: serverCmd, Path: mcpPath, StartTimeout: startTimeout}, nil
+	case rawURL != "":
+		if tokensFile == "" {
+			return nil, errors.New("--url needs --tokens FILE (the server's tokens, prickled --tokens-out format)")
+		}
+		endpoint, err := cmdline.MCPEndpoint(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("--url: %w", err)
+		}
+		f, err := os.Open(tokensFile)
+		if err != nil {
+			return nil, fmt.Errorf("--tokens: %w", err)
+		}
+		toks, err := world.ReadTokens(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("--tokens %s: %w", tokensFile, err)
+		}
+		return &conformance.URLTarget{Endpoint: endpoint, Tokens: toks}, nil
+	}
+	return nil, errors.New("say which server to test: --server-cmd 'CMD' or --url URL --tokens FILE (-h for help)")
+}
+
+// expectedFailures reads the expected-failures file, every name in it a
+// script of the suite or exploration.
+func expectedFailures(file string, scripts []*conformance.Script) (map[string]bool, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("--expected-failures: %w", err)
+	}
+	names, err := readExpectedFailures(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("--expected-failures %s: %w", file, err)
+	}
+	known := map[string]bool{conformance.ExploreScript: true}
+	for _, s := range scripts {
+		known[s.Name] = true
+	}
+	out := map[string]bool{}
+	for _, n := range names {
+		if !known[n] {
+			return nil, fmt.Errorf("--expected-failures %s: no script is named %q", file, n)
+		}
+		out[n] = true
+	}
+	return out, nil
 }
 
 func runTrace(args []string, stdout, stderr io.Writer) int {
@@ -265,7 +282,7 @@ flags:
 		fmt.Fprintf(stderr, "prickle-conformance: %v\n", err)
 		return exitUsage
 	}
-	if err := conformance.WriteTrace(stdout, rows, problems, *asJSON); err != nil {
+	if err := writeTrace(stdout, rows, problems, *asJSON); err != nil {
 		return exitUsage
 	}
 	for _, p := range problems {

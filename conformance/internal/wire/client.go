@@ -1,4 +1,4 @@
-package conformance
+package wire
 
 import (
 	"bufio"
@@ -25,11 +25,11 @@ const ProtocolVersion = "2025-11-25"
 // maxBody bounds a response body the client reads.
 const maxBody = 8 << 20
 
-// client is a deliberately small MCP client over streamable HTTP. It keeps
+// Client is a deliberately small MCP client over streamable HTTP. It keeps
 // every response byte for byte, so the suite checks what is on the wire and
 // not what an SDK made of it. It opens one MCP session per bearer token
 // (servers bind a session to its caller).
-type client struct {
+type Client struct {
 	endpoint string
 	http     *http.Client
 
@@ -45,13 +45,15 @@ type session struct {
 	err     error
 }
 
-func newClient(endpoint string, hc *http.Client) *client {
+// NewClient returns a client of the MCP endpoint; hc nil is a client that
+// never goes through a proxy and gives up on a request after 30s.
+func NewClient(endpoint string, hc *http.Client) *Client {
 	if hc == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.Proxy = nil // the suite talks to the server under test, never through a proxy
 		hc = &http.Client{Timeout: 30 * time.Second, Transport: tr}
 	}
-	return &client{endpoint: endpoint, http: hc, sessions: map[string]*session{}}
+	return &Client{endpoint: endpoint, http: hc, sessions: map[string]*session{}}
 }
 
 // HTTPError is a response that is not a JSON-RPC answer: a non-2xx status
@@ -61,6 +63,7 @@ type HTTPError struct {
 	Body   string
 }
 
+// Error returns "HTTP STATUS: BODY", the body cut short.
 func (e *HTTPError) Error() string {
 	body := strings.TrimSpace(e.Body)
 	if len(body) > 300 {
@@ -79,20 +82,21 @@ type RPCError struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
+// Error returns "JSON-RPC error CODE: MESSAGE".
 func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
 
-// rpcResponse is one JSON-RPC response as received.
-type rpcResponse struct {
+// Response is one JSON-RPC response as received.
+type Response struct {
 	Raw    json.RawMessage // the whole message
 	Result json.RawMessage // nil when Error is set
 	Error  *RPCError
 }
 
-// request sends one JSON-RPC request with the given token (empty: no
+// Request sends one JSON-RPC request with the given token (empty: no
 // Authorization header), opening the token's session first if needed. A
 // transport failure or an HTTP error status is returned as an error; a
 // JSON-RPC error is returned inside the response.
-func (c *client) request(ctx context.Context, token, method string, params any) (*rpcResponse, error) {
+func (c *Client) Request(ctx context.Context, token, method string, params any) (*Response, error) {
 	s, err := c.session(ctx, token)
 	if err != nil {
 		return nil, err
@@ -100,7 +104,14 @@ func (c *client) request(ctx context.Context, token, method string, params any) 
 	return c.post(ctx, token, s, method, params)
 }
 
-func (c *client) session(ctx context.Context, token string) (*session, error) {
+// Open opens the MCP session of token (initialize), if it is not open
+// yet: a server that refuses the token answers it with an *HTTPError.
+func (c *Client) Open(ctx context.Context, token string) error {
+	_, err := c.session(ctx, token)
+	return err
+}
+
+func (c *Client) session(ctx context.Context, token string) (*session, error) {
 	c.mu.Lock()
 	s, ok := c.sessions[token]
 	if !ok {
@@ -128,7 +139,7 @@ func (c *client) session(ctx context.Context, token string) (*session, error) {
 	return s, nil
 }
 
-func (c *client) initialize(ctx context.Context, token string, s *session) error {
+func (c *Client) initialize(ctx context.Context, token string, s *session) error {
 	params := map[string]any{
 		"protocolVersion": ProtocolVersion,
 		"capabilities":    map[string]any{},
@@ -156,7 +167,7 @@ func (c *client) initialize(ctx context.Context, token string, s *session) error
 	return nil
 }
 
-func (c *client) post(ctx context.Context, token string, s *session, method string, params any) (*rpcResponse, error) {
+func (c *Client) post(ctx context.Context, token string, s *session, method string, params any) (*Response, error) {
 	resp, _, err := c.roundTrip(ctx, token, s, method, params, true)
 	return resp, err
 }
@@ -164,7 +175,7 @@ func (c *client) post(ctx context.Context, token string, s *session, method stri
 // roundTrip posts one message. For a request (wantReply) it returns the
 // JSON-RPC response with the request's id, from a JSON body or an SSE
 // stream; for a notification it expects 202 or 200 and returns nil.
-func (c *client) roundTrip(ctx context.Context, token string, s *session, method string, params any, wantReply bool) (*rpcResponse, http.Header, error) {
+func (c *Client) roundTrip(ctx context.Context, token string, s *session, method string, params any, wantReply bool) (*Response, http.Header, error) {
 	msg := map[string]any{"jsonrpc": "2.0", "method": method}
 	var id int64
 	if wantReply {
@@ -226,7 +237,7 @@ func (c *client) roundTrip(ctx context.Context, token string, s *session, method
 var errNotOurs = errors.New("not the response to this request")
 
 // parseResponse parses one JSON-RPC response and checks its envelope.
-func parseResponse(b []byte, id int64) (*rpcResponse, error) {
+func parseResponse(b []byte, id int64) (*Response, error) {
 	var env struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -250,16 +261,16 @@ func parseResponse(b []byte, id int64) (*rpcResponse, error) {
 	if (env.Error == nil) == (env.Result == nil) {
 		return nil, fmt.Errorf("response must have exactly one of result and error: %.300s", b)
 	}
-	return &rpcResponse{Raw: json.RawMessage(bytes.TrimSpace(b)), Result: env.Result, Error: env.Error}, nil
+	return &Response{Raw: json.RawMessage(bytes.TrimSpace(b)), Result: env.Result, Error: env.Error}, nil
 }
 
 // readSSE reads server-sent events until the response to id arrives.
-func readSSE(r io.Reader, id int64) (*rpcResponse, error) {
+func readSSE(r io.Reader, id int64) (*Response, error) {
 	sc := bufio.NewScanner(io.LimitReader(r, maxBody))
 	sc.Buffer(make([]byte, 64*1024), maxBody)
 	var data []string
 	event := ""
-	flush := func() (*rpcResponse, error) {
+	flush := func() (*Response, error) {
 		defer func() { data, event = nil, "" }()
 		if len(data) == 0 || (event != "" && event != "message") {
 			return nil, nil
@@ -294,8 +305,8 @@ func readSSE(r io.Reader, id int64) (*rpcResponse, error) {
 	return nil, errors.New("the event stream ended without a response to the request")
 }
 
-// close ends every session (DELETE with its id), best effort.
-func (c *client) close() {
+// Close ends every session (DELETE with its id), best effort.
+func (c *Client) Close() {
 	c.mu.Lock()
 	sessions := c.sessions
 	c.sessions = map[string]*session{}

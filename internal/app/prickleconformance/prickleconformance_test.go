@@ -1,7 +1,8 @@
-package main
+package prickleconformance
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -58,7 +59,7 @@ func TestMain(m *testing.M) {
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(args, strings.NewReader(""), &stdout, &stderr)
+	code := Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -205,7 +206,7 @@ func TestServerCmdFailuresAndBaseline(t *testing.T) {
 	if m == nil || regexp.MustCompile(`(^|\s)/\S*\.txtar:\d+`).MatchString(out) {
 		t.Fatalf("the failure does not cite scripts/claim_task_credential.txtar:LINE (or names a temporary file):\n%s", out)
 	}
-	src, err := os.ReadFile("../../conformance/scripts/claim_task_credential.txtar")
+	src, err := os.ReadFile("../../../conformance/scripts/claim_task_credential.txtar")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +449,7 @@ func TestPages(t *testing.T) {
 	dir := t.TempDir()
 	pages := filepath.Join(dir, "pages")
 	os.Mkdir(pages, 0o755)
-	matches, _ := filepath.Glob("../../spec/reference/*.md")
+	matches, _ := filepath.Glob("../../../spec/reference/*.md")
 	if len(matches) == 0 {
 		t.Fatal("no bundled pages")
 	}

@@ -1,6 +1,12 @@
-package conformance
+// Package script is the suite's script language: testscript, with the
+// commands that call a server as a principal of its world and check its
+// answers (call, deny, ok, refused, accepted, json, save, eq, time, tools;
+// package conformance documents them for script authors), and the Runner
+// that runs one script against a fresh server.
+package script
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +20,10 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/internal/wire"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // stateKey is the key of a script's *scriptState in testscript values.
@@ -21,11 +31,11 @@ type stateKey struct{}
 
 // scriptState is the per-script state the commands share.
 type scriptState struct {
-	ix      *specIndex
-	profile Profile
-	client  *client
-	tokens  []Token
-	last    *callResult
+	ix      *wire.Index
+	profile suite.Profile
+	client  *wire.Client
+	tokens  []world.Token
+	last    *wire.Call
 	// callStart and callEnd bracket the last call, for `time`.
 	callStart, callEnd time.Time
 	checks             int
@@ -86,9 +96,9 @@ func (st *scriptState) expect(ts *testscript.TestScript, ok bool, format string,
 	}
 }
 
-// Commands returns the suite's custom testscript commands. See the
-// package documentation for their syntax.
-func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+// commands are the suite's testscript commands. See the package
+// documentation for their syntax.
+func commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"call":     cmdCall,
 		"ok":       cmdOK,
@@ -101,6 +111,22 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 		"time":     cmdTime,
 		"tools":    cmdTools,
 	}
+}
+
+// Quote quotes s as one argument of a script line (no expansion inside
+// single quotes).
+func Quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// JSON is v as compact JSON for a script line, HTML characters as they
+// are.
+func JSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // the suite's own values: maps, slices, strings, numbers
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // asFlag splits an optional leading "-as PRINCIPAL".
@@ -123,13 +149,13 @@ func cmdCall(ts *testscript.TestScript, neg bool, args []string) {
 	st := state(ts)
 	r := st.doCall(ts, "call", args)
 	if neg {
-		fmt.Fprintln(ts.Stdout(), st.redact(describeProtoErr(r.protoErr)))
-		st.expect(ts, r.protoErr != nil, "call %s: expected a protocol error, got a tool result: %s", r.tool, short(r.raw))
+		fmt.Fprintln(ts.Stdout(), st.redact(describeProtoErr(r.ProtoErr)))
+		st.expect(ts, r.ProtoErr != nil, "call %s: expected a protocol error, got a tool result: %s", r.Tool, wire.Short(r.Raw))
 		return
 	}
-	if r.protoErr != nil {
-		fmt.Fprintln(ts.Stdout(), st.redact(describeProtoErr(r.protoErr)))
-		st.expect(ts, false, "call %s: answered with a protocol error (%v); a refusal must be a tool result with isError: true", r.tool, r.protoErr)
+	if r.ProtoErr != nil {
+		fmt.Fprintln(ts.Stdout(), st.redact(describeProtoErr(r.ProtoErr)))
+		st.expect(ts, false, "call %s: answered with a protocol error (%v); a refusal must be a tool result with isError: true", r.Tool, r.ProtoErr)
 		return
 	}
 	st.wireChecks(ts, r)
@@ -146,17 +172,17 @@ func cmdDeny(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("deny does not take !")
 	}
 	r := st.doCall(ts, "deny", args)
-	if r.protoErr != nil {
-		fmt.Fprintln(ts.Stdout(), st.redact(describeProtoErr(r.protoErr)))
+	if r.ProtoErr != nil {
+		fmt.Fprintln(ts.Stdout(), st.redact(describeProtoErr(r.ProtoErr)))
 		st.expect(ts, true, "")
 		return
 	}
 	st.wireChecks(ts, r)
-	st.expect(ts, r.isError, "deny %s: the call succeeded: %s", r.tool, short(r.structured))
+	st.expect(ts, r.IsError, "deny %s: the call succeeded: %s", r.Tool, wire.Short(r.Structured))
 }
 
 // doCall makes the call of `call` and `deny`, and records it as the last.
-func (st *scriptState) doCall(ts *testscript.TestScript, cmd string, args []string) *callResult {
+func (st *scriptState) doCall(ts *testscript.TestScript, cmd string, args []string) *wire.Call {
 	who, args := asFlag(ts, args)
 	if who == "" || len(args) < 1 {
 		ts.Fatalf("usage: %s -as PRINCIPAL TOOL [JSON]", cmd)
@@ -169,60 +195,60 @@ func (st *scriptState) doCall(ts *testscript.TestScript, cmd string, args []stri
 	if !json.Valid([]byte(argText)) {
 		ts.Fatalf("%s %s: arguments are not JSON: %s", cmd, tool, argText)
 	}
-	token, err := resolvePrincipal(st.tokens, who)
+	token, err := ResolvePrincipal(st.tokens, who)
 	ts.Check(err)
-	r := &callResult{tool: tool, args: argText}
+	r := &wire.Call{Tool: tool, Args: argText}
 	st.last = r
 	st.calls++
 	st.callStart = time.Now()
-	resp, err := st.client.request(st.ctx, token, "tools/call", map[string]any{
+	resp, err := st.client.Request(st.ctx, token, "tools/call", map[string]any{
 		"name":      tool,
 		"arguments": json.RawMessage(argText),
 	})
 	st.callEnd = time.Now()
 	switch {
 	case err != nil:
-		r.protoErr = err
+		r.ProtoErr = err
 	case resp.Error != nil:
-		r.protoErr = resp.Error
-		r.raw = resp.Raw
+		r.ProtoErr = resp.Error
+		r.Raw = resp.Raw
 	default:
-		r.raw = resp.Raw
+		r.Raw = resp.Raw
 		var result struct {
 			Result json.RawMessage `json:"result"`
 		}
 		_ = json.Unmarshal(resp.Raw, &result)
-		r.result = result.Result
+		r.Result = result.Result
 	}
-	var he *HTTPError
-	var re *RPCError
-	if r.protoErr != nil && !errors.As(r.protoErr, &he) && !errors.As(r.protoErr, &re) {
-		ts.Fatalf("%s %s: %v", cmd, tool, r.protoErr)
+	var he *wire.HTTPError
+	var re *wire.RPCError
+	if r.ProtoErr != nil && !errors.As(r.ProtoErr, &he) && !errors.As(r.ProtoErr, &re) {
+		ts.Fatalf("%s %s: %v", cmd, tool, r.ProtoErr)
 	}
 	return r
 }
 
 // wireChecks applies the checks every tool result gets, and prints its
 // text (credential tokens redacted).
-func (st *scriptState) wireChecks(ts *testscript.TestScript, r *callResult) {
-	checks := checkCallResult(st.ix, st.profile, r, r.result)
-	if !r.isError && r.structured != nil {
-		st.succeeded[r.tool]++
+func (st *scriptState) wireChecks(ts *testscript.TestScript, r *wire.Call) {
+	checks := wire.CheckResult(st.ix, st.profile, r, r.Result)
+	if !r.IsError && r.Structured != nil {
+		st.succeeded[r.Tool]++
 	}
-	if r.structured != nil {
-		if v, err := decode(r.structured); err == nil {
+	if r.Structured != nil {
+		if v, err := wire.Decode(r.Structured); err == nil {
 			st.collectSecrets(v)
 		}
 	}
-	fmt.Fprintln(ts.Stdout(), st.redact(r.text))
-	if r.structured != nil && strings.TrimSpace(r.text) != strings.TrimSpace(string(r.structured)) {
-		fmt.Fprintf(ts.Stderr(), "%s\n", st.redact(string(r.structured)))
+	fmt.Fprintln(ts.Stdout(), st.redact(r.Text))
+	if r.Structured != nil && strings.TrimSpace(r.Text) != strings.TrimSpace(string(r.Structured)) {
+		fmt.Fprintf(ts.Stderr(), "%s\n", st.redact(string(r.Structured)))
 	}
 	for _, c := range checks {
-		if c.internal {
-			ts.Fatalf("%s", st.redact(fmt.Sprintf("%s: internal error of the runner, not a finding about the server: %s", r.tool, c.what)))
+		if c.Internal {
+			ts.Fatalf("%s", st.redact(fmt.Sprintf("%s: internal error of the runner, not a finding about the server: %s", r.Tool, c.What)))
 		}
-		st.expect(ts, c.ok, "%s: %s\nresponse: %s", r.tool, c.what, short(r.raw))
+		st.expect(ts, c.OK, "%s: %s\nresponse: %s", r.Tool, c.What, wire.Short(r.Raw))
 	}
 }
 
@@ -233,7 +259,7 @@ func describeProtoErr(err error) string {
 	return err.Error()
 }
 
-func (st *scriptState) lastResult(ts *testscript.TestScript, cmd string) *callResult {
+func (st *scriptState) lastResult(ts *testscript.TestScript, cmd string) *wire.Call {
 	if st.last == nil {
 		ts.Fatalf("%s: no call yet", cmd)
 	}
@@ -247,7 +273,7 @@ func cmdOK(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: ok (to expect a refusal, use refused)")
 	}
 	r := st.lastResult(ts, "ok")
-	st.expect(ts, r.protoErr == nil && !r.isError, "%s %s: expected success, got %s", r.tool, r.args, outcome(r))
+	st.expect(ts, r.ProtoErr == nil && !r.IsError, "%s %s: expected success, got %s", r.Tool, r.Args, outcome(r))
 }
 
 // refused [CODE]: the last call was refused as a tool error; in the
@@ -262,17 +288,17 @@ func cmdRefused(ts *testscript.TestScript, neg bool, args []string) {
 		// ! refused CODE: refused or not, but not with CODE (reference) /
 		// ! refused: not refused.
 		if len(args) == 0 {
-			st.expect(ts, r.protoErr == nil && !r.isError, "%s %s: expected no refusal, got %s", r.tool, r.args, outcome(r))
+			st.expect(ts, r.ProtoErr == nil && !r.IsError, "%s %s: expected no refusal, got %s", r.Tool, r.Args, outcome(r))
 			return
 		}
-		if st.profile == Reference {
-			st.expect(ts, !(r.isError && r.code == args[0]), "%s %s: expected no %s refusal, got %s", r.tool, r.args, args[0], outcome(r))
+		if st.profile == suite.Reference {
+			st.expect(ts, !(r.IsError && r.Code == args[0]), "%s %s: expected no %s refusal, got %s", r.Tool, r.Args, args[0], outcome(r))
 		}
 		return
 	}
-	st.expect(ts, r.protoErr == nil && r.isError, "%s %s: expected a refusal (isError: true), got %s", r.tool, r.args, outcome(r))
-	if len(args) == 1 && st.profile == Reference {
-		st.expect(ts, slices.Contains(strings.Split(args[0], "|"), r.code), "%s %s: expected refusal code %s, got %q (%s)", r.tool, r.args, args[0], r.code, r.text)
+	st.expect(ts, r.ProtoErr == nil && r.IsError, "%s %s: expected a refusal (isError: true), got %s", r.Tool, r.Args, outcome(r))
+	if len(args) == 1 && st.profile == suite.Reference {
+		st.expect(ts, slices.Contains(strings.Split(args[0], "|"), r.Code), "%s %s: expected refusal code %s, got %q (%s)", r.Tool, r.Args, args[0], r.Code, r.Text)
 	}
 }
 
@@ -286,46 +312,46 @@ func cmdAccepted(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("accepted does not take !")
 	}
 	r := st.lastResult(ts, "accepted")
-	st.expect(ts, r.protoErr == nil, "%s %s: expected a tool result, got %s", r.tool, r.args, outcome(r))
-	if !r.isError {
+	st.expect(ts, r.ProtoErr == nil, "%s %s: expected a tool result, got %s", r.Tool, r.Args, outcome(r))
+	if !r.IsError {
 		return
 	}
-	if st.profile == Reference {
-		st.expect(ts, r.code != "invalid_arguments", "%s %s: the arguments were refused as invalid: %s", r.tool, r.args, r.text)
+	if st.profile == suite.Reference {
+		st.expect(ts, r.Code != "invalid_arguments", "%s %s: the arguments were refused as invalid: %s", r.Tool, r.Args, r.Text)
 	}
 	for _, p := range args {
 		re := regexp.MustCompile(`(^|[^\w])` + regexp.QuoteMeta(p) + `\b`)
-		st.expect(ts, !re.MatchString(r.text), "%s %s: the refusal names the argument %s, as if it were invalid: %s", r.tool, r.args, p, r.text)
+		st.expect(ts, !re.MatchString(r.Text), "%s %s: the refusal names the argument %s, as if it were invalid: %s", r.Tool, r.Args, p, r.Text)
 	}
 }
 
-func outcome(r *callResult) string {
+func outcome(r *wire.Call) string {
 	switch {
-	case r.protoErr != nil:
-		return "a protocol error: " + r.protoErr.Error()
-	case r.isError:
-		if r.code != "" {
-			return fmt.Sprintf("a refusal (%s): %s", r.code, r.text)
+	case r.ProtoErr != nil:
+		return "a protocol error: " + r.ProtoErr.Error()
+	case r.IsError:
+		if r.Code != "" {
+			return fmt.Sprintf("a refusal (%s): %s", r.Code, r.Text)
 		}
-		return "a refusal: " + r.text
+		return "a refusal: " + r.Text
 	default:
-		return "success: " + short(r.structured)
+		return "success: " + wire.Short(r.Structured)
 	}
 }
 
 func (st *scriptState) structured(ts *testscript.TestScript, cmd string) any {
 	r := st.lastResult(ts, cmd)
-	if r.structured == nil {
-		ts.Fatalf("%s: the last call (%s) has no structuredContent: %s", cmd, r.tool, outcome(r))
+	if r.Structured == nil {
+		ts.Fatalf("%s: the last call (%s) has no structuredContent: %s", cmd, r.Tool, outcome(r))
 	}
-	v, err := decode(r.structured)
+	v, err := wire.Decode(r.Structured)
 	ts.Check(err)
 	return v
 }
 
 // parseValue reads a script value: JSON if it parses, else a bare string.
 func parseValue(s string) any {
-	if v, err := decode([]byte(s)); err == nil {
+	if v, err := wire.Decode([]byte(s)); err == nil {
 		return v
 	}
 	return s
@@ -419,7 +445,7 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	got := "nothing"
 	if found {
-		got = compact(v)
+		got = wire.Compact(v)
 	}
 	if neg {
 		st.expect(ts, !ok, "json %s: expected it not to be so that it %s; it is %s", path, desc, got)
@@ -440,9 +466,9 @@ func cmdSave(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if len(args) >= 2 && args[0] == "-text" {
 		r := st.lastResult(ts, "save")
-		text := r.text
-		if r.protoErr != nil {
-			text = r.protoErr.Error()
+		text := r.Text
+		if r.ProtoErr != nil {
+			text = r.ProtoErr.Error()
 		}
 		args = args[1:]
 		if len(args) == 3 && args[0] == "-redact" {
@@ -479,11 +505,6 @@ func cmdEq(ts *testscript.TestScript, neg bool, args []string) {
 	st.expect(ts, args[0] == args[1], "expected equal values:\n\t%q\n\t%q", args[0], args[1])
 }
 
-// DefaultTimeTolerance is how far `time PATH ~ D` lets a time be from
-// D after the call (clock skew between the suite and the server, and
-// rounding).
-const DefaultTimeTolerance = 30 * time.Second
-
 // time PATH ~ DURATION [TOLERANCE] | time PATH > DURATION |
 // time PATH < DURATION | time PATH == TIME
 //
@@ -503,22 +524,18 @@ func cmdTime(ts *testscript.TestScript, neg bool, args []string) {
 	v, found, err := lookup(st.structured(ts, "time"), path)
 	ts.Check(err)
 	s, isStr := v.(string)
-	st.expect(ts, found && isStr, "time %s: expected a time string, got %s", path, compact(v))
+	st.expect(ts, found && isStr, "time %s: expected a time string, got %s", path, wire.Compact(v))
 	t, err := time.Parse(time.RFC3339Nano, s)
 	st.expect(ts, err == nil, "time %s: %q is not an RFC 3339 time: %v", path, s, err)
 	if op == "==" {
-		other, rel, err := resolveRelTime(args[2], st.fixtureNow)
+		other, err := world.Time(args[2]).Resolve(st.fixtureNow)
 		ts.Check(err)
-		if !rel {
-			other, err = time.Parse(time.RFC3339Nano, args[2])
-			ts.Check(err)
-		}
 		st.expect(ts, t.Equal(other), "time %s: expected %s, got %s", path, args[2], s)
 		return
 	}
 	d, err := time.ParseDuration(args[2])
 	ts.Check(err)
-	tol := DefaultTimeTolerance
+	tol := suite.TimeTolerance
 	if len(args) == 4 {
 		tol, err = time.ParseDuration(args[3])
 		ts.Check(err)
@@ -553,7 +570,7 @@ func cmdTools(ts *testscript.TestScript, neg bool, args []string) {
 	if who == "" {
 		who = "agent:" + firstAgent(st.tokens)
 	}
-	token, err := resolvePrincipal(st.tokens, who)
+	token, err := ResolvePrincipal(st.tokens, who)
 	ts.Check(err)
 	type servedTool struct {
 		Name         string          `json:"name"`
@@ -563,14 +580,14 @@ func cmdTools(ts *testscript.TestScript, neg bool, args []string) {
 	var served []servedTool
 	params := map[string]any{}
 	for page := 0; ; page++ {
-		resp, err := st.client.request(st.ctx, token, "tools/list", params)
+		resp, err := st.client.Request(st.ctx, token, "tools/list", params)
 		st.expect(ts, err == nil, "tools/list: %v", err)
 		st.expect(ts, resp.Error == nil, "tools/list: %v", resp.Error)
 		var res struct {
 			Tools      []servedTool `json:"tools"`
 			NextCursor string       `json:"nextCursor"`
 		}
-		st.expect(ts, json.Unmarshal(resp.Result, &res) == nil && res.Tools != nil, "tools/list: the result has no tools array: %s", short(resp.Result))
+		st.expect(ts, json.Unmarshal(resp.Result, &res) == nil && res.Tools != nil, "tools/list: the result has no tools array: %s", wire.Short(resp.Result))
 		served = append(served, res.Tools...)
 		if res.NextCursor == "" || page > 100 {
 			break
@@ -588,31 +605,31 @@ func cmdTools(ts *testscript.TestScript, neg bool, args []string) {
 	st.served = names
 	fmt.Fprintln(ts.Stdout(), strings.Join(names, "\n"))
 	var documented []string
-	for _, t := range st.ix.spec.Tools {
+	for _, t := range st.ix.Spec.Tools {
 		documented = append(documented, t.Name)
 		got, ok := byName[t.Name]
 		st.expect(ts, ok, "tools/list: the documented tool %s is not served (served: %s)", t.Name, strings.Join(names, ", "))
 		if t.InputSchema != nil {
-			d := semanticDiff(t.InputSchema.JSON, got.InputSchema)
+			d := wire.SemanticDiff(t.InputSchema.JSON, got.InputSchema)
 			st.expect(ts, d == "", "tools/list: %s inputSchema differs from the documented one: %s", t.Name, d)
 		}
 		if t.OutputSchema != nil {
-			d := semanticDiff(t.OutputSchema.JSON, got.OutputSchema)
+			d := wire.SemanticDiff(t.OutputSchema.JSON, got.OutputSchema)
 			st.expect(ts, d == "", "tools/list: %s outputSchema differs from the documented one: %s", t.Name, d)
 		}
 	}
 	for _, n := range names {
-		if st.profile == Reference {
+		if st.profile == suite.Reference {
 			st.expect(ts, slices.Contains(documented, n), "tools/list: %s is served but has no page (the reference server serves only documented tools)", n)
-		} else if !st.ix.catalog[n] {
+		} else if !st.ix.Catalog[n] {
 			ts.Logf("note: %s is served but is not in the Prickle catalog", n)
 		}
 	}
 }
 
-func firstAgent(tokens []Token) string {
+func firstAgent(tokens []world.Token) string {
 	for _, t := range tokens {
-		if t.Kind == "agent" {
+		if t.Kind == world.KindAgent {
 			return t.Agent
 		}
 	}

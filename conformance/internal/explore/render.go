@@ -1,10 +1,14 @@
-package conformance
+package explore
 
 import (
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/prickle-dev/prickle/conformance/internal/script"
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Rendering a sequence as a script.
@@ -27,7 +31,7 @@ func renderPrincipal(p principal) string {
 // renderScript writes the run as a testscript file with its fixture: each
 // call with what the model demanded of it, and at the failing step the
 // checks that failed.
-func renderScript(header []string, w *fxWorld, x *exploreRun, profile Profile) string {
+func renderScript(header []string, w *world.World, x *exploreRun, profile suite.Profile) string {
 	type rendered struct {
 		lines []string
 		saves []string
@@ -39,11 +43,11 @@ func renderScript(header []string, w *fxWorld, x *exploreRun, profile Profile) s
 			continue
 		}
 		var ls []string
-		args := q(marshal(st.cmd.args))
+		args := script.Quote(script.JSON(st.cmd.args))
 		as := renderPrincipal(st.cmd.p)
 		e, a := st.exp, st.ans
 		switch {
-		case e.deny && profile == Reference:
+		case e.deny && profile == suite.Reference:
 			ls = append(ls, fmt.Sprintf("! call -as %s %s %s", as, st.cmd.tool, args))
 			if i != x.failAt {
 				ls = append(ls, "stdout 'HTTP 401'")
@@ -56,7 +60,7 @@ func renderScript(header []string, w *fxWorld, x *exploreRun, profile Profile) s
 				break
 			}
 			switch {
-			case a.refused && len(e.must) > 0 && profile == Reference:
+			case a.refused && len(e.must) > 0 && profile == suite.Reference:
 				ls = append(ls, "refused "+strings.Join(e.codes(), "|"))
 			case a.refused && len(e.must) > 0:
 				ls = append(ls, "refused")
@@ -70,7 +74,7 @@ func renderScript(header []string, w *fxWorld, x *exploreRun, profile Profile) s
 		}
 		if i == x.failAt {
 			for _, f := range x.fails {
-				ls = append(ls, "# fails: "+oneLine(f.msg)+" ["+f.src+"]")
+				ls = append(ls, "# fails: "+suite.OneLine(f.msg)+" ["+f.src+"]")
 				ls = append(ls, f.lines...)
 			}
 		}
@@ -129,9 +133,7 @@ func renderScript(header []string, w *fxWorld, x *exploreRun, profile Profile) s
 			b.WriteString(l + "\n")
 		}
 	}
-	b.WriteString("\n-- " + FixtureFile + " --\n")
-	b.Write(w.marshal())
+	b.WriteString("\n-- " + suite.FixtureFile + " --\n")
+	b.Write(w.Marshal())
 	return b.String()
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

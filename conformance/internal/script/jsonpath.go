@@ -1,10 +1,11 @@
-package conformance
+package script
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 )
 
@@ -131,7 +132,7 @@ func scalarString(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
-	return compact(v)
+	return wire.Compact(v)
 }
 
 // jsonType names the JSON type of a decoded value.

@@ -1,4 +1,4 @@
-package conformance
+package wire
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -41,56 +42,15 @@ func TestReadSSE(t *testing.T) {
 	}
 }
 
-func TestLookup(t *testing.T) {
-	v, _ := decode([]byte(`{"agents":[{"agent_id":"maya/builder","caps":[1,2]},{"agent_id":"theo/reviewer","x":null}],"a.b":{"c":3}}`))
-	for _, c := range []struct {
-		path  string
-		want  string
-		found bool
-	}{
-		{".", "", true},
-		{"agents.0.agent_id", `"maya/builder"`, true},
-		{"agents[1].agent_id", `"theo/reviewer"`, true},
-		{"agents[agent_id=theo/reviewer].x", "null", true},
-		{"agents[agent_id=maya/builder].caps", "[1,2]", true},
-		{"agents[agent_id=nobody].x", "", false},
-		{"agents.7", "", false},
-		{"/a.b/c", "3", true},
-		{"missing", "", false},
-	} {
-		got, found, err := lookup(v, c.path)
-		if err != nil {
-			t.Errorf("%s: %v", c.path, err)
-			continue
-		}
-		if found != c.found || (c.want != "" && compact(got) != c.want) {
-			t.Errorf("%s: got %s (found %v), want %s (found %v)", c.path, compact(got), found, c.want, c.found)
-		}
-	}
-}
-
 func TestSemanticDiff(t *testing.T) {
-	if d := semanticDiff([]byte(`{"a":1,"b":[1,{"c":"x"}]}`), []byte(`{ "b":[1,{"c":"x"}], "a":1.0 }`)); d != "" {
+	if d := SemanticDiff([]byte(`{"a":1,"b":[1,{"c":"x"}]}`), []byte(`{ "b":[1,{"c":"x"}], "a":1.0 }`)); d != "" {
 		t.Errorf("key order or number spelling made a difference: %s", d)
 	}
-	if d := semanticDiff([]byte(`{"a":{"pattern":"^x$"}}`), []byte(`{"a":{}}`)); !strings.Contains(d, "/a/pattern") {
+	if d := SemanticDiff([]byte(`{"a":{"pattern":"^x$"}}`), []byte(`{"a":{}}`)); !strings.Contains(d, "/a/pattern") {
 		t.Errorf("diff %q", d)
 	}
-	if d := semanticDiff([]byte(`{"a":[1,2]}`), []byte(`{"a":[2,1]}`)); !strings.Contains(d, "/a/0") {
+	if d := SemanticDiff([]byte(`{"a":[1,2]}`), []byte(`{"a":[2,1]}`)); !strings.Contains(d, "/a/0") {
 		t.Errorf("diff %q", d)
-	}
-}
-
-func TestResolvePrincipal(t *testing.T) {
-	toks := []Token{{Kind: "agent", Agent: "maya/builder", Token: "A"}, {Kind: "runner", Agent: "maya/builder", Runner: "maya-laptop", Token: "R"}}
-	for in, want := range map[string]string{"agent:maya/builder": "A", "runner:maya/builder": "R", "runner:maya-laptop": "R", "none": "", "prk_literal": "prk_literal"} {
-		got, err := resolvePrincipal(toks, in)
-		if err != nil || got != want {
-			t.Errorf("%s: %q %v", in, got, err)
-		}
-	}
-	if _, err := resolvePrincipal(toks, "agent:theo/reviewer"); err == nil {
-		t.Error("an unknown agent resolved")
 	}
 }
 
@@ -102,19 +62,19 @@ func TestUndecidedCheckIsInternal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := newSpecIndex(sp)
+	ix := NewIndex(sp)
 	res := func(handle string) json.RawMessage {
 		out := `{"people":[{"handle":"` + handle + `","display_name":"Maya","avatar_url":null,"color":1,"away":false}],"agents":[]}`
 		return json.RawMessage(`{"content":[{"type":"text","text":` + strconv.Quote(out) + `}],"structuredContent":` + out + `}`)
 	}
 	judge := func(handle string) (failed, internal []string) {
-		r := &callResult{tool: "discover_team_agents"}
-		for _, c := range checkCallResult(ix, Core, r, res(handle)) {
+		r := &Call{Tool: "discover_team_agents"}
+		for _, c := range CheckResult(ix, suite.Core, r, res(handle)) {
 			switch {
-			case c.internal:
-				internal = append(internal, c.what)
-			case !c.ok:
-				failed = append(failed, c.what)
+			case c.Internal:
+				internal = append(internal, c.What)
+			case !c.OK:
+				failed = append(failed, c.What)
 			}
 		}
 		return failed, internal

@@ -1,4 +1,4 @@
-package conformance
+package explore
 
 import (
 	"bytes"
@@ -6,25 +6,48 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net/http"
-	"regexp"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
-func inProcessReference() *HandlerTarget {
-	return &HandlerTarget{Name: "reference (in-process)", New: func(ctx context.Context, fixture []byte) (http.Handler, func(), error) {
-		srv, _, err := server.New(ctx, server.Config{Fixture: bytes.NewReader(fixture), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			return nil, nil, err
-		}
-		return srv.Handler(), func() { srv.Close() }, nil
-	}}
+// reference starts the reference server in-process on each world.
+type reference struct{}
+
+func (reference) Skip(*suite.Script) string { return "" }
+func (reference) String() string            { return "reference (in-process)" }
+
+func (reference) Start(ctx context.Context, _ *suite.Script, fixtureFile, _ string) (*suite.Instance, error) {
+	fx, err := os.ReadFile(fixtureFile)
+	if err != nil {
+		return nil, err
+	}
+	w, err := world.Decode(fx)
+	if err != nil {
+		return nil, err
+	}
+	srv, _, err := server.New(ctx, server.Config{Fixture: bytes.NewReader(fx), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	hs := httptest.NewServer(srv.Handler())
+	return &suite.Instance{Endpoint: hs.URL + server.PathMCP, Tokens: w.Tokens(), Stop: func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		srv.Close()
+	}}, nil
 }
 
 // TestExplorationReachesEveryRule: at the default budget, exploration of
@@ -36,16 +59,9 @@ func TestExplorationReachesEveryRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scripts, _, err := Suite(sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Run(context.Background(), scripts, Options{Target: inProcessReference(), Profile: Reference, Spec: sp,
-		Run: regexpMust("^explore$"), Explore: DefaultExplore, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := rep.Result(ExploreScript); r.Status != Pass {
+	r, rep := Run(context.Background(), "explore", Config{Target: reference{}, Index: wire.NewIndex(sp), Profile: suite.Reference,
+		Sequences: 100, Seed: 1, Parallel: runtime.GOMAXPROCS(0), Timeout: 2 * time.Minute}, t.TempDir())
+	if r.Status != suite.Pass {
 		t.Fatalf("exploration of the reference server: %s\n%s", r.Status, r.Log)
 	}
 	var want []string
@@ -59,11 +75,11 @@ func TestExplorationReachesEveryRule(t *testing.T) {
 		want = append(want, r.tool+" refused "+r.code)
 	}
 	for _, k := range want {
-		if rep.Explore.Outcomes[k] == 0 {
+		if rep.Outcomes[k] == 0 {
 			t.Errorf("exploration never got %q", k)
 		}
 	}
-	t.Logf("%d sequences, %d calls, outcomes: %v", rep.Explore.Sequences, rep.Explore.Calls, rep.Explore.Outcomes)
+	t.Logf("%d sequences, %d calls, outcomes: %v", rep.Sequences, rep.Calls, rep.Outcomes)
 }
 
 // TestGeneratedWorldsLoad: the generated worlds are valid fixtures (the
@@ -72,14 +88,14 @@ func TestGeneratedWorldsLoad(t *testing.T) {
 	ctx := context.Background()
 	for i := range 40 {
 		w := genWorld(rand.New(rand.NewPCG(7, uint64(i))))
-		worlds := []*fxWorld{w}
+		worlds := []*world.World{w}
 		for _, kind := range []string{"project", "person", "agent", "message", "turn"} {
 			if w2, ok := withoutEntity(w, kind, 0); ok {
 				worlds = append(worlds, w2)
 			}
 		}
 		for j, w := range worlds {
-			fx, _, err := materializeFixture(w.marshal(), fixtureNow())
+			fx, _, err := suite.Materialize(w.Marshal(), suite.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,4 +133,16 @@ func TestRemoveSteps(t *testing.T) {
 	}
 }
 
-func regexpMust(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+// TestSequencesReproducible: the same seed and index generate the same
+// world and the same calls, every time ("the same seed, budget and server
+// explore the same sequences").
+func TestSequencesReproducible(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		for i := range 25 {
+			a, b := genSequence(seed, i), genSequence(seed, i)
+			if !bytes.Equal(a.world.Marshal(), b.world.Marshal()) || !reflect.DeepEqual(a.cmds, b.cmds) {
+				t.Fatalf("seed %d, sequence %d: two generations differ", seed, i)
+			}
+		}
+	}
+}

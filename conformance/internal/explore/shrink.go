@@ -1,9 +1,10 @@
-package conformance
+package explore
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
+
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // Shrinking: a failing sequence becomes a minimal one that fails the same
@@ -42,13 +43,13 @@ func removeSteps(cmds []*command, del map[int]bool) []*command {
 
 // shrink makes a failing sequence minimal: fewer calls first, then a
 // smaller world, keeping the failure (the same rule broken).
-func (e *explorer) shrink(ctx context.Context, name string, w *fxWorld, cmds []*command, first *exploreRun) (*fxWorld, []*command, *exploreRun) {
+func (e *explorer) shrink(ctx context.Context, name string, w *world.World, cmds []*command, first *exploreRun) (*world.World, []*command, *exploreRun) {
 	src := first.source()
 	best := first
 	cmds = cmds[:first.failAt+1]
 	runs := 0
-	try := func(w2 *fxWorld, c2 []*command) bool {
-		if runs >= exploreShrinkRuns || ctx.Err() != nil || len(c2) == 0 {
+	try := func(w2 *world.World, c2 []*command) bool {
+		if runs >= shrinkRuns || ctx.Err() != nil || len(c2) == 0 {
 			return false
 		}
 		runs++
@@ -96,10 +97,8 @@ func (e *explorer) shrink(ctx context.Context, name string, w *fxWorld, cmds []*
 
 // withoutEntity returns a copy of w without the i-th entity of kind and
 // everything that referred to it; ok is false past the last one.
-func withoutEntity(w *fxWorld, kind string, i int) (*fxWorld, bool) {
-	var c fxWorld
-	b, _ := json.Marshal(w)
-	_ = json.Unmarshal(b, &c)
+func withoutEntity(w *world.World, kind string, i int) (*world.World, bool) {
+	c := w.Clone()
 	var ok bool
 	switch kind {
 	case "project":
@@ -126,8 +125,8 @@ func withoutEntity(w *fxWorld, kind string, i int) (*fxWorld, bool) {
 	if !ok {
 		return nil, false
 	}
-	c.fixup()
-	return &c, true
+	fixup(c)
+	return c, true
 }
 
 // deleteAt deletes the i-th element of *xs; false when there is none.
@@ -141,7 +140,7 @@ func deleteAt[T any](xs *[]T, i int) bool {
 
 // fixup drops everything that refers to something the world no longer
 // has, until nothing changes, so that the world stays loadable.
-func (w *fxWorld) fixup() {
+func fixup(w *world.World) {
 	for changed := true; changed; {
 		changed = false
 		keep := func(n int, ok func(int) bool) []int {
@@ -180,7 +179,7 @@ func (w *fxWorld) fixup() {
 			}
 			return ""
 		}
-		room := func(id string) *fxRoom {
+		room := func(id string) *world.Room {
 			for i := range w.Rooms {
 				if w.Rooms[i].ID == id {
 					return &w.Rooms[i]
@@ -188,7 +187,7 @@ func (w *fxWorld) fixup() {
 			}
 			return nil
 		}
-		message := func(id string) *fxMessage {
+		message := func(id string) *world.Message {
 			for i := range w.Messages {
 				if w.Messages[i].ID == id {
 					return &w.Messages[i]
@@ -196,7 +195,7 @@ func (w *fxWorld) fixup() {
 			}
 			return nil
 		}
-		turn := func(id string) *fxTurn {
+		turn := func(id string) *world.Turn {
 			for i := range w.Turns {
 				if w.Turns[i].Message == id {
 					return &w.Turns[i]
@@ -216,7 +215,7 @@ func (w *fxWorld) fixup() {
 		for i := range w.Turns {
 			t := &w.Turns[i]
 			n := len(t.Agents)
-			t.Agents = slices.DeleteFunc(t.Agents, func(a fxTurnAgent) bool { return !agent(a.Agent) })
+			t.Agents = slices.DeleteFunc(t.Agents, func(a world.TurnAgent) bool { return !agent(a.Agent) })
 			changed = changed || n != len(t.Agents)
 		}
 		w.Turns = pickIdx(w.Turns, keep(len(w.Turns), func(i int) bool {
@@ -257,7 +256,7 @@ func (w *fxWorld) fixup() {
 			return c.ReplyMessage == nil || message(*c.ReplyMessage) != nil
 		}))
 	}
-	w.deriveReplyPosted()
+	deriveReplyPosted(w)
 }
 
 func pickIdx[T any](xs []T, idx []int) []T {

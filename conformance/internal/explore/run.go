@@ -1,0 +1,417 @@
+// Package explore is stateful exploration. Hand-written scripts test the rules one call or a few calls at a time;
+// bugs that need several calls (a cache keyed by the wrong thing, a check
+// forgotten once state has built up, a replay of a claim made long ago)
+// slip between them. Exploration searches for them, as QuickCheck's and
+// Hypothesis' state machines do: it generates a world (genWorld) and a
+// random sequence of calls by many principals (agents, runners, the
+// execution and discussion credentials the sequence obtains, no token, a
+// token nobody issued), mixing fresh idempotency keys with replays, runs
+// the sequence against a fresh server, and compares every answer with the
+// model (model.go). A failing sequence shrinks to a minimal one
+// (fewer calls, then a smaller world) and is printed as a ready testscript
+// file with its fixture. Sequences are reproducible from the seed.
+package explore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prickle-dev/prickle/conformance/internal/script"
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/internal/wire"
+	"github.com/prickle-dev/prickle/internal/fsx"
+	"github.com/prickle-dev/prickle/spec"
+	"github.com/prickle-dev/prickle/spec/world"
+)
+
+// Calls is the length of a generated sequence.
+const Calls = 24
+
+// shrinkRuns bounds the runs one shrink may make.
+const shrinkRuns = 250
+
+// maxFailures is how many distinct failures (by the rule broken)
+// are shrunk and reported.
+const maxFailures = 3
+
+// Report says what exploration did.
+type Report struct {
+	// Seed is the seed the sequences were generated from.
+	Seed int64 `json:"seed"`
+	// Sequences counts the sequences run, Calls the calls they made.
+	Sequences int `json:"sequences"`
+	Calls     int `json:"calls"`
+	// Outcomes counts the answers by tool and outcome ("claim_task ok",
+	// "claim_task refused not_routed"): what exploration exercised.
+	Outcomes map[string]int `json:"outcomes"`
+	Failures []*Failure     `json:"failures,omitempty"`
+}
+
+// Failure is one shrunk failing sequence.
+type Failure struct {
+	// Sequence is the index of the sequence that failed (with the seed, it
+	// reproduces it).
+	Sequence int `json:"sequence"`
+	// Source is the rule broken: a sentence ID of the pages or a decision
+	// of server/README.md.
+	Source string `json:"source"`
+	// Message says what was wrong.
+	Message string `json:"message"`
+	// Calls is the length of the shrunk sequence; Original the length of
+	// the sequence as generated.
+	Calls    int `json:"calls"`
+	Original int `json:"original_calls"`
+	// Script is the shrunk sequence as a testscript file with its fixture.
+	Script string `json:"script"`
+	// Saved is where --save wrote it.
+	Saved string `json:"saved,omitempty"`
+}
+
+type principal struct {
+	kind string // agent, runner, cred, none, bogus
+	id   string // agent or runner id
+	step int    // cred: the step whose answer carried it
+}
+
+type command struct {
+	p    principal
+	tool string
+	args map[string]any
+}
+
+// stepRun is one step of a sequence as it ran.
+type stepRun struct {
+	cmd     *command
+	cred    *mCred
+	skipped bool
+	exp     *expectation
+	ans     *answer
+}
+
+// exploreRun is one run of a sequence against a fresh server.
+type exploreRun struct {
+	steps   []*stepRun
+	failAt  int // the failing step, -1 if none
+	fails   []failure
+	calls   int
+	startEr error // the server did not start
+	// outcomes are the answers, as outcomeKey names them.
+	outcomes []string
+	tokens   []world.Token
+}
+
+// outcomeKey names an answer for the report's tally: "TOOL ok", "TOOL
+// refused CODE", "TOOL protocol error".
+func outcomeKey(tool string, a *answer) string {
+	switch {
+	case a.protoErr != nil:
+		return tool + " protocol error"
+	case a.refused:
+		return tool + " refused " + a.code
+	}
+	return tool + " ok"
+}
+
+func (x *exploreRun) source() string {
+	if len(x.fails) == 0 {
+		return ""
+	}
+	return x.fails[0].src
+}
+
+// Config configures the exploration of one run.
+type Config struct {
+	// Target starts a fresh server for each run of a sequence.
+	Target suite.Target
+	// Index is the spec the checks follow.
+	Index   *wire.Index
+	Profile suite.Profile
+	// Sequences is how many sequences to run, from Seed, Parallel at a
+	// time.
+	Sequences int
+	Seed      int64
+	Parallel  int
+	// Timeout bounds one run of a sequence.
+	Timeout time.Duration
+	// FailFast stops at the first failing sequence; the others are not
+	// run.
+	FailFast bool
+	// SaveDir, if set, receives every shrunk failing sequence as a script.
+	SaveDir string
+}
+
+// explorer runs sequences for one certification run.
+type explorer struct {
+	c   *Config
+	dir string
+	mu  sync.Mutex
+	n   int // runs, for folder names
+}
+
+func (e *explorer) runDir() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.n++
+	return filepath.Join(e.dir, fmt.Sprintf("run-%04d", e.n))
+}
+
+// run runs cmds against a fresh server holding w.
+func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []*command) *exploreRun {
+	ctx, cancel := context.WithTimeout(ctx, e.c.Timeout)
+	defer cancel()
+	x := &exploreRun{failAt: -1}
+	dir := e.runDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		x.startEr = err
+		return x
+	}
+	now := suite.Now()
+	fx, _, err := suite.Materialize(w.Marshal(), now)
+	if err != nil {
+		x.startEr = err
+		return x
+	}
+	file := filepath.Join(dir, suite.FixtureFile)
+	if err := os.WriteFile(file, fx, 0o600); err != nil {
+		x.startEr = err
+		return x
+	}
+	inst, err := e.c.Target.Start(ctx, &suite.Script{Name: name, OwnFixture: true}, file, filepath.Join(dir, "server"))
+	if err != nil {
+		x.startEr = err
+		return x
+	}
+	if inst.Stop != nil {
+		defer inst.Stop()
+	}
+	cl := wire.NewClient(inst.Endpoint, nil)
+	defer cl.Close()
+	x.tokens = inst.Tokens
+	m := newModel(w, e.c.Profile, now, inst.Tokens)
+	for i, cmd := range cmds {
+		st := &stepRun{cmd: cmd}
+		x.steps = append(x.steps, st)
+		c, ok := m.resolve(cmd.p, x.steps)
+		token := ""
+		switch {
+		case !ok:
+		case cmd.p.kind == "agent" || cmd.p.kind == "runner":
+			kind := cmd.p.kind
+			token, err = script.ResolvePrincipal(inst.Tokens, kind+":"+cmd.p.id)
+			ok = err == nil
+		case cmd.p.kind == "cred":
+			token = c.cred.token
+		case cmd.p.kind == "bogus":
+			token = "not-a-token-anyone-issued"
+		}
+		if !ok {
+			st.skipped = true
+			continue
+		}
+		st.exp = m.expect(cmd, c)
+		args, _ := json.Marshal(cmd.args)
+		a := &answer{step: i, start: time.Now()}
+		resp, err := cl.Request(ctx, token, "tools/call", map[string]any{"name": cmd.tool, "arguments": json.RawMessage(args)})
+		a.end = time.Now()
+		x.calls++
+		st.ans = a
+		var wireFails []failure
+		var he *wire.HTTPError
+		var re *wire.RPCError
+		switch {
+		case err != nil && (errors.As(err, &he) || errors.As(err, &re)):
+			a.protoErr = err
+		case err != nil:
+			x.failAt, x.fails = i, []failure{{src: srcWire, msg: fmt.Sprintf("%s: %v", cmd.tool, err)}}
+			return x
+		case resp.Error != nil:
+			a.protoErr = resp.Error
+		default:
+			r := &wire.Call{Tool: cmd.tool, Args: string(args)}
+			for _, ch := range wire.CheckResult(e.c.Index, e.c.Profile, r, resp.Result) {
+				if !ch.OK {
+					wireFails = append(wireFails, failure{src: "the documented output schema of " + cmd.tool + " (MCP tool result)", msg: ch.What})
+				}
+			}
+			a.refused, a.code, a.text = r.IsError, r.Code, r.Text
+			if r.Structured != nil && !r.IsError {
+				_ = json.Unmarshal(r.Structured, &a.structured)
+			}
+		}
+		x.outcomes = append(x.outcomes, outcomeKey(cmd.tool, a))
+		fs := wireFails
+		if len(fs) == 0 {
+			fs = m.judge(st.exp, a)
+		}
+		if len(fs) > 0 {
+			x.failAt, x.fails = i, fs
+			return x
+		}
+		if a.structured != nil {
+			for _, path := range []string{"execution_credential", "discussion_credential"} {
+				if _, ok := a.structured[path]; ok {
+					st.cred = m.creds[fmt.Sprint(a.structured[path].(map[string]any)["token"])]
+				}
+			}
+		}
+	}
+	return x
+}
+
+// exploreSequence is one generated sequence.
+type exploreSequence struct {
+	index int
+	world *world.World
+	cmds  []*command
+}
+
+func genSequence(seed int64, index int) *exploreSequence {
+	r := rand.New(rand.NewPCG(uint64(seed), uint64(index)))
+	w := genWorld(r)
+	return &exploreSequence{index: index, world: w, cmds: genCommands(r, w, Calls)}
+}
+
+// Run runs the exploration of one certification run, named name among
+// the run's results, in dir: c.Sequences sequences from c.Seed,
+// c.Parallel at a time.
+func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result, *Report) {
+	res := &suite.Result{Name: name}
+	rep := &Report{Seed: c.Seed, Sequences: c.Sequences, Outcomes: map[string]int{}}
+	if reason := c.Target.Skip(&suite.Script{Name: name, OwnFixture: true}); reason != "" {
+		res.Status, res.Reason = suite.Skip, "stateful exploration "+reason
+		return res, rep
+	}
+	if stale := StaleCitations(c.Index.Spec); len(stale) > 0 {
+		res.Status, res.Reason = suite.Skip, "the exploration model cites sentences the pages do not have, so it no longer follows them: "+strings.Join(stale, ", ")
+		return res, rep
+	}
+	e := &explorer{c: &c, dir: dir}
+	runs := make([]*exploreRun, c.Sequences)
+	seqs := make([]*exploreSequence, c.Sequences)
+	var stop atomic.Bool
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range c.Parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				if stop.Load() {
+					continue
+				}
+				seqs[i] = genSequence(c.Seed, i)
+				runs[i] = e.run(ctx, fmt.Sprintf("%s.%d", name, i), seqs[i].world, seqs[i].cmds)
+				if runs[i].failAt >= 0 && c.FailFast {
+					stop.Store(true)
+				}
+			}
+		}()
+	}
+	for i := range c.Sequences {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	var log strings.Builder
+	seen := map[string]bool{}
+	failedSeqs := 0
+	rep.Sequences = 0
+	for i, x := range runs {
+		if x == nil {
+			continue // not run: an earlier sequence failed (ExploreFailFast)
+		}
+		rep.Sequences++
+		rep.Calls += x.calls
+		res.Checks += x.calls
+		for _, k := range x.outcomes {
+			rep.Outcomes[k]++
+			if tool, ok := strings.CutSuffix(k, " ok"); ok {
+				if res.Succeeded == nil {
+					res.Succeeded = map[string]int{}
+				}
+				res.Succeeded[tool]++
+			}
+		}
+		if x.startEr != nil {
+			res.Status = suite.Fail
+			fmt.Fprintf(&log, "sequence %d: starting the server: %v\n", i, x.startEr)
+			continue
+		}
+		if x.failAt < 0 {
+			continue
+		}
+		failedSeqs++
+		if seen[x.source()] || len(rep.Failures) >= maxFailures {
+			continue
+		}
+		seen[x.source()] = true
+		name := fmt.Sprintf("%s.%d", name, i)
+		w, cmds, best := e.shrink(ctx, name, seqs[i].world, seqs[i].cmds, x)
+		header := []string{
+			fmt.Sprintf("Stateful exploration (profile %s, seed %d, sequence %d): %d calls, shrunk from %d.", c.Profile, c.Seed, i, len(cmds), x.failAt+1),
+			fmt.Sprintf("Run it again: with this file in DIR, prickle-conformance --profile %s --scripts DIR --run '^%s$' --server-cmd ...", c.Profile, regexp.QuoteMeta(fmt.Sprintf("explore-%d-%d", c.Seed, i))),
+			"Fails: " + suite.OneLine(best.fails[0].msg) + " [" + best.source() + "]",
+		}
+		f := &Failure{Sequence: i, Source: best.source(), Message: best.fails[0].msg, Calls: len(cmds), Original: x.failAt + 1,
+			Script: renderScript(header, w, best, c.Profile)}
+		if c.SaveDir != "" {
+			file := filepath.Join(c.SaveDir, fmt.Sprintf("explore-%d-%d.txtar", c.Seed, i))
+			err := os.MkdirAll(c.SaveDir, 0o755)
+			if err == nil {
+				err = fsx.WriteFileAtomic(file, []byte(f.Script), 0o644)
+			}
+			if err == nil {
+				f.Saved = file
+			} else {
+				fmt.Fprintf(&log, "--save: %v\n", err)
+			}
+		}
+		rep.Failures = append(rep.Failures, f)
+	}
+	if failedSeqs > 0 {
+		res.Status = suite.Fail
+		res.Reason = fmt.Sprintf("%d of %d sequences broke the model (seed %d)", failedSeqs, rep.Sequences, c.Seed)
+		for _, f := range rep.Failures {
+			fmt.Fprintf(&log, "sequence %d: %s [%s]\nshrunk from %d to %d calls", f.Sequence, suite.OneLine(f.Message), f.Source, f.Original, f.Calls)
+			if f.Saved != "" {
+				fmt.Fprintf(&log, ", saved as %s", f.Saved)
+			}
+			fmt.Fprintf(&log, ":\n%s\n", suite.Indent(f.Script))
+		}
+	}
+	if res.Status == "" {
+		res.Status = suite.Pass
+	}
+	res.Log = log.String()
+	return res, rep
+}
+
+// StaleCitations lists, sorted, the sentence IDs the model cites that sp
+// does not have: a page was edited and the model no longer follows it.
+func StaleCitations(sp *spec.Spec) []string {
+	ids := map[string]bool{}
+	for _, t := range sp.Tools {
+		for _, se := range t.Sentences {
+			ids[se.ID] = true
+		}
+	}
+	var out []string
+	for _, id := range citedSentences {
+		if !ids[id] && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,160 @@
+package prickleconformance
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/internal/fsx"
+	"github.com/prickle-dev/prickle/spec"
+)
+
+// What the command prints besides a run's progress: the end of a run, the
+// list of scripts, the traceability matrix; and the report files.
+
+// writeSummary writes the end of a run: what failed, what exploration
+// found, what is missing, and the verdict as the last line.
+func writeSummary(w io.Writer, rep *conformance.Report) {
+	fmt.Fprintln(w)
+	var failed []string
+	for _, r := range rep.Results {
+		if r.Status == conformance.Fail {
+			failed = append(failed, r.Name)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "failed: %s\n", strings.Join(failed, " "))
+	}
+	if rep.XFailed > 0 {
+		fmt.Fprintf(w, "%d expected failures still fail\n", rep.XFailed)
+	}
+	if x := rep.Explore; x != nil {
+		fmt.Fprintf(w, "exploration: %d sequences, %d calls, seed %d", x.Sequences, x.Calls, x.Seed)
+		if len(x.Failures) > 0 {
+			fmt.Fprintf(w, ", %d distinct failures", len(x.Failures))
+		}
+		fmt.Fprintln(w)
+		for _, f := range x.Failures {
+			where := "printed above"
+			if f.Saved != "" {
+				where = "saved as " + f.Saved
+			}
+			fmt.Fprintf(w, "  sequence %d: %s [%s] (%d calls, %s)\n", f.Sequence, oneLine(f.Message), f.Source, f.Calls, where)
+		}
+	}
+	if len(rep.Missing) > 0 {
+		fmt.Fprintln(w, "missing for a certification:")
+		for _, m := range rep.Missing {
+			fmt.Fprintf(w, "  - %s\n", m)
+		}
+	}
+	fmt.Fprintf(w, "%d checks in %.1fs; suite %s, spec %s, profile %s, seed %d\n", rep.Checks, rep.Duration.Seconds(), rep.Suite, spec.ShortHash(rep.SpecHash), rep.Profile, rep.Seed)
+	fmt.Fprintln(w, rep.Summary())
+}
+
+// writeReports writes the JSON and JUnit reports (an empty name skips
+// one), each atomically: a reader never sees half a report.
+func writeReports(r *conformance.Report, jsonFile, junitFile string) error {
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{{jsonFile, r.WriteJSON}, {junitFile, r.WriteJUnit}} {
+		if f.name == "" {
+			continue
+		}
+		var b bytes.Buffer
+		if err := f.write(&b); err != nil {
+			return err
+		}
+		if err := fsx.WriteFileAtomic(f.name, b.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeList writes the scripts, and exploration when explores: name,
+// kind, world, what each tests, in the order of the names.
+func writeList(w io.Writer, scripts []*conformance.Script, explores bool) error {
+	type row struct{ name, kind, world, summary string }
+	var rows []row
+	for _, s := range scripts {
+		r := row{s.Name, "hand-written", "seed world", s.Summary}
+		if s.OwnFixture {
+			r.world = "own world"
+		}
+		if s.Derived {
+			r.kind = "derived"
+		}
+		rows = append(rows, r)
+	}
+	if explores {
+		rows = append(rows, row{conformance.ExploreScript, "exploration", "generated worlds",
+			"stateful exploration: random sequences of calls against generated worlds, every answer compared with the model of the documented rules"})
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return strings.Compare(a.name, b.name) })
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.name, r.kind, r.world, r.summary)
+	}
+	return tw.Flush()
+}
+
+// writeTrace writes the traceability matrix, as text or JSON.
+func writeTrace(w io.Writer, rows []conformance.TraceRow, problems []string, asJSON bool) error {
+	if asJSON {
+		if problems == nil {
+			problems = []string{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"sentences": rows, "problems": problems})
+	}
+	covered, explained := 0, 0
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s  %s\n", r.ID, r.Text)
+		if len(r.Scripts) > 0 {
+			covered++
+			fmt.Fprintf(w, "    tested by: %s\n", strings.Join(r.Scripts, ", "))
+		}
+		if r.Reason != "" {
+			explained++
+			fmt.Fprintf(w, "    not testable from outside: %s\n", r.Reason)
+		}
+		if len(r.Scripts) == 0 && r.Reason == "" {
+			fmt.Fprintf(w, "    UNTRACKED\n")
+		}
+	}
+	_, err := fmt.Fprintf(w, "\n%d sentences: %d tested, %d with a reason they cannot be (fully) tested, %d problems\n",
+		len(rows), covered, explained, len(problems))
+	return err
+}
+
+// readExpectedFailures reads an expected-failures file: one script name a
+// line ("- NAME" is accepted too); blank lines and lines starting with #
+// are ignored.
+func readExpectedFailures(r io.Reader) ([]string, error) {
+	var out []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimSpace(strings.TrimPrefix(line, "- "))
+		if strings.ContainsAny(line, " \t") {
+			return nil, fmt.Errorf("expected failures: %q is not a script name", line)
+		}
+		out = append(out, line)
+	}
+	return out, sc.Err()
+}
+
+// oneLine is s on one line, its runs of white space single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
