@@ -15,6 +15,7 @@ require (
 	golang.org/x/text v0.14.0
 	golang.org/x/tools v0.52.0
 	modernc.org/sqlite v1.62.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

@@ -101,6 +101,10 @@ type Options struct {
 	// SpecSource says where the spec came from, for reports (default
 	// "bundled pages").
 	SpecSource string
+	// RerunArgs are the command-line flags that name the server and the
+	// pages (--server-cmd 'CMD', --pages DIR, ...): reports repeat them in
+	// the command that reruns a failure (Report.Rerun).
+	RerunArgs []string
 }
 
 // Result is one script's outcome.
@@ -132,6 +136,11 @@ type Report struct {
 	XFailed  int            `json:"expected_failures"`
 	Checks   int            `json:"checks"`
 	Results  []*Result      `json:"scripts"`
+	// Requirements are the pages' normative sentences, each with what the
+	// run found of it.
+	Requirements []Requirement `json:"requirements"`
+	// RerunArgs are Options.RerunArgs.
+	RerunArgs []string `json:"rerun_args,omitempty"`
 }
 
 // Clean reports whether the run certifies the server: nothing failed and
@@ -203,7 +212,7 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	}
 	defer cleanup()
 	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: o.Spec.Hash,
-		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now()}
+		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now(), RerunArgs: o.RerunArgs}
 	var progressMu sync.Mutex
 	progress := func(res *Result) {
 		if o.Progress != nil {
@@ -231,6 +240,9 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Missing = missing
+	if rep.Requirements, err = requirements(o.Spec, scripts, rep.Results, rep.Explore); err != nil {
+		return nil, err
+	}
 	switch {
 	case rep.Failed > 0:
 		rep.Verdict = Failed

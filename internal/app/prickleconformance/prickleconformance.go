@@ -117,6 +117,9 @@ func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	list := fs.Bool("list", false, "list the scripts (after --run) and exit")
 	junit := fs.String("junit", "", "write a JUnit XML report to `FILE`")
 	jsonOut := fs.String("json", "", "write a JSON report to `FILE`")
+	markdown := fs.String("markdown", "", "write a Markdown summary to `FILE` (for $GITHUB_STEP_SUMMARY or a pull-request comment)")
+	badge := fs.String("badge", "", "write a shields.io endpoint badge to `FILE` (verdict, passed/total, profile)")
+	annotate := fs.Bool("github-annotations", false, "print a GitHub Actions annotation per failure, at the page line of the sentence it breaks (default true when $GITHUB_ACTIONS is true)")
 	xfailFile := fs.String("expected-failures", "", "`FILE` of script names known to fail: their failure keeps the run from failing, their passing fails it")
 	verbose := fs.Bool("v", false, "show the whole log of every script")
 	startTimeout := fs.Duration("start-timeout", 20*time.Second, "with --server-cmd: how long a server may take to answer GET /healthz")
@@ -156,7 +159,8 @@ flags:
 		return exitUsage
 	}
 	opts := conformance.Options{Profile: prof, Spec: sp, SpecSource: source, Parallel: *parallel, Run: filter,
-		Verbose: *verbose, Progress: stdout, Explore: *explore, Seed: *seed, SaveDir: *save, KeepDir: *keep}
+		Verbose: *verbose, Progress: stdout, Explore: *explore, Seed: *seed, SaveDir: *save, KeepDir: *keep,
+		RerunArgs: rerunArgs(fs)}
 	if *list {
 		if err := writeList(stdout, opts.Select(scripts), opts.Explores()); err != nil {
 			return usageErr(stderr, "%v", err)
@@ -183,15 +187,43 @@ flags:
 		return exitUsage
 	}
 	code := exitOK
-	if err := writeReports(rep, *jsonOut, *junit); err != nil {
+	if err := writeReports(rep, sp, reportFiles{json: *jsonOut, junit: *junit, markdown: *markdown, badge: *badge}); err != nil {
 		fmt.Fprintf(stderr, "prickle-conformance: report: %v\n", err)
 		code = exitUsage
+	}
+	if *annotate || !flagSet(fs, "github-annotations") && os.Getenv("GITHUB_ACTIONS") == "true" {
+		if err := rep.WriteGitHubAnnotations(stdout, sp); err != nil {
+			fmt.Fprintf(stderr, "prickle-conformance: annotations: %v\n", err)
+			code = exitUsage
+		}
 	}
 	writeSummary(stdout, rep)
 	if code == exitOK && !rep.Clean() {
 		code = exitFail
 	}
 	return code
+}
+
+// rerunFlags are the flags a rerun repeats: those that name the server and
+// the pages.
+var rerunFlags = []string{"server-cmd", "url", "tokens", "mcp-path", "start-timeout", "pages", "scripts"}
+
+// rerunArgs are the rerun flags as the command line set them.
+func rerunArgs(fs *flag.FlagSet) []string {
+	var args []string
+	for _, name := range rerunFlags {
+		if flagSet(fs, name) {
+			args = append(args, "--"+name, fs.Lookup(name).Value.String())
+		}
+	}
+	return args
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // target is the server the command line names: a command that starts it

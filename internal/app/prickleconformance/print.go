@@ -58,13 +58,18 @@ func writeSummary(w io.Writer, rep *conformance.Report) {
 	fmt.Fprintln(w, rep.Summary())
 }
 
-// writeReports writes the JSON and JUnit reports (an empty name skips
-// one), each atomically: a reader never sees half a report.
-func writeReports(r *conformance.Report, jsonFile, junitFile string) error {
+// reportFiles are the report files a run writes ("" for one it does not).
+type reportFiles struct{ json, junit, markdown, badge string }
+
+// writeReports writes the report files, each atomically: a reader never
+// sees half a report.
+func writeReports(r *conformance.Report, sp *spec.Spec, files reportFiles) error {
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer) error
-	}{{jsonFile, r.WriteJSON}, {junitFile, r.WriteJUnit}} {
+	}{
+		{files.json, r.WriteJSON}, {files.junit, r.WriteJUnit}, {files.markdown, r.WriteMarkdown}, {files.badge, r.WriteBadge},
+	} {
 		if f.name == "" {
 			continue
 		}
