@@ -3,6 +3,7 @@ module github.com/prickle-dev/prickle
 go 1.26.0
 
 require (
+	github.com/chromedp/chromedp v0.23.0
 	github.com/dave/jennifer v1.7.1
 	github.com/dlclark/regexp2 v1.12.0
 	github.com/go-json-experiment/json v1.27.2
@@ -19,6 +20,7 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect

@@ -207,3 +207,34 @@ func TestBadge(t *testing.T) {
 		t.Errorf("a failed run's badge: %s", b.String())
 	}
 }
+
+// The HTML report marks every sentence of every page with its result and
+// gives each requirement, script and failure an anchor the marks link to.
+func TestHTMLMarksEverySentence(t *testing.T) {
+	r, sp := ciRun(t)
+	var b bytes.Buffer
+	if err := r.WriteHTML(&b, sp); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, q := range r.Requirements {
+		anchor := "req-" + strings.ReplaceAll(q.ID, "#", "-")
+		for _, want := range []string{
+			`<a class="req req-` + string(q.Status) + `" href="#` + anchor + `"`,
+			`<li id="` + anchor + `">`,
+		} {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s (%s): the page lacks %s", q.ID, q.Status, want)
+			}
+		}
+	}
+	for _, want := range []string{`id="script-claim_task_credential"`, `id="script-mine"`, `id="sequence-2"`,
+		`Rerun: <code>prickle-conformance --profile core --run &#39;^claim_task_credential$&#39;`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "<script") || strings.Contains(page, "<link") || strings.Contains(page, " src=") || strings.Contains(page, "@import") {
+		t.Error("the report runs a script or loads something: it must be one self-contained file")
+	}
+}

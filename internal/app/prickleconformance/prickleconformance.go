@@ -119,6 +119,7 @@ func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	jsonOut := fs.String("json", "", "write a JSON report to `FILE`")
 	markdown := fs.String("markdown", "", "write a Markdown summary to `FILE` (for $GITHUB_STEP_SUMMARY or a pull-request comment)")
 	badge := fs.String("badge", "", "write a shields.io endpoint badge to `FILE` (verdict, passed/total, profile)")
+	htmlOut := fs.String("html", "", "write an HTML report to `FILE`: each page with every sentence marked by its result, one file that opens offline")
 	annotate := fs.Bool("github-annotations", false, "print a GitHub Actions annotation per failure, at the page line of the sentence it breaks (default true when $GITHUB_ACTIONS is true)")
 	xfailFile := fs.String("expected-failures", "", "`FILE` of script names known to fail: their failure keeps the run from failing, their passing fails it")
 	verbose := fs.Bool("v", false, "show the whole log of every script")
@@ -187,7 +188,7 @@ flags:
 		return exitUsage
 	}
 	code := exitOK
-	if err := writeReports(rep, sp, reportFiles{json: *jsonOut, junit: *junit, markdown: *markdown, badge: *badge}); err != nil {
+	if err := writeReports(rep, sp, reportFiles{json: *jsonOut, junit: *junit, markdown: *markdown, badge: *badge, html: *htmlOut}); err != nil {
 		fmt.Fprintf(stderr, "prickle-conformance: report: %v\n", err)
 		code = exitUsage
 	}

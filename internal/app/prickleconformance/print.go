@@ -59,7 +59,7 @@ func writeSummary(w io.Writer, rep *conformance.Report) {
 }
 
 // reportFiles are the report files a run writes ("" for one it does not).
-type reportFiles struct{ json, junit, markdown, badge string }
+type reportFiles struct{ json, junit, markdown, badge, html string }
 
 // writeReports writes the report files, each atomically: a reader never
 // sees half a report.
@@ -69,6 +69,7 @@ func writeReports(r *conformance.Report, sp *spec.Spec, files reportFiles) error
 		write func(io.Writer) error
 	}{
 		{files.json, r.WriteJSON}, {files.junit, r.WriteJUnit}, {files.markdown, r.WriteMarkdown}, {files.badge, r.WriteBadge},
+		{files.html, func(w io.Writer) error { return r.WriteHTML(w, sp) }},
 	} {
 		if f.name == "" {
 			continue
