@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 )
 
 // TokenKind is the kind of a bearer token. A world's tokens are agent and
@@ -104,4 +105,32 @@ func NewToken() string {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Principal names the agent or runner a token is of, as the conformance
+// scripts and the call command write it: "agent:OWNER/NAME", or
+// "runner:RUNNER-ID".
+func (t Token) Principal() string {
+	if t.Kind == KindRunner {
+		return string(KindRunner) + ":" + t.Runner
+	}
+	return string(KindAgent) + ":" + t.Agent
+}
+
+// TokenOf returns the token among tokens of the principal p:
+// "agent:OWNER/NAME", "runner:OWNER/NAME" (the runner paired to that
+// agent) or "runner:RUNNER-ID". ok is false when p names no principal in
+// that form.
+func TokenOf(tokens []Token, p string) (token string, ok bool, err error) {
+	k, who, found := strings.Cut(p, ":")
+	kind := TokenKind(k)
+	if !found || kind != KindAgent && kind != KindRunner {
+		return "", false, nil
+	}
+	for _, t := range tokens {
+		if t.Kind == kind && (t.Agent == who || kind == KindRunner && t.Runner == who) {
+			return t.Token, true, nil
+		}
+	}
+	return "", true, fmt.Errorf("no %s token for %q", kind, who)
 }

@@ -2,7 +2,6 @@ package script
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/prickle-dev/prickle/spec/world"
 )
@@ -15,21 +14,14 @@ func ResolvePrincipal(tokens []world.Token, p string) (string, error) {
 	if p == "none" {
 		return "", nil
 	}
-	k, who, ok := strings.Cut(p, ":")
-	kind := world.TokenKind(k)
-	if !ok || (kind != world.KindAgent && kind != world.KindRunner) {
-		if p == "" {
-			return "", fmt.Errorf("empty principal (an unset variable?)")
-		}
-		return p, nil
+	token, ok, err := world.TokenOf(tokens, p)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w in this world", err)
+	case ok:
+		return token, nil
+	case p == "":
+		return "", fmt.Errorf("empty principal (an unset variable?)")
 	}
-	for _, t := range tokens {
-		if t.Kind != kind {
-			continue
-		}
-		if t.Agent == who || (kind == world.KindRunner && t.Runner == who) {
-			return t.Token, nil
-		}
-	}
-	return "", fmt.Errorf("no %s token for %q in this world", kind, who)
+	return p, nil
 }

@@ -31,10 +31,13 @@ const (
 )
 
 // Main runs one prickle-conformance command line until it is done or ctx
-// is; it returns the exit status. stdin is not read.
-func Main(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+// is; it returns the exit status. stdin is read only by "call -".
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "trace" {
 		return runTrace(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "call" {
+		return runCall(ctx, args[1:], stdin, stdout, stderr)
 	}
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
 		fmt.Fprintln(stdout, "prickle-conformance", cmdline.Version())
@@ -130,6 +133,7 @@ func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
        prickle-conformance --url URL --tokens FILE [flags]
        prickle-conformance --list [--run REGEX]
        prickle-conformance trace [--json] [--pages PATH]
+       prickle-conformance call [--url URL] [--token TOKEN | --as PRINCIPAL --tokens FILE] TOOL [JSON]
 
 Certify a Prickle server against the tool reference pages. Exit status 0
 only when the run certifies the server; 1 when a script failed or the run

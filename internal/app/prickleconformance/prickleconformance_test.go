@@ -265,12 +265,15 @@ func freePort(t *testing.T) string {
 // TestURLMode: against an already running prickled with its own seed
 // world, the seed-world scripts run and pass, and every script that needs
 // its own world is skipped with the reason, never passed.
-func TestURLMode(t *testing.T) {
+// startPrickled starts the prickled binary on a free port with the
+// extra flags and returns its address and its tokens file.
+func startPrickled(t *testing.T, extra ...string) (addr, tokens string) {
+	t.Helper()
 	bin := prickled(t)
 	dir := t.TempDir()
-	addr := freePort(t)
-	tokens := filepath.Join(dir, "tokens.json")
-	srv := exec.Command(bin, "--addr", addr, "--db", filepath.Join(dir, "world.db"), "--tokens-out", tokens)
+	addr = freePort(t)
+	tokens = filepath.Join(dir, "tokens.json")
+	srv := exec.Command(bin, append([]string{"--addr", addr, "--db", filepath.Join(dir, "world.db"), "--tokens-out", tokens}, extra...)...)
 	var srvOut bytes.Buffer
 	srv.Stdout, srv.Stderr = &srvOut, &srvOut
 	if err := srv.Start(); err != nil {
@@ -292,7 +295,7 @@ func TestURLMode(t *testing.T) {
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == 200 {
-				break
+				return addr, tokens
 			}
 		}
 		if time.Now().After(deadline) {
@@ -300,6 +303,10 @@ func TestURLMode(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+func TestURLMode(t *testing.T) {
+	addr, tokens := startPrickled(t)
 
 	// Scripts that need their own world cannot run: the run is incomplete.
 	code, out, errOut := runCLI(t, "--url", "http://"+addr, "--tokens", tokens, "--profile", "reference")
