@@ -102,7 +102,6 @@ type model struct {
 	spec  *spec.Spec
 	tools []*toolModel
 	b     *builder
-	wire  *wireModel
 }
 
 // Generate returns the Go files of the package for s, and the notes of the
@@ -212,7 +211,6 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 			return nil, err
 		}
 	}
-	decideShapes(b.types)
 	taken := map[string]bool{} // the unexported package-level names
 	var outputs []*gtype
 	for _, tm := range m.tools {
@@ -221,7 +219,7 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 		}
 		outputs = append(outputs, tm.out.root)
 	}
-	m.wire = newWireModel(b.types, outputs, taken)
+	decide(b.types, outputs, taken)
 	return m, nil
 }
 
@@ -235,7 +233,8 @@ func (m *model) doc(tm *toolModel, section string, blk *spec.JSONBlock, rootName
 	n := schema.Root()
 	ap := n.Sub("additionalProperties")
 	if isPlainStruct(n) && (ap == nil || isBool(ap)) {
-		t := &gtype{kind: kStruct, name: rootName, node: n, doc: d}
+		t := &gtype{kind: kStruct, name: rootName}
+		d.define(t, n)
 		m.b.types = append(m.b.types, t)
 		d.root = t
 		d.fillStruct(t, n)
@@ -330,7 +329,7 @@ func (m *model) typesFile() *jen.File {
 	for _, t := range m.b.types {
 		switch t.kind {
 		case kStruct:
-			renderStruct(f, t, m.wire)
+			renderStruct(f, t)
 		case kUnion:
 			renderUnion(f, t)
 		case kAlias:
@@ -509,7 +508,7 @@ func (m *model) serverFile() *jen.File {
 	f.Func().Id("Register").Params(jen.Id("s").Op("*").Qual(pkgMCP, "Server"), jen.Id("h").Id("Handler"), jen.Id("opts").Op("*").Qual(pkgRT, "RegisterOptions")).BlockFunc(func(g *jen.Group) {
 		for _, tm := range m.tools {
 			var h jen.Code = jen.Id("h").Dot(tm.goName)
-			if _, ok := m.wire.names[tm.out.root]; ok {
+			if tm.out.root.wireName != "" {
 				// rt.Handle marshals the output's wire form: the same JSON, in one pass.
 				h = jen.Qual(pkgRT, "ConvertOutput").Call(h, jen.Id(tm.out.root.name).Dot("wire"))
 			}
