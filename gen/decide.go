@@ -26,14 +26,7 @@ func decide(types, outputs []*gtype, taken map[string]bool) {
 }
 
 // decideShapes decides how each struct field holds its type and its JSON
-// tag:
-//
-//	required, not nullable:  T             (arrays and maps: nil is written as [] / {})
-//	required, nullable:      *T            (slices, maps, raw: nil is null)
-//	optional, not nullable:  *T omitempty  (slices, maps: omitzero, so [] survives)
-//	optional, nullable:      rt.Nullable[T] omitzero (absent, null or a value)
-//
-// A struct held by value that would contain itself by value is a pointer.
+// tag, as the package documentation's Fields table says.
 func decideShapes(types []*gtype) {
 	for _, owner := range types {
 		for _, f := range owner.fields {

@@ -33,16 +33,27 @@
 //     an object with neither → map[string]json.RawMessage.
 //   - A schema with no type keyword (any JSON) → json.RawMessage.
 //
-// Fields: required and not nullable → T (a struct by value; an array or map
-// marshals [] / {} when nil, and so do the arrays and maps nested in it
-// that the schema does not let be null (rt.FillEmpty), via a generated
-// MarshalJSON and an unexported wire form that Register hands rt.Handle,
-// see wire.go); required and
-// nullable → *T, written as null when nil (slices, maps and raw JSON carry
-// null as nil); optional → *T with omitempty (slices and maps: omitzero, so
-// an explicit [] survives); optional and nullable → rt.Nullable[T] with
-// omitzero (absent, null, or a value). A documented default on an optional
-// scalar gives a <Field>OrDefault getter.
+// # Fields
+//
+// A property's field holds its type T as the schema requires the property
+// and lets it be null (decideShapes decides it, the renderers print it):
+//
+//	                 not nullable                 nullable
+//	required         T                            *T, null when nil
+//	optional         *T, omitempty                rt.Nullable[T], omitzero
+//
+// A slice, a map or json.RawMessage carries null as nil, so it is never a
+// pointer: required it is T (nil is null when the schema lets it be null);
+// optional, a slice or map is T with omitzero, so that an explicit []
+// survives, or rt.Nullable[T] when nullable (absent, null, or a value),
+// and json.RawMessage is T with omitempty (null is bytes of its own). A
+// struct held by value
+// that would contain itself is a pointer. An array or map the schema does
+// not let be null marshals as [] or {} when nil, and so do the arrays and
+// maps nested in it (rt.FillEmpty): its struct gets a MarshalJSON and an
+// unexported wire form, which Register hands rt.Handle (see wire.go). A
+// documented default on an optional scalar gives a <Field>OrDefault
+// getter.
 //
 // Date-time is time.Time: encoding/json writes RFC 3339 with nanoseconds as
 // needed and the value's own offset (UTC writes Z); it reads any RFC 3339
