@@ -237,51 +237,78 @@ func Violations(err error) []Violation {
 	return out
 }
 
-// wording words a violation. A bound's library wording ("got 0, want 0"
-// for exclusiveMinimum 0) does not say which way the bound goes.
-func wording(k jsonschema.ErrorKind) string {
-	rat := func(r *big.Rat) string {
-		if r.IsInt() {
-			return r.Num().String()
-		}
-		f, _ := r.Float64()
-		return strconv.FormatFloat(f, 'g', -1, 64)
+// rat writes a number of a bound's message: an integer exactly, else the
+// nearest float64.
+func rat(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
 	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// wording words a violation of the library's kind k with the words of
+// this package (wording.go), which the generated validators use too.
+func wording(k jsonschema.ErrorKind) string {
 	switch k := k.(type) {
-	case *kind.Minimum:
-		return fmt.Sprintf("minimum: got %s, want at least %s", rat(k.Got), rat(k.Want))
-	case *kind.Maximum:
-		return fmt.Sprintf("maximum: got %s, want at most %s", rat(k.Got), rat(k.Want))
-	case *kind.ExclusiveMinimum:
-		return fmt.Sprintf("exclusiveMinimum: got %s, want more than %s", rat(k.Got), rat(k.Want))
-	case *kind.ExclusiveMaximum:
-		return fmt.Sprintf("exclusiveMaximum: got %s, want less than %s", rat(k.Got), rat(k.Want))
-	case *kind.MultipleOf:
-		return fmt.Sprintf("multipleOf: got %s, want a multiple of %s", rat(k.Got), rat(k.Want))
-	case *kind.MinLength:
-		return fmt.Sprintf("minLength: got %d characters, want at least %d", k.Got, k.Want)
-	case *kind.MaxLength:
-		return fmt.Sprintf("maxLength: got %d characters, want at most %d", k.Got, k.Want)
-	case *kind.MinItems:
-		return fmt.Sprintf("minItems: got %d items, want at least %d", k.Got, k.Want)
-	case *kind.MaxItems:
-		return fmt.Sprintf("maxItems: got %d items, want at most %d", k.Got, k.Want)
-	case *kind.MinProperties:
-		return fmt.Sprintf("minProperties: got %d properties, want at least %d", k.Got, k.Want)
-	case *kind.MaxProperties:
-		return fmt.Sprintf("maxProperties: got %d properties, want at most %d", k.Got, k.Want)
-	case *kind.Pattern:
-		// The value they quote is cut, so that a refusal stays small
-		// whatever the caller sent.
-		c := *k
-		c.Got = cut(k.Got)
-		return c.LocalizedString(printer)
+	case *kind.Type:
+		return TypeMessage(k.Got, k.Want)
+	case *kind.Const:
+		return ConstMessage(k.Want)
+	case *kind.Enum:
+		return EnumMessage(k.Want)
 	case *kind.Format:
-		if str, ok := k.Got.(string); ok {
-			c := *k
-			c.Got = cut(str)
-			return c.LocalizedString(printer)
+		if got, ok := k.Got.(string); ok {
+			return FormatMessage(got, k.Want, k.Err)
 		}
+	case *kind.Pattern:
+		return PatternMessage(k.Got, k.Want)
+	case *kind.Minimum:
+		return MinimumMessage(k.Got, k.Want)
+	case *kind.Maximum:
+		return MaximumMessage(k.Got, k.Want)
+	case *kind.ExclusiveMinimum:
+		return ExclusiveMinimumMessage(k.Got, k.Want)
+	case *kind.ExclusiveMaximum:
+		return ExclusiveMaximumMessage(k.Got, k.Want)
+	case *kind.MultipleOf:
+		return MultipleOfMessage(k.Got, k.Want)
+	case *kind.MinLength:
+		return MinLengthMessage(k.Got, k.Want)
+	case *kind.MaxLength:
+		return MaxLengthMessage(k.Got, k.Want)
+	case *kind.MinItems:
+		return MinItemsMessage(k.Got, k.Want)
+	case *kind.MaxItems:
+		return MaxItemsMessage(k.Got, k.Want)
+	case *kind.MinProperties:
+		return MinPropertiesMessage(k.Got, k.Want)
+	case *kind.MaxProperties:
+		return MaxPropertiesMessage(k.Got, k.Want)
+	case *kind.Required:
+		return RequiredMessage(k.Missing)
+	case *kind.DependentRequired:
+		return DependentRequiredMessage(k.Prop, k.Missing)
+	case *kind.AdditionalProperties:
+		return AdditionalPropertiesMessage(k.Properties)
+	case *kind.PropertyNames:
+		return PropertyNamesMessage(k.Property)
+	case *kind.UniqueItems:
+		return UniqueItemsMessage(k.Duplicates[0], k.Duplicates[1])
+	case *kind.Contains:
+		return ContainsMessage()
+	case *kind.MinContains:
+		return MinContainsMessage(k.Got, k.Want)
+	case *kind.MaxContains:
+		return MaxContainsMessage(k.Got, k.Want)
+	case *kind.OneOf:
+		if len(k.Subschemas) == 2 {
+			return OneOfMessage(k.Subschemas[0], k.Subschemas[1])
+		}
+	case *kind.Not:
+		return NotMessage()
+	case *kind.FalseSchema:
+		return FalseMessage()
 	}
 	return k.LocalizedString(printer)
 }
