@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -324,12 +325,16 @@ func cut(s string) string {
 	return string([]rune(s)[:maxQuoted]) + "…"
 }
 
-// keywordLocation is the failing keyword's location in the schema, taken
-// from the absolute schema URL's fragment.
+// keywordLocation is the failing keyword's location in the schema, a JSON
+// pointer: the absolute schema URL's fragment, which the library
+// percent-encodes as a URL's fragment, decoded.
 func keywordLocation(e *jsonschema.ValidationError) string {
 	frag := ""
 	if i := strings.IndexByte(e.SchemaURL, '#'); i >= 0 {
 		frag = e.SchemaURL[i+1:]
+		if dec, err := url.PathUnescape(frag); err == nil {
+			frag = dec
+		}
 	}
 	return frag + jsonpointer.Join(e.ErrorKind.KeywordPath())
 }
