@@ -106,7 +106,22 @@ func unmarshal(raw []byte, flags segjson.ParseFlags) (any, error) {
 			return v, nil
 		}
 	}
-	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	return unmarshalStd(raw)
+}
+
+// unmarshalStd decodes raw with encoding/json, numbers as json.Number, as
+// jsonschema.UnmarshalJSON does: one value, then nothing but white space.
+func unmarshalStd(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid character after top-level value")
+	}
+	return v, nil
 }
 
 // Compile compiles one schema document, named url, from its raw bytes.
@@ -365,12 +380,29 @@ func Validate(s *jsonschema.Schema, raw []byte) error {
 	// they quote), so it may point into raw.
 	inst, err := unmarshal(raw, segjson.UseNumber|segjson.ZeroCopy)
 	if err != nil {
-		return &ValidationError{Violations: []Violation{{Keyword: "json", Message: "invalid JSON: " + err.Error()}}}
+		return &ValidationError{Violations: []Violation{syntaxViolation(err)}}
 	}
 	if v := Strict(raw); v != nil {
 		return &ValidationError{Violations: []Violation{*v}}
 	}
 	return ValidateValue(s, inst)
+}
+
+// syntaxViolation is the violation of a document that does not parse.
+func syntaxViolation(err error) Violation {
+	return Violation{Keyword: "json", Message: "invalid JSON: " + err.Error()}
+}
+
+// DocumentViolation returns what Validate finds wrong with raw before any
+// schema applies: JSON that does not parse (a violation at the root,
+// keyword "json") or a document that is not I-JSON (Strict); nil when raw
+// is one I-JSON value.
+func DocumentViolation(raw []byte) *Violation {
+	if _, err := unmarshal(raw, segjson.UseNumber|segjson.ZeroCopy); err != nil {
+		v := syntaxViolation(err)
+		return &v
+	}
+	return Strict(raw)
 }
 
 // Strict returns nil when raw is one JSON value that every decoder reads
