@@ -109,10 +109,11 @@ type toolModel struct {
 }
 
 type model struct {
-	pkg   string
-	spec  *spec.Spec
-	tools []*toolModel
-	b     *builder
+	pkg    string
+	spec   *spec.Spec
+	tools  []*toolModel
+	b      *builder
+	checks *checks
 }
 
 // Generate returns the Go files of the package for s, and the notes of the
@@ -231,6 +232,15 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 		outputs = append(outputs, tm.out.root)
 	}
 	decide(b.types, outputs, taken)
+	m.checks = newChecks(taken)
+	for _, tm := range m.tools {
+		for _, d := range []*docCtx{tm.in, tm.out} {
+			var err error
+			if d.check, err = m.checks.compileDoc(d); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return m, nil
 }
 
@@ -417,57 +427,6 @@ func (m *model) schemasFile() *jen.File {
 			}
 		})),
 	)
-	return f
-}
-
-func (m *model) validateFile() *jen.File {
-	f := newFile(m.pkg)
-	f.Add(comment("Validators, compiled on first use (JSON Schema 2020-12, ECMA-262 patterns with a match timeout, format asserted)."))
-	f.Var().DefsFunc(func(g *jen.Group) {
-		for _, tm := range m.tools {
-			for _, sec := range []string{"Input", "Output"} {
-				g.Id(tm.lower+sec+"Validator").Op("=").Qual(pkgRT, "NewValidator").Call(
-					jen.Lit(tm.t.Name+"/"+strings.ToLower(sec)), jen.Index().Byte().Call(jen.Id(tm.goName+sec+"Schema")))
-			}
-		}
-	})
-	f.Line()
-	f.Add(comment("CompileSchemas compiles every validator now rather than on first use, e.g. at server start-up, and reports a schema that does not compile."))
-	f.Func().Id("CompileSchemas").Params().Error().BlockFunc(func(g *jen.Group) {
-		g.For(jen.List(jen.Id("_"), jen.Id("v")).Op(":=").Range().Index().Op("*").Qual(pkgRT, "Validator").ValuesFunc(func(vg *jen.Group) {
-			for _, tm := range m.tools {
-				vg.Id(tm.lower + "InputValidator")
-				vg.Id(tm.lower + "OutputValidator")
-			}
-		})).Block(
-			jen.If(jen.Id("err").Op(":=").Id("v").Dot("Compile").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
-		)
-		g.Return(jen.Nil())
-	})
-	f.Line()
-	for _, tm := range m.tools {
-		for _, sec := range []struct {
-			name string
-			d    *docCtx
-		}{{"Input", tm.in}, {"Output", tm.out}} {
-			v := tm.lower + sec.name + "Validator"
-			fn := "Validate" + tm.goName + sec.name
-			f.Add(comment(fmt.Sprintf("%s validates JSON against the %s schema of %s: nil, a *rt.ValidationError listing every violation by JSON pointer, or another error when the validation could not finish (a pattern match that timed out): the value is then neither valid nor invalid.", fn, strings.ToLower(sec.name), tm.t.Name)))
-			f.Func().Id(fn).Params(jen.Id("raw").Index().Byte()).Error().Block(
-				jen.Return(jen.Id(v).Dot("Validate").Call(jen.Id("raw"))),
-			)
-			f.Line()
-			root := sec.d.root
-			if root.kind == kAlias {
-				continue
-			}
-			f.Add(comment("Validate marshals v and validates it against its schema."))
-			f.Func().Params(jen.Id("v").Op("*").Id(root.name)).Id("Validate").Params().Error().Block(
-				jen.Return(jen.Id(v).Dot("ValidateValue").Call(jen.Id("v"))),
-			)
-			f.Line()
-		}
-	}
 	return f
 }
 

@@ -153,6 +153,12 @@ type docCtx struct {
 	refs    map[string]*gtype
 	refNull map[string]bool
 	refBusy map[string]bool
+	// checks holds the validator's nodes by pointer, checkOrder in the
+	// order made (checks.go).
+	checks     map[string]*vnode
+	checkOrder []*vnode
+	// check is the root of the document's validator.
+	check *vnode
 }
 
 // builder makes the types of a whole package.
