@@ -73,8 +73,11 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -159,11 +162,16 @@ func (m *model) goFiles() ([]File, spec.Diagnostics, error) {
 				return
 			}
 			// Standard-library imports apart from the others, as goimports
-			// groups them and as hand-written code reads.
-			src, err := imports.Process(GoFiles[i], b.Bytes(), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
-			if err != nil {
-				errs[i] = fmt.Errorf("generate %s: %w", GoFiles[i], err)
-				return
+			// groups them and as hand-written code reads. Render has
+			// formatted the file: a file whose imports are of one group
+			// only is as goimports would leave it.
+			src := b.Bytes()
+			if mixedImports(src) {
+				var err error
+				if src, err = imports.Process(GoFiles[i], src, &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8}); err != nil {
+					errs[i] = fmt.Errorf("generate %s: %w", GoFiles[i], err)
+					return
+				}
 			}
 			out[i] = File{Path: GoFiles[i], Data: src}
 		}()
@@ -177,6 +185,25 @@ func (m *model) goFiles() ([]File, spec.Diagnostics, error) {
 	notes := m.b.notes
 	notes.Sort()
 	return out, notes, nil
+}
+
+// mixedImports reports whether the Go file src imports packages of the
+// standard library and others (or cannot be read to tell).
+func mixedImports(src []byte) bool {
+	f, err := parser.ParseFile(token.NewFileSet(), "", src, parser.ImportsOnly)
+	if err != nil {
+		return true
+	}
+	std, other := false, false
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if first, _, _ := strings.Cut(p, "/"); strings.Contains(first, ".") {
+			other = true
+		} else {
+			std = true
+		}
+	}
+	return std && other
 }
 
 func build(s *spec.Spec, opts Options) (*model, error) {
