@@ -60,6 +60,19 @@
 // time the documented pattern admits. A round trip keeps the instant and
 // the offset; trailing zeros of a fraction are dropped.
 //
+// # Validators
+//
+// Each tool's input and output schema gets a validator, Validate<Tool>Input
+// and Validate<Tool>Output, of Go code: one check function per schema a
+// value can reach (check<Root><Property>..., named as the types are), over
+// an rt.Checker that reads the JSON document's tokens as they come and
+// reports each violation as a compiled schema does (pointer, keyword,
+// keyword location, schemax's words). Every keyword the schema model knows
+// is checked, whatever the Go type of the value (json.RawMessage too), but
+// $dynamicRef, unevaluatedProperties and unevaluatedItems: those, like a
+// reference outside the document, stop generation with an
+// *UncheckableError naming the page, the pointer and the keyword.
+//
 // What cannot be typed well falls back to json.RawMessage with a note
 // (rule gen-raw): patternProperties, properties beside an
 // additionalProperties schema, tuples (prefixItems), unions without a
