@@ -35,13 +35,13 @@ type vnode struct {
 	types                   []string // "type", as listed
 	constant                string   // the JSON array of const's one value, compact; "" for none
 	enum                    string   // enum's JSON array, compact
-	constValues, enumValues *vvalues
+	constValues, enumValues *vshared
 	composite               bool   // const or enum holds an object or an array
 	format                  string // a format the validators assert
 	unasserted              string // a format they do not (an annotation)
 
 	minLength, maxLength *int
-	pattern              *vpattern
+	pattern              *vshared
 	minimum, maximum     string // number literals
 	exclMin, exclMax     string
 	multipleOf           string
@@ -90,7 +90,7 @@ type vprop struct {
 }
 
 type vpatternProp struct {
-	p *vpattern
+	p *vshared
 	n *vnode
 }
 
@@ -104,16 +104,12 @@ type vdependentSchema struct {
 	n    *vnode
 }
 
-// vpattern is a pattern of the package, compiled once (rt.Pattern).
-type vpattern struct {
+// vshared is what the check functions of a package share: a pattern
+// (rt.Pattern, compiled once) or the values of an enum or a const
+// (rt.Values), by its source.
+type vshared struct {
 	src string
 	id  string // its variable
-}
-
-// vvalues is the values of an enum or const (rt.Values).
-type vvalues struct {
-	src string
-	id  string
 }
 
 // UncheckableError is a keyword of a page's schema that the generated
@@ -135,10 +131,10 @@ func (e *UncheckableError) Error() string {
 type checks struct {
 	names    *names // unexported package-level names
 	nodes    []*vnode
-	patterns []*vpattern
-	bySrc    map[string]*vpattern
-	values   []*vvalues
-	byValue  map[string]*vvalues
+	patterns []*vshared
+	bySrc    map[string]*vshared
+	values   []*vshared
+	byValue  map[string]*vshared
 }
 
 func newChecks(taken map[string]bool) *checks {
@@ -146,7 +142,7 @@ func newChecks(taken map[string]bool) *checks {
 	for k := range taken {
 		n.reserve(k)
 	}
-	return &checks{names: n, bySrc: map[string]*vpattern{}, byValue: map[string]*vvalues{}}
+	return &checks{names: n, bySrc: map[string]*vshared{}, byValue: map[string]*vshared{}}
 }
 
 // compileDoc compiles the validator of a document; d.checks maps its
@@ -541,7 +537,7 @@ func memberNames(raw []byte) []string {
 }
 
 // patternOf compiles a node's "pattern".
-func (cs *checks) patternOf(d *docCtx, k *jsonschema.Keyword, n *vnode) (*vpattern, error) {
+func (cs *checks) patternOf(d *docCtx, k *jsonschema.Keyword, n *vnode) (*vshared, error) {
 	src, ok := k.String()
 	if !ok {
 		return nil, d.uncheckable(k.Ptr, k.Name, "not a string")
@@ -551,14 +547,14 @@ func (cs *checks) patternOf(d *docCtx, k *jsonschema.Keyword, n *vnode) (*vpatte
 
 // pattern returns the package's pattern src, compiled once now so that a
 // pattern that does not compile stops generation.
-func (cs *checks) pattern(d *docCtx, ptr, kw, src string, n *vnode, suffix string) (*vpattern, error) {
+func (cs *checks) pattern(d *docCtx, ptr, kw, src string, n *vnode, suffix string) (*vshared, error) {
 	if p, ok := cs.bySrc[src]; ok {
 		return p, nil
 	}
 	if _, err := ecmaregex.Compile(src); err != nil {
 		return nil, d.uncheckable(ptr, kw, err.Error())
 	}
-	p := &vpattern{src: src, id: cs.names.take("pattern" + lastName(n) + suffix)}
+	p := &vshared{src: src, id: cs.names.take("pattern" + lastName(n) + suffix)}
 	cs.bySrc[src] = p
 	cs.patterns = append(cs.patterns, p)
 	return p, nil
@@ -566,11 +562,11 @@ func (cs *checks) pattern(d *docCtx, ptr, kw, src string, n *vnode, suffix strin
 
 // valuesOf returns the package's values src (an enum's, a const's),
 // named name when they are new.
-func (cs *checks) valuesOf(src, name string) *vvalues {
+func (cs *checks) valuesOf(src, name string) *vshared {
 	if v, ok := cs.byValue[src]; ok {
 		return v
 	}
-	v := &vvalues{src: src, id: cs.names.take(name)}
+	v := &vshared{src: src, id: cs.names.take(name)}
 	cs.byValue[src] = v
 	cs.values = append(cs.values, v)
 	return v

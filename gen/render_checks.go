@@ -65,24 +65,8 @@ func (m *model) validateFile() *jen.File {
 			f.Line()
 		}
 	}
-	if len(m.checks.patterns) > 0 {
-		f.Add(comment("The patterns of the schemas, compiled on first use."))
-		f.Var().DefsFunc(func(g *jen.Group) {
-			for _, p := range m.checks.patterns {
-				g.Id(p.id).Op("=").Qual(pkgRT, "NewPattern").Call(rawLit(p.src))
-			}
-		})
-		f.Line()
-	}
-	if len(m.checks.values) > 0 {
-		f.Add(comment("The values of the schemas' enums and consts."))
-		f.Var().DefsFunc(func(g *jen.Group) {
-			for _, v := range m.checks.values {
-				g.Id(v.id).Op("=").Qual(pkgRT, "NewValues").Call(rawLit(v.src))
-			}
-		})
-		f.Line()
-	}
+	sharedVars(f, "The patterns of the schemas, compiled on first use.", "NewPattern", m.checks.patterns)
+	sharedVars(f, "The values of the schemas' enums and consts.", "NewValues", m.checks.values)
 	for _, tm := range m.tools {
 		for _, d := range []*docCtx{tm.in, tm.out} {
 			for _, n := range d.checkOrder {
@@ -93,6 +77,21 @@ func (m *model) validateFile() *jen.File {
 		}
 	}
 	return f
+}
+
+// sharedVars writes the package-level variables the check functions
+// share, each made by rt's constructor from its source.
+func sharedVars(f *jen.File, doc, constructor string, vs []*vshared) {
+	if len(vs) == 0 {
+		return
+	}
+	f.Add(comment(doc))
+	f.Var().DefsFunc(func(g *jen.Group) {
+		for _, v := range vs {
+			g.Id(v.id).Op("=").Qual(pkgRT, constructor).Call(rawLit(v.src))
+		}
+	})
+	f.Line()
 }
 
 // rawLit is s as a Go string literal, raw when it can be.
