@@ -715,33 +715,6 @@ func BenchmarkValidateClaimDiscussionOutput(b *testing.B) {
 	}
 }
 
-// BenchmarkFirstValidation measures the lazy compile a program pays once,
-// on its first validation of each schema (what an init-time compile would
-// cost every importer at start-up instead).
-func BenchmarkCompileClaimDiscussionOutput(b *testing.B) {
-	for b.Loop() {
-		v := rt.NewValidator("bench", []byte(api.ClaimDiscussionOutputSchema))
-		if err := v.Compile(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkCompileAllSchemas is what compiling every validator at init
-// would cost each program that imports the package, used or not; the
-// validators compile lazily instead (CompileSchemas does it on demand).
-func BenchmarkCompileAllSchemas(b *testing.B) {
-	for b.Loop() {
-		for _, tool := range api.Tools() {
-			for _, sch := range []any{tool.InputSchema, tool.OutputSchema} {
-				if err := rt.NewValidator("bench", sch.(json.RawMessage)).Compile(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-	}
-}
-
 func TestCompileSchemas(t *testing.T) {
 	if err := api.CompileSchemas(); err != nil {
 		t.Fatal(err)

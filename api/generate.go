@@ -1,9 +1,9 @@
 // Package api is the typed Go API of the Prickle MCP tools, generated from
 // the tool-reference pages in spec/reference by prickle-gen: one Go type per
 // tool input and output (and per nested object, enum and union), the
-// documented JSON Schemas byte for byte, validators compiled once, a Handler
-// interface with Register to serve the tools on an *mcp.Server, a typed
-// Client over an *mcp.ClientSession, and the tool catalog.
+// documented JSON Schemas byte for byte and their validators as Go code, a
+// Handler interface with Register to serve the tools on an *mcp.Server, a
+// typed Client over an *mcp.ClientSession, and the tool catalog.
 //
 // Do not edit the generated files: change the pages and run
 // `go generate ./...` (or `go run ./cmd/prickle-gen generate`);

@@ -4,22 +4,23 @@ package api
 
 import "github.com/prickle-dev/prickle/gen/rt"
 
-// Validators, compiled on first use (JSON Schema 2020-12, ECMA-262 patterns
-// with a match timeout, format asserted).
+// The validators of the documented schemas: generated Go, one check function
+// per schema (JSON Schema 2020-12, ECMA-262 patterns, format asserted), as
+// the validators of rt run them.
 var (
-	claimDiscussionInputValidator     = rt.NewValidator("claim_discussion/input", []byte(ClaimDiscussionInputSchema))
-	claimDiscussionOutputValidator    = rt.NewValidator("claim_discussion/output", []byte(ClaimDiscussionOutputSchema))
-	claimTaskInputValidator           = rt.NewValidator("claim_task/input", []byte(ClaimTaskInputSchema))
-	claimTaskOutputValidator          = rt.NewValidator("claim_task/output", []byte(ClaimTaskOutputSchema))
-	discoverTeamAgentsInputValidator  = rt.NewValidator("discover_team_agents/input", []byte(DiscoverTeamAgentsInputSchema))
-	discoverTeamAgentsOutputValidator = rt.NewValidator("discover_team_agents/output", []byte(DiscoverTeamAgentsOutputSchema))
+	claimDiscussionInputValidator     = rt.NewValidator("claim_discussion/input", []byte(ClaimDiscussionInputSchema), checkClaimDiscussionInput)
+	claimDiscussionOutputValidator    = rt.NewValidator("claim_discussion/output", []byte(ClaimDiscussionOutputSchema), checkClaimDiscussionOutput)
+	claimTaskInputValidator           = rt.NewValidator("claim_task/input", []byte(ClaimTaskInputSchema), checkClaimTaskInput)
+	claimTaskOutputValidator          = rt.NewValidator("claim_task/output", []byte(ClaimTaskOutputSchema), checkClaimTaskOutput)
+	discoverTeamAgentsInputValidator  = rt.NewValidator("discover_team_agents/input", []byte(DiscoverTeamAgentsInputSchema), checkDiscoverTeamAgentsInput)
+	discoverTeamAgentsOutputValidator = rt.NewValidator("discover_team_agents/output", []byte(DiscoverTeamAgentsOutputSchema), checkDiscoverTeamAgentsOutput)
 )
 
-// CompileSchemas compiles every validator now rather than on first use, e.g.
-// at server start-up, and reports a schema that does not compile.
+// CompileSchemas compiles the patterns of every validator now rather than on
+// first use, e.g. at server start-up, and reports one that does not compile.
 func CompileSchemas() error {
-	for _, v := range []*rt.Validator{claimDiscussionInputValidator, claimDiscussionOutputValidator, claimTaskInputValidator, claimTaskOutputValidator, discoverTeamAgentsInputValidator, discoverTeamAgentsOutputValidator} {
-		if err := v.Compile(); err != nil {
+	for _, p := range []*rt.Pattern{patternMessageID, patternProject, patternAuthor, patternExpiresAt, patternProject2, patternAgentID} {
+		if err := p.Compile(); err != nil {
 			return err
 		}
 	}
@@ -35,7 +36,8 @@ func ValidateClaimDiscussionInput(raw []byte) error {
 	return claimDiscussionInputValidator.Validate(raw)
 }
 
-// Validate marshals v and validates it against its schema.
+// Validate marshals v as Register sends it and validates the JSON against
+// its schema.
 func (v *ClaimDiscussionInput) Validate() error {
 	return claimDiscussionInputValidator.ValidateValue(v)
 }
@@ -49,7 +51,8 @@ func ValidateClaimDiscussionOutput(raw []byte) error {
 	return claimDiscussionOutputValidator.Validate(raw)
 }
 
-// Validate marshals v and validates it against its schema.
+// Validate marshals v as Register sends it and validates the JSON against
+// its schema.
 func (v *ClaimDiscussionOutput) Validate() error {
 	return claimDiscussionOutputValidator.ValidateValue(v)
 }
@@ -62,7 +65,8 @@ func ValidateClaimTaskInput(raw []byte) error {
 	return claimTaskInputValidator.Validate(raw)
 }
 
-// Validate marshals v and validates it against its schema.
+// Validate marshals v as Register sends it and validates the JSON against
+// its schema.
 func (v *ClaimTaskInput) Validate() error {
 	return claimTaskInputValidator.ValidateValue(v)
 }
@@ -75,7 +79,8 @@ func ValidateClaimTaskOutput(raw []byte) error {
 	return claimTaskOutputValidator.Validate(raw)
 }
 
-// Validate marshals v and validates it against its schema.
+// Validate marshals v as Register sends it and validates the JSON against
+// its schema.
 func (v *ClaimTaskOutput) Validate() error {
 	return claimTaskOutputValidator.ValidateValue(v)
 }
@@ -89,7 +94,8 @@ func ValidateDiscoverTeamAgentsInput(raw []byte) error {
 	return discoverTeamAgentsInputValidator.Validate(raw)
 }
 
-// Validate marshals v and validates it against its schema.
+// Validate marshals v as Register sends it and validates the JSON against
+// its schema.
 func (v *DiscoverTeamAgentsInput) Validate() error {
 	return discoverTeamAgentsInputValidator.ValidateValue(v)
 }
@@ -103,7 +109,1220 @@ func ValidateDiscoverTeamAgentsOutput(raw []byte) error {
 	return discoverTeamAgentsOutputValidator.Validate(raw)
 }
 
-// Validate marshals v and validates it against its schema.
+// Validate marshals v as Register sends it and validates the JSON against
+// its schema.
 func (v *DiscoverTeamAgentsOutput) Validate() error {
 	return discoverTeamAgentsOutputValidator.ValidateValue(v)
+}
+
+// The patterns of the schemas, compiled on first use.
+var (
+	patternMessageID = rt.NewPattern(`^[A-Za-z0-9_-]+$`)
+	patternProject   = rt.NewPattern(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+	patternAuthor    = rt.NewPattern(`^[a-z0-9]+(?:-[a-z0-9]+)*\/[a-z0-9]+(?:-[a-z0-9]+)*$`)
+	patternExpiresAt = rt.NewPattern(`^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$`)
+	patternProject2  = rt.NewPattern(`^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$`)
+	patternAgentID   = rt.NewPattern(`^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}\/[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$`)
+)
+
+// The values of the schemas' enums and consts.
+var (
+	enumRole             = rt.NewValues(`["draft","review","revise","combine"]`)
+	enumProvenance       = rt.NewValues(`["agent_generated","from_approved_context","owner_approved","owner_instruction"]`)
+	enumProvenanceStatus = rt.NewValues(`["claimed","attested"]`)
+	enumAllowedTools     = rt.NewValues(`["discover_team_agents","get_project_context","read_room","post_message","wait_for_mention","handoff","check_inbox","accept_task","checkpoint","return_result","update_pulse","claim_task","accept_result","reject_result","request_capability","claim_discussion","wait_for_updates","request_step"]`)
+	enumKind             = rt.NewValues(`["mcp","repo","deploy","data","other"]`)
+	enumAvailability     = rt.NewValues(`["online","working","idle","asleep","away","offline"]`)
+	enumTrustLevel       = rt.NewValues(`["owner_verified","unverified"]`)
+)
+
+// checkClaimDiscussionInput checks a value against the input schema of
+// claim_discussion (claim_discussion.md:25).
+func checkClaimDiscussionInput(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/type", rt.TypeObject) {
+		return
+	}
+	var hasMessageID, hasIdempotencyKey bool
+	for c.Member() {
+		switch string(c.Name()) {
+		case "message_id":
+			hasMessageID = true
+			checkClaimDiscussionInputMessageID(c)
+		case "idempotency_key":
+			hasIdempotencyKey = true
+			checkClaimDiscussionInputIdempotencyKey(c)
+		case "harness":
+			checkClaimDiscussionInputHarness(c)
+		default:
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasMessageID {
+		missing = append(missing, "message_id")
+	}
+	if !hasIdempotencyKey {
+		missing = append(missing, "idempotency_key")
+	}
+	c.Required("/required", missing)
+}
+
+// checkClaimDiscussionInputMessageID checks a value against the input schema
+// of claim_discussion at /properties/message_id.
+func checkClaimDiscussionInputMessageID(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/message_id/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/message_id/minLength", 1)
+	c.MaxLength(v, "/properties/message_id/maxLength", 64)
+	c.Pattern(v, "/properties/message_id/pattern", patternMessageID)
+}
+
+// checkClaimDiscussionInputIdempotencyKey checks a value against the input
+// schema of claim_discussion at /properties/idempotency_key.
+func checkClaimDiscussionInputIdempotencyKey(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/idempotency_key/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/idempotency_key/minLength", 1)
+	c.MaxLength(v, "/properties/idempotency_key/maxLength", 100)
+}
+
+// checkClaimDiscussionInputHarness checks a value against the input schema
+// of claim_discussion at /properties/harness.
+func checkClaimDiscussionInputHarness(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/harness/type", rt.TypeInteger) {
+		return
+	}
+	c.Minimum(v, "/properties/harness/minimum", "1")
+	c.Maximum(v, "/properties/harness/maximum", "1000")
+}
+
+// checkClaimDiscussionOutput checks a value against the output schema of
+// claim_discussion (claim_discussion.md:56).
+func checkClaimDiscussionOutput(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/type", rt.TypeObject) {
+		return
+	}
+	var hasProject, hasRepliesLeft, hasLead, hasRole, hasReviewing, hasDiscussionCredential bool
+	var extra []string
+	for c.Member() {
+		switch string(c.Name()) {
+		case "project":
+			hasProject = true
+			checkClaimDiscussionOutputProject(c)
+		case "own_room":
+			checkClaimDiscussionOutputOwnRoom(c)
+		case "replies_left":
+			hasRepliesLeft = true
+			checkClaimDiscussionOutputRepliesLeft(c)
+		case "lead":
+			hasLead = true
+			checkClaimDiscussionOutputLead(c)
+		case "role":
+			hasRole = true
+			checkClaimDiscussionOutputRole(c)
+		case "reviewing":
+			hasReviewing = true
+			checkClaimDiscussionOutputReviewing(c)
+		case "discussion_credential":
+			hasDiscussionCredential = true
+			checkClaimDiscussionOutputDiscussionCredential(c)
+		default:
+			extra = append(extra, string(c.Name()))
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasProject {
+		missing = append(missing, "project")
+	}
+	if !hasRepliesLeft {
+		missing = append(missing, "replies_left")
+	}
+	if !hasLead {
+		missing = append(missing, "lead")
+	}
+	if !hasRole {
+		missing = append(missing, "role")
+	}
+	if !hasReviewing {
+		missing = append(missing, "reviewing")
+	}
+	if !hasDiscussionCredential {
+		missing = append(missing, "discussion_credential")
+	}
+	c.Required("/required", missing)
+	c.AdditionalProperties("/additionalProperties", extra)
+}
+
+// checkClaimDiscussionOutputProject checks a value against the output schema
+// of claim_discussion at /properties/project.
+func checkClaimDiscussionOutputProject(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/project/type", rt.TypeString) {
+		return
+	}
+	c.MaxLength(v, "/properties/project/maxLength", 39)
+	c.Pattern(v, "/properties/project/pattern", patternProject)
+}
+
+// checkClaimDiscussionOutputOwnRoom checks a value against the output schema
+// of claim_discussion at /properties/own_room.
+func checkClaimDiscussionOutputOwnRoom(c *rt.Checker) {
+	v := c.Read()
+	c.Type(v, "/properties/own_room/type", rt.TypeBoolean)
+}
+
+// checkClaimDiscussionOutputRepliesLeft checks a value against the output
+// schema of claim_discussion at /properties/replies_left.
+func checkClaimDiscussionOutputRepliesLeft(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/replies_left/type", rt.TypeInteger) {
+		return
+	}
+	c.Minimum(v, "/properties/replies_left/minimum", "0")
+	c.Maximum(v, "/properties/replies_left/maximum", "8")
+}
+
+// checkClaimDiscussionOutputLead checks a value against the output schema of
+// claim_discussion at /properties/lead.
+func checkClaimDiscussionOutputLead(c *rt.Checker) {
+	v := c.Read()
+	c.Type(v, "/properties/lead/type", rt.TypeBoolean)
+}
+
+// checkClaimDiscussionOutputRole checks a value against the output schema of
+// claim_discussion at /properties/role.
+func checkClaimDiscussionOutputRole(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/role/type", rt.TypeString) {
+		return
+	}
+	c.Enum(v, "/properties/role/enum", enumRole)
+}
+
+// checkClaimDiscussionOutputReviewing checks a value against the output
+// schema of claim_discussion at /properties/reviewing.
+func checkClaimDiscussionOutputReviewing(c *rt.Checker) {
+	raw := c.Raw()
+	c.AnyOf(raw, checkClaimDiscussionOutputReviewingAnyOf0, checkClaimDiscussionOutputReviewingAnyOf1)
+}
+
+// checkClaimDiscussionOutputReviewingAnyOf0 checks a value against the
+// output schema of claim_discussion at /properties/reviewing/anyOf/0.
+func checkClaimDiscussionOutputReviewingAnyOf0(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/reviewing/anyOf/0/type", rt.TypeObject) {
+		return
+	}
+	var hasMessageID, hasAuthor, hasBody, hasProvenance, hasProvenanceStatus bool
+	var extra []string
+	for c.Member() {
+		switch string(c.Name()) {
+		case "message_id":
+			hasMessageID = true
+			checkClaimDiscussionOutputReviewingAnyOf0MessageID(c)
+		case "author":
+			hasAuthor = true
+			checkClaimDiscussionOutputReviewingAnyOf0Author(c)
+		case "body":
+			hasBody = true
+			checkClaimDiscussionOutputReviewingAnyOf0Body(c)
+		case "provenance":
+			hasProvenance = true
+			checkClaimDiscussionOutputReviewingAnyOf0Provenance(c)
+		case "provenance_status":
+			hasProvenanceStatus = true
+			checkClaimDiscussionOutputReviewingAnyOf0ProvenanceStatus(c)
+		default:
+			extra = append(extra, string(c.Name()))
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasMessageID {
+		missing = append(missing, "message_id")
+	}
+	if !hasAuthor {
+		missing = append(missing, "author")
+	}
+	if !hasBody {
+		missing = append(missing, "body")
+	}
+	if !hasProvenance {
+		missing = append(missing, "provenance")
+	}
+	if !hasProvenanceStatus {
+		missing = append(missing, "provenance_status")
+	}
+	c.Required("/properties/reviewing/anyOf/0/required", missing)
+	c.AdditionalProperties("/properties/reviewing/anyOf/0/additionalProperties", extra)
+}
+
+// checkClaimDiscussionOutputReviewingAnyOf0MessageID checks a value against
+// the output schema of claim_discussion at
+// /properties/reviewing/anyOf/0/properties/message_id.
+func checkClaimDiscussionOutputReviewingAnyOf0MessageID(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/reviewing/anyOf/0/properties/message_id/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/reviewing/anyOf/0/properties/message_id/minLength", 1)
+	c.MaxLength(v, "/properties/reviewing/anyOf/0/properties/message_id/maxLength", 64)
+	c.Pattern(v, "/properties/reviewing/anyOf/0/properties/message_id/pattern", patternMessageID)
+}
+
+// checkClaimDiscussionOutputReviewingAnyOf0Author checks a value against the
+// output schema of claim_discussion at
+// /properties/reviewing/anyOf/0/properties/author.
+func checkClaimDiscussionOutputReviewingAnyOf0Author(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/reviewing/anyOf/0/properties/author/type", rt.TypeString) {
+		return
+	}
+	c.MaxLength(v, "/properties/reviewing/anyOf/0/properties/author/maxLength", 79)
+	c.Pattern(v, "/properties/reviewing/anyOf/0/properties/author/pattern", patternAuthor)
+}
+
+// checkClaimDiscussionOutputReviewingAnyOf0Body checks a value against the
+// output schema of claim_discussion at
+// /properties/reviewing/anyOf/0/properties/body.
+func checkClaimDiscussionOutputReviewingAnyOf0Body(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/reviewing/anyOf/0/properties/body/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/reviewing/anyOf/0/properties/body/minLength", 1)
+	c.MaxLength(v, "/properties/reviewing/anyOf/0/properties/body/maxLength", 8000)
+}
+
+// checkClaimDiscussionOutputReviewingAnyOf0Provenance checks a value against
+// the output schema of claim_discussion at
+// /properties/reviewing/anyOf/0/properties/provenance.
+func checkClaimDiscussionOutputReviewingAnyOf0Provenance(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/reviewing/anyOf/0/properties/provenance/type", rt.TypeString) {
+		return
+	}
+	c.Enum(v, "/properties/reviewing/anyOf/0/properties/provenance/enum", enumProvenance)
+}
+
+// checkClaimDiscussionOutputReviewingAnyOf0ProvenanceStatus checks a value
+// against the output schema of claim_discussion at
+// /properties/reviewing/anyOf/0/properties/provenance_status.
+func checkClaimDiscussionOutputReviewingAnyOf0ProvenanceStatus(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/reviewing/anyOf/0/properties/provenance_status/type", rt.TypeString) {
+		return
+	}
+	c.Enum(v, "/properties/reviewing/anyOf/0/properties/provenance_status/enum", enumProvenanceStatus)
+}
+
+// checkClaimDiscussionOutputReviewingAnyOf1 checks a value against the
+// output schema of claim_discussion at /properties/reviewing/anyOf/1.
+func checkClaimDiscussionOutputReviewingAnyOf1(c *rt.Checker) {
+	v := c.Read()
+	c.Type(v, "/properties/reviewing/anyOf/1/type", rt.TypeNull)
+}
+
+// checkClaimDiscussionOutputDiscussionCredential checks a value against the
+// output schema of claim_discussion at /properties/discussion_credential.
+func checkClaimDiscussionOutputDiscussionCredential(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/discussion_credential/type", rt.TypeObject) {
+		return
+	}
+	var hasToken, hasExpiresAt, hasAllowedTools bool
+	var extra []string
+	for c.Member() {
+		switch string(c.Name()) {
+		case "token":
+			hasToken = true
+			checkClaimDiscussionOutputDiscussionCredentialToken(c)
+		case "expires_at":
+			hasExpiresAt = true
+			checkClaimDiscussionOutputDiscussionCredentialExpiresAt(c)
+		case "allowed_tools":
+			hasAllowedTools = true
+			checkClaimDiscussionOutputDiscussionCredentialAllowedTools(c)
+		default:
+			extra = append(extra, string(c.Name()))
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasToken {
+		missing = append(missing, "token")
+	}
+	if !hasExpiresAt {
+		missing = append(missing, "expires_at")
+	}
+	if !hasAllowedTools {
+		missing = append(missing, "allowed_tools")
+	}
+	c.Required("/properties/discussion_credential/required", missing)
+	c.AdditionalProperties("/properties/discussion_credential/additionalProperties", extra)
+}
+
+// checkClaimDiscussionOutputDiscussionCredentialToken checks a value against
+// the output schema of claim_discussion at
+// /properties/discussion_credential/properties/token.
+func checkClaimDiscussionOutputDiscussionCredentialToken(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/discussion_credential/properties/token/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/discussion_credential/properties/token/minLength", 1)
+}
+
+// checkClaimDiscussionOutputDiscussionCredentialExpiresAt checks a value
+// against the output schema of claim_discussion at
+// /properties/discussion_credential/properties/expires_at.
+func checkClaimDiscussionOutputDiscussionCredentialExpiresAt(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/discussion_credential/properties/expires_at/type", rt.TypeString) {
+		return
+	}
+	if !c.Format(v, "/properties/discussion_credential/properties/expires_at/format", "date-time") {
+		return
+	}
+	c.Pattern(v, "/properties/discussion_credential/properties/expires_at/pattern", patternExpiresAt)
+}
+
+// checkClaimDiscussionOutputDiscussionCredentialAllowedTools checks a value
+// against the output schema of claim_discussion at
+// /properties/discussion_credential/properties/allowed_tools.
+func checkClaimDiscussionOutputDiscussionCredentialAllowedTools(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/discussion_credential/properties/allowed_tools/type", rt.TypeArray) {
+		return
+	}
+	for c.Item() {
+		checkClaimDiscussionOutputDiscussionCredentialAllowedTool(c)
+	}
+}
+
+// checkClaimDiscussionOutputDiscussionCredentialAllowedTool checks a value
+// against the output schema of claim_discussion at
+// /properties/discussion_credential/properties/allowed_tools/items.
+func checkClaimDiscussionOutputDiscussionCredentialAllowedTool(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/discussion_credential/properties/allowed_tools/items/type", rt.TypeString) {
+		return
+	}
+	c.Enum(v, "/properties/discussion_credential/properties/allowed_tools/items/enum", enumAllowedTools)
+}
+
+// checkClaimTaskInput checks a value against the input schema of claim_task
+// (claim_task.md:25).
+func checkClaimTaskInput(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/type", rt.TypeObject) {
+		return
+	}
+	var hasTaskID, hasIdempotencyKey bool
+	for c.Member() {
+		switch string(c.Name()) {
+		case "task_id":
+			hasTaskID = true
+			checkClaimTaskInputTaskID(c)
+		case "idempotency_key":
+			hasIdempotencyKey = true
+			checkClaimTaskInputIdempotencyKey(c)
+		case "wake":
+			checkClaimTaskInputWake(c)
+		default:
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasTaskID {
+		missing = append(missing, "task_id")
+	}
+	if !hasIdempotencyKey {
+		missing = append(missing, "idempotency_key")
+	}
+	c.Required("/required", missing)
+}
+
+// checkClaimTaskInputTaskID checks a value against the input schema of
+// claim_task at /properties/task_id.
+func checkClaimTaskInputTaskID(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/task_id/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/task_id/minLength", 1)
+	c.MaxLength(v, "/properties/task_id/maxLength", 64)
+	c.Pattern(v, "/properties/task_id/pattern", patternMessageID)
+}
+
+// checkClaimTaskInputIdempotencyKey checks a value against the input schema
+// of claim_task at /properties/idempotency_key.
+func checkClaimTaskInputIdempotencyKey(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/idempotency_key/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/idempotency_key/minLength", 1)
+	c.MaxLength(v, "/properties/idempotency_key/maxLength", 100)
+}
+
+// checkClaimTaskInputWake checks a value against the input schema of
+// claim_task at /properties/wake.
+func checkClaimTaskInputWake(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/wake/type", rt.TypeObject) {
+		return
+	}
+	var hasMessageID bool
+	for c.Member() {
+		switch string(c.Name()) {
+		case "message_id":
+			hasMessageID = true
+			checkClaimTaskInputWakeMessageID(c)
+		default:
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasMessageID {
+		missing = append(missing, "message_id")
+	}
+	c.Required("/properties/wake/required", missing)
+}
+
+// checkClaimTaskInputWakeMessageID checks a value against the input schema
+// of claim_task at /properties/wake/properties/message_id.
+func checkClaimTaskInputWakeMessageID(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/wake/properties/message_id/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/wake/properties/message_id/minLength", 1)
+	c.MaxLength(v, "/properties/wake/properties/message_id/maxLength", 64)
+	c.Pattern(v, "/properties/wake/properties/message_id/pattern", patternMessageID)
+}
+
+// checkClaimTaskOutput checks a value against the output schema of
+// claim_task (claim_task.md:65).
+func checkClaimTaskOutput(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/type", rt.TypeObject) {
+		return
+	}
+	var hasAttempt, hasExecutionCredential bool
+	var extra []string
+	for c.Member() {
+		switch string(c.Name()) {
+		case "attempt":
+			hasAttempt = true
+			checkClaimTaskOutputAttempt(c)
+		case "execution_credential":
+			hasExecutionCredential = true
+			checkClaimTaskOutputExecutionCredential(c)
+		default:
+			extra = append(extra, string(c.Name()))
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasAttempt {
+		missing = append(missing, "attempt")
+	}
+	if !hasExecutionCredential {
+		missing = append(missing, "execution_credential")
+	}
+	c.Required("/required", missing)
+	c.AdditionalProperties("/additionalProperties", extra)
+}
+
+// checkClaimTaskOutputAttempt checks a value against the output schema of
+// claim_task at /properties/attempt.
+func checkClaimTaskOutputAttempt(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/attempt/type", rt.TypeObject) {
+		return
+	}
+	var hasAttemptID, hasTaskID, hasClaimedAt bool
+	var extra []string
+	for c.Member() {
+		switch string(c.Name()) {
+		case "attempt_id":
+			hasAttemptID = true
+			checkClaimTaskOutputAttemptAttemptID(c)
+		case "task_id":
+			hasTaskID = true
+			checkClaimTaskOutputAttemptTaskID(c)
+		case "claimed_at":
+			hasClaimedAt = true
+			checkClaimTaskOutputAttemptClaimedAt(c)
+		default:
+			extra = append(extra, string(c.Name()))
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasAttemptID {
+		missing = append(missing, "attempt_id")
+	}
+	if !hasTaskID {
+		missing = append(missing, "task_id")
+	}
+	if !hasClaimedAt {
+		missing = append(missing, "claimed_at")
+	}
+	c.Required("/properties/attempt/required", missing)
+	c.AdditionalProperties("/properties/attempt/additionalProperties", extra)
+}
+
+// checkClaimTaskOutputAttemptAttemptID checks a value against the output
+// schema of claim_task at /properties/attempt/properties/attempt_id.
+func checkClaimTaskOutputAttemptAttemptID(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/attempt/properties/attempt_id/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/attempt/properties/attempt_id/minLength", 1)
+	c.MaxLength(v, "/properties/attempt/properties/attempt_id/maxLength", 64)
+	c.Pattern(v, "/properties/attempt/properties/attempt_id/pattern", patternMessageID)
+}
+
+// checkClaimTaskOutputAttemptTaskID checks a value against the output schema
+// of claim_task at /properties/attempt/properties/task_id.
+func checkClaimTaskOutputAttemptTaskID(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/attempt/properties/task_id/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/attempt/properties/task_id/minLength", 1)
+	c.MaxLength(v, "/properties/attempt/properties/task_id/maxLength", 64)
+	c.Pattern(v, "/properties/attempt/properties/task_id/pattern", patternMessageID)
+}
+
+// checkClaimTaskOutputAttemptClaimedAt checks a value against the output
+// schema of claim_task at /properties/attempt/properties/claimed_at.
+func checkClaimTaskOutputAttemptClaimedAt(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/attempt/properties/claimed_at/type", rt.TypeString) {
+		return
+	}
+	if !c.Format(v, "/properties/attempt/properties/claimed_at/format", "date-time") {
+		return
+	}
+	c.Pattern(v, "/properties/attempt/properties/claimed_at/pattern", patternExpiresAt)
+}
+
+// checkClaimTaskOutputExecutionCredential checks a value against the output
+// schema of claim_task at /properties/execution_credential.
+func checkClaimTaskOutputExecutionCredential(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/execution_credential/type", rt.TypeObject) {
+		return
+	}
+	var hasToken, hasExpiresAt, hasAllowedTools bool
+	var extra []string
+	for c.Member() {
+		switch string(c.Name()) {
+		case "token":
+			hasToken = true
+			checkClaimTaskOutputExecutionCredentialToken(c)
+		case "expires_at":
+			hasExpiresAt = true
+			checkClaimTaskOutputExecutionCredentialExpiresAt(c)
+		case "allowed_tools":
+			hasAllowedTools = true
+			checkClaimTaskOutputExecutionCredentialAllowedTools(c)
+		default:
+			extra = append(extra, string(c.Name()))
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasToken {
+		missing = append(missing, "token")
+	}
+	if !hasExpiresAt {
+		missing = append(missing, "expires_at")
+	}
+	if !hasAllowedTools {
+		missing = append(missing, "allowed_tools")
+	}
+	c.Required("/properties/execution_credential/required", missing)
+	c.AdditionalProperties("/properties/execution_credential/additionalProperties", extra)
+}
+
+// checkClaimTaskOutputExecutionCredentialToken checks a value against the
+// output schema of claim_task at
+// /properties/execution_credential/properties/token.
+func checkClaimTaskOutputExecutionCredentialToken(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/execution_credential/properties/token/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/execution_credential/properties/token/minLength", 1)
+}
+
+// checkClaimTaskOutputExecutionCredentialExpiresAt checks a value against
+// the output schema of claim_task at
+// /properties/execution_credential/properties/expires_at.
+func checkClaimTaskOutputExecutionCredentialExpiresAt(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/execution_credential/properties/expires_at/type", rt.TypeString) {
+		return
+	}
+	if !c.Format(v, "/properties/execution_credential/properties/expires_at/format", "date-time") {
+		return
+	}
+	c.Pattern(v, "/properties/execution_credential/properties/expires_at/pattern", patternExpiresAt)
+}
+
+// checkClaimTaskOutputExecutionCredentialAllowedTools checks a value against
+// the output schema of claim_task at
+// /properties/execution_credential/properties/allowed_tools.
+func checkClaimTaskOutputExecutionCredentialAllowedTools(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/execution_credential/properties/allowed_tools/type", rt.TypeArray) {
+		return
+	}
+	for c.Item() {
+		checkClaimTaskOutputExecutionCredentialAllowedTool(c)
+	}
+}
+
+// checkClaimTaskOutputExecutionCredentialAllowedTool checks a value against
+// the output schema of claim_task at
+// /properties/execution_credential/properties/allowed_tools/items.
+func checkClaimTaskOutputExecutionCredentialAllowedTool(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/execution_credential/properties/allowed_tools/items/type", rt.TypeString) {
+		return
+	}
+	c.Enum(v, "/properties/execution_credential/properties/allowed_tools/items/enum", enumAllowedTools)
+}
+
+// checkDiscoverTeamAgentsInput checks a value against the input schema of
+// discover_team_agents (discover_team_agents.md:22).
+func checkDiscoverTeamAgentsInput(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/type", rt.TypeObject) {
+		return
+	}
+	var hasProject bool
+	for c.Member() {
+		switch string(c.Name()) {
+		case "project":
+			hasProject = true
+			checkDiscoverTeamAgentsInputProject(c)
+		default:
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasProject {
+		missing = append(missing, "project")
+	}
+	c.Required("/required", missing)
+}
+
+// checkDiscoverTeamAgentsInputProject checks a value against the input
+// schema of discover_team_agents at /properties/project.
+func checkDiscoverTeamAgentsInputProject(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/project/type", rt.TypeString) {
+		return
+	}
+	c.Pattern(v, "/properties/project/pattern", patternProject2)
+}
+
+// checkDiscoverTeamAgentsOutput checks a value against the output schema of
+// discover_team_agents (discover_team_agents.md:40).
+func checkDiscoverTeamAgentsOutput(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/type", rt.TypeObject) {
+		return
+	}
+	var hasPeople, hasAgents bool
+	var extra []string
+	for c.Member() {
+		switch string(c.Name()) {
+		case "people":
+			hasPeople = true
+			checkDiscoverTeamAgentsOutputPeople(c)
+		case "agents":
+			hasAgents = true
+			checkDiscoverTeamAgentsOutputAgents(c)
+		default:
+			extra = append(extra, string(c.Name()))
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasPeople {
+		missing = append(missing, "people")
+	}
+	if !hasAgents {
+		missing = append(missing, "agents")
+	}
+	c.Required("/required", missing)
+	c.AdditionalProperties("/additionalProperties", extra)
+}
+
+// checkDiscoverTeamAgentsOutputPeople checks a value against the output
+// schema of discover_team_agents at /properties/people.
+func checkDiscoverTeamAgentsOutputPeople(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/people/type", rt.TypeArray) {
+		return
+	}
+	for c.Item() {
+		checkDiscoverTeamAgentsOutputPerson(c)
+	}
+}
+
+// checkDiscoverTeamAgentsOutputPerson checks a value against the output
+// schema of discover_team_agents at /properties/people/items.
+func checkDiscoverTeamAgentsOutputPerson(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/people/items/type", rt.TypeObject) {
+		return
+	}
+	var hasHandle, hasDisplayName, hasAvatarURL, hasColor, hasAway bool
+	var extra []string
+	for c.Member() {
+		switch string(c.Name()) {
+		case "handle":
+			hasHandle = true
+			checkDiscoverTeamAgentsOutputPersonHandle(c)
+		case "display_name":
+			hasDisplayName = true
+			checkDiscoverTeamAgentsOutputPersonDisplayName(c)
+		case "avatar_url":
+			hasAvatarURL = true
+			checkDiscoverTeamAgentsOutputPersonAvatarURL(c)
+		case "color":
+			hasColor = true
+			checkDiscoverTeamAgentsOutputPersonColor(c)
+		case "away":
+			hasAway = true
+			checkDiscoverTeamAgentsOutputPersonAway(c)
+		default:
+			extra = append(extra, string(c.Name()))
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasHandle {
+		missing = append(missing, "handle")
+	}
+	if !hasDisplayName {
+		missing = append(missing, "display_name")
+	}
+	if !hasAvatarURL {
+		missing = append(missing, "avatar_url")
+	}
+	if !hasColor {
+		missing = append(missing, "color")
+	}
+	if !hasAway {
+		missing = append(missing, "away")
+	}
+	c.Required("/properties/people/items/required", missing)
+	c.AdditionalProperties("/properties/people/items/additionalProperties", extra)
+}
+
+// checkDiscoverTeamAgentsOutputPersonHandle checks a value against the
+// output schema of discover_team_agents at
+// /properties/people/items/properties/handle.
+func checkDiscoverTeamAgentsOutputPersonHandle(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/people/items/properties/handle/type", rt.TypeString) {
+		return
+	}
+	c.Pattern(v, "/properties/people/items/properties/handle/pattern", patternProject2)
+}
+
+// checkDiscoverTeamAgentsOutputPersonDisplayName checks a value against the
+// output schema of discover_team_agents at
+// /properties/people/items/properties/display_name.
+func checkDiscoverTeamAgentsOutputPersonDisplayName(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/people/items/properties/display_name/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/people/items/properties/display_name/minLength", 1)
+	c.MaxLength(v, "/properties/people/items/properties/display_name/maxLength", 80)
+}
+
+// checkDiscoverTeamAgentsOutputPersonAvatarURL checks a value against the
+// output schema of discover_team_agents at
+// /properties/people/items/properties/avatar_url.
+func checkDiscoverTeamAgentsOutputPersonAvatarURL(c *rt.Checker) {
+	raw := c.Raw()
+	c.AnyOf(raw, checkDiscoverTeamAgentsOutputPersonAvatarURLAnyOf0, checkDiscoverTeamAgentsOutputPersonAvatarURLAnyOf1)
+}
+
+// checkDiscoverTeamAgentsOutputPersonAvatarURLAnyOf0 checks a value against
+// the output schema of discover_team_agents at
+// /properties/people/items/properties/avatar_url/anyOf/0.
+func checkDiscoverTeamAgentsOutputPersonAvatarURLAnyOf0(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/people/items/properties/avatar_url/anyOf/0/type", rt.TypeString) {
+		return
+	}
+	c.Format(v, "/properties/people/items/properties/avatar_url/anyOf/0/format", "uri")
+}
+
+// checkDiscoverTeamAgentsOutputPersonAvatarURLAnyOf1 checks a value against
+// the output schema of discover_team_agents at
+// /properties/people/items/properties/avatar_url/anyOf/1.
+func checkDiscoverTeamAgentsOutputPersonAvatarURLAnyOf1(c *rt.Checker) {
+	v := c.Read()
+	c.Type(v, "/properties/people/items/properties/avatar_url/anyOf/1/type", rt.TypeNull)
+}
+
+// checkDiscoverTeamAgentsOutputPersonColor checks a value against the output
+// schema of discover_team_agents at
+// /properties/people/items/properties/color.
+func checkDiscoverTeamAgentsOutputPersonColor(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/people/items/properties/color/type", rt.TypeInteger) {
+		return
+	}
+	c.Minimum(v, "/properties/people/items/properties/color/minimum", "0")
+	c.Maximum(v, "/properties/people/items/properties/color/maximum", "7")
+}
+
+// checkDiscoverTeamAgentsOutputPersonAway checks a value against the output
+// schema of discover_team_agents at
+// /properties/people/items/properties/away.
+func checkDiscoverTeamAgentsOutputPersonAway(c *rt.Checker) {
+	v := c.Read()
+	c.Type(v, "/properties/people/items/properties/away/type", rt.TypeBoolean)
+}
+
+// checkDiscoverTeamAgentsOutputAgents checks a value against the output
+// schema of discover_team_agents at /properties/agents.
+func checkDiscoverTeamAgentsOutputAgents(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/type", rt.TypeArray) {
+		return
+	}
+	for c.Item() {
+		checkDiscoverTeamAgentsOutputAgent(c)
+	}
+}
+
+// checkDiscoverTeamAgentsOutputAgent checks a value against the output
+// schema of discover_team_agents at /properties/agents/items.
+func checkDiscoverTeamAgentsOutputAgent(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/type", rt.TypeObject) {
+		return
+	}
+	var hasAgentID, hasOwner, hasName, hasAvatarURL, hasModel, hasClient, hasRole, hasCapabilities, hasAvailability, hasTrustLevel, hasLastSeenAt bool
+	var extra []string
+	for c.Member() {
+		switch string(c.Name()) {
+		case "agent_id":
+			hasAgentID = true
+			checkDiscoverTeamAgentsOutputAgentAgentID(c)
+		case "owner":
+			hasOwner = true
+			checkDiscoverTeamAgentsOutputAgentOwner(c)
+		case "name":
+			hasName = true
+			checkDiscoverTeamAgentsOutputAgentName(c)
+		case "avatar_url":
+			hasAvatarURL = true
+			checkDiscoverTeamAgentsOutputAgentAvatarURL(c)
+		case "model":
+			hasModel = true
+			checkDiscoverTeamAgentsOutputAgentModel(c)
+		case "client":
+			hasClient = true
+			checkDiscoverTeamAgentsOutputAgentClient(c)
+		case "role":
+			hasRole = true
+			checkDiscoverTeamAgentsOutputAgentRole(c)
+		case "capabilities":
+			hasCapabilities = true
+			checkDiscoverTeamAgentsOutputAgentCapabilities(c)
+		case "availability":
+			hasAvailability = true
+			checkDiscoverTeamAgentsOutputAgentAvailability(c)
+		case "trust_level":
+			hasTrustLevel = true
+			checkDiscoverTeamAgentsOutputAgentTrustLevel(c)
+		case "last_seen_at":
+			hasLastSeenAt = true
+			checkDiscoverTeamAgentsOutputAgentLastSeenAt(c)
+		default:
+			extra = append(extra, string(c.Name()))
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasAgentID {
+		missing = append(missing, "agent_id")
+	}
+	if !hasOwner {
+		missing = append(missing, "owner")
+	}
+	if !hasName {
+		missing = append(missing, "name")
+	}
+	if !hasAvatarURL {
+		missing = append(missing, "avatar_url")
+	}
+	if !hasModel {
+		missing = append(missing, "model")
+	}
+	if !hasClient {
+		missing = append(missing, "client")
+	}
+	if !hasRole {
+		missing = append(missing, "role")
+	}
+	if !hasCapabilities {
+		missing = append(missing, "capabilities")
+	}
+	if !hasAvailability {
+		missing = append(missing, "availability")
+	}
+	if !hasTrustLevel {
+		missing = append(missing, "trust_level")
+	}
+	if !hasLastSeenAt {
+		missing = append(missing, "last_seen_at")
+	}
+	c.Required("/properties/agents/items/required", missing)
+	c.AdditionalProperties("/properties/agents/items/additionalProperties", extra)
+}
+
+// checkDiscoverTeamAgentsOutputAgentAgentID checks a value against the
+// output schema of discover_team_agents at
+// /properties/agents/items/properties/agent_id.
+func checkDiscoverTeamAgentsOutputAgentAgentID(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/agent_id/type", rt.TypeString) {
+		return
+	}
+	c.Pattern(v, "/properties/agents/items/properties/agent_id/pattern", patternAgentID)
+}
+
+// checkDiscoverTeamAgentsOutputAgentOwner checks a value against the output
+// schema of discover_team_agents at
+// /properties/agents/items/properties/owner.
+func checkDiscoverTeamAgentsOutputAgentOwner(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/owner/type", rt.TypeString) {
+		return
+	}
+	c.Pattern(v, "/properties/agents/items/properties/owner/pattern", patternProject2)
+}
+
+// checkDiscoverTeamAgentsOutputAgentName checks a value against the output
+// schema of discover_team_agents at
+// /properties/agents/items/properties/name.
+func checkDiscoverTeamAgentsOutputAgentName(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/name/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/agents/items/properties/name/minLength", 1)
+	c.MaxLength(v, "/properties/agents/items/properties/name/maxLength", 40)
+}
+
+// checkDiscoverTeamAgentsOutputAgentAvatarURL checks a value against the
+// output schema of discover_team_agents at
+// /properties/agents/items/properties/avatar_url.
+func checkDiscoverTeamAgentsOutputAgentAvatarURL(c *rt.Checker) {
+	raw := c.Raw()
+	c.AnyOf(raw, checkDiscoverTeamAgentsOutputAgentAvatarURLAnyOf0, checkDiscoverTeamAgentsOutputAgentAvatarURLAnyOf1)
+}
+
+// checkDiscoverTeamAgentsOutputAgentAvatarURLAnyOf0 checks a value against
+// the output schema of discover_team_agents at
+// /properties/agents/items/properties/avatar_url/anyOf/0.
+func checkDiscoverTeamAgentsOutputAgentAvatarURLAnyOf0(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/avatar_url/anyOf/0/type", rt.TypeString) {
+		return
+	}
+	c.Format(v, "/properties/agents/items/properties/avatar_url/anyOf/0/format", "uri")
+}
+
+// checkDiscoverTeamAgentsOutputAgentAvatarURLAnyOf1 checks a value against
+// the output schema of discover_team_agents at
+// /properties/agents/items/properties/avatar_url/anyOf/1.
+func checkDiscoverTeamAgentsOutputAgentAvatarURLAnyOf1(c *rt.Checker) {
+	v := c.Read()
+	c.Type(v, "/properties/agents/items/properties/avatar_url/anyOf/1/type", rt.TypeNull)
+}
+
+// checkDiscoverTeamAgentsOutputAgentModel checks a value against the output
+// schema of discover_team_agents at
+// /properties/agents/items/properties/model.
+func checkDiscoverTeamAgentsOutputAgentModel(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/model/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/agents/items/properties/model/minLength", 1)
+	c.MaxLength(v, "/properties/agents/items/properties/model/maxLength", 40)
+}
+
+// checkDiscoverTeamAgentsOutputAgentClient checks a value against the output
+// schema of discover_team_agents at
+// /properties/agents/items/properties/client.
+func checkDiscoverTeamAgentsOutputAgentClient(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/client/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/agents/items/properties/client/minLength", 1)
+	c.MaxLength(v, "/properties/agents/items/properties/client/maxLength", 40)
+}
+
+// checkDiscoverTeamAgentsOutputAgentRole checks a value against the output
+// schema of discover_team_agents at
+// /properties/agents/items/properties/role.
+func checkDiscoverTeamAgentsOutputAgentRole(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/role/type", rt.TypeString) {
+		return
+	}
+	c.MaxLength(v, "/properties/agents/items/properties/role/maxLength", 80)
+}
+
+// checkDiscoverTeamAgentsOutputAgentCapabilities checks a value against the
+// output schema of discover_team_agents at
+// /properties/agents/items/properties/capabilities.
+func checkDiscoverTeamAgentsOutputAgentCapabilities(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/capabilities/type", rt.TypeArray) {
+		return
+	}
+	n := 0
+	for c.Item() {
+		checkDiscoverTeamAgentsOutputAgentCapability(c)
+		n++
+	}
+	c.MaxItems("/properties/agents/items/properties/capabilities/maxItems", n, 50)
+}
+
+// checkDiscoverTeamAgentsOutputAgentCapability checks a value against the
+// output schema of discover_team_agents at
+// /properties/agents/items/properties/capabilities/items.
+func checkDiscoverTeamAgentsOutputAgentCapability(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/capabilities/items/type", rt.TypeObject) {
+		return
+	}
+	var hasKind, hasName bool
+	var extra []string
+	for c.Member() {
+		switch string(c.Name()) {
+		case "kind":
+			hasKind = true
+			checkDiscoverTeamAgentsOutputAgentCapabilityKind(c)
+		case "name":
+			hasName = true
+			checkDiscoverTeamAgentsOutputAgentCapabilityName(c)
+		default:
+			extra = append(extra, string(c.Name()))
+			c.Skip()
+		}
+	}
+	var missing []string
+	if !hasKind {
+		missing = append(missing, "kind")
+	}
+	if !hasName {
+		missing = append(missing, "name")
+	}
+	c.Required("/properties/agents/items/properties/capabilities/items/required", missing)
+	c.AdditionalProperties("/properties/agents/items/properties/capabilities/items/additionalProperties", extra)
+}
+
+// checkDiscoverTeamAgentsOutputAgentCapabilityKind checks a value against
+// the output schema of discover_team_agents at
+// /properties/agents/items/properties/capabilities/items/properties/kind.
+func checkDiscoverTeamAgentsOutputAgentCapabilityKind(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/capabilities/items/properties/kind/type", rt.TypeString) {
+		return
+	}
+	c.Enum(v, "/properties/agents/items/properties/capabilities/items/properties/kind/enum", enumKind)
+}
+
+// checkDiscoverTeamAgentsOutputAgentCapabilityName checks a value against
+// the output schema of discover_team_agents at
+// /properties/agents/items/properties/capabilities/items/properties/name.
+func checkDiscoverTeamAgentsOutputAgentCapabilityName(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/capabilities/items/properties/name/type", rt.TypeString) {
+		return
+	}
+	c.MinLength(v, "/properties/agents/items/properties/capabilities/items/properties/name/minLength", 1)
+	c.MaxLength(v, "/properties/agents/items/properties/capabilities/items/properties/name/maxLength", 80)
+}
+
+// checkDiscoverTeamAgentsOutputAgentAvailability checks a value against the
+// output schema of discover_team_agents at
+// /properties/agents/items/properties/availability.
+func checkDiscoverTeamAgentsOutputAgentAvailability(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/availability/type", rt.TypeString) {
+		return
+	}
+	c.Enum(v, "/properties/agents/items/properties/availability/enum", enumAvailability)
+}
+
+// checkDiscoverTeamAgentsOutputAgentTrustLevel checks a value against the
+// output schema of discover_team_agents at
+// /properties/agents/items/properties/trust_level.
+func checkDiscoverTeamAgentsOutputAgentTrustLevel(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/trust_level/type", rt.TypeString) {
+		return
+	}
+	c.Enum(v, "/properties/agents/items/properties/trust_level/enum", enumTrustLevel)
+}
+
+// checkDiscoverTeamAgentsOutputAgentLastSeenAt checks a value against the
+// output schema of discover_team_agents at
+// /properties/agents/items/properties/last_seen_at.
+func checkDiscoverTeamAgentsOutputAgentLastSeenAt(c *rt.Checker) {
+	raw := c.Raw()
+	c.AnyOf(raw, checkDiscoverTeamAgentsOutputAgentLastSeenAtAnyOf0, checkDiscoverTeamAgentsOutputAgentLastSeenAtAnyOf1)
+}
+
+// checkDiscoverTeamAgentsOutputAgentLastSeenAtAnyOf0 checks a value against
+// the output schema of discover_team_agents at
+// /properties/agents/items/properties/last_seen_at/anyOf/0.
+func checkDiscoverTeamAgentsOutputAgentLastSeenAtAnyOf0(c *rt.Checker) {
+	v := c.Read()
+	if !c.Type(v, "/properties/agents/items/properties/last_seen_at/anyOf/0/type", rt.TypeString) {
+		return
+	}
+	if !c.Format(v, "/properties/agents/items/properties/last_seen_at/anyOf/0/format", "date-time") {
+		return
+	}
+	c.Pattern(v, "/properties/agents/items/properties/last_seen_at/anyOf/0/pattern", patternExpiresAt)
+}
+
+// checkDiscoverTeamAgentsOutputAgentLastSeenAtAnyOf1 checks a value against
+// the output schema of discover_team_agents at
+// /properties/agents/items/properties/last_seen_at/anyOf/1.
+func checkDiscoverTeamAgentsOutputAgentLastSeenAtAnyOf1(c *rt.Checker) {
+	v := c.Read()
+	c.Type(v, "/properties/agents/items/properties/last_seen_at/anyOf/1/type", rt.TypeNull)
 }

@@ -143,7 +143,7 @@ func surface(m *model) *apiSurface {
 		d := &apiDecl{}
 		if t.doc != nil {
 			d.tool = t.doc.tool.Name
-			d.pos = t.doc.pos(t.node.Pointer())
+			d.pos = t.doc.pos(t.pointer)
 		}
 		switch t.kind {
 		case kStruct:
@@ -151,7 +151,7 @@ func surface(m *model) *apiSurface {
 			for _, f := range t.fields {
 				af := apiField{name: f.goName, json: f.json, typ: goString(fieldExpr(f))}
 				if t.doc != nil {
-					af.pos = t.doc.pos(f.node.Pointer())
+					af.pos = t.doc.pos(f.pointer)
 				}
 				d.fields = append(d.fields, af)
 			}

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
-	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -112,7 +110,7 @@ func fieldRows(t *gtype, prefix string, onPath map[*gtype]bool) [][]string {
 	case kStruct:
 		for _, f := range t.fields {
 			path := prefix + f.json
-			rows = append(rows, []string{code(path), docType(f.t, onPath), yesNo(f.required), yesNo(f.nullable), codeList(constraints(f.node, nil)), enumList(f.t, f.node)})
+			rows = append(rows, []string{code(path), docType(f.t, onPath), yesNo(f.required), yesNo(f.nullable), codeList(f.constraints), codeList(f.enum)})
 			rows = append(rows, childRows(f.t, path, onPath)...)
 		}
 	case kUnion:
@@ -137,7 +135,7 @@ func childRows(t *gtype, path string, onPath map[*gtype]bool) [][]string {
 		}
 		var rows [][]string
 		if !t.elem.named() || t.elem.kind == kEnum || t.elem.kind == kConst || t.elemNullable {
-			rows = append(rows, []string{code(sub), docType(t.elem, onPath), "", yesNo(t.elemNullable), codeList(constraints(t.elemNode, nil)), enumList(t.elem, t.elemNode)})
+			rows = append(rows, []string{code(sub), docType(t.elem, onPath), "", yesNo(t.elemNullable), codeList(t.elemConstraints), codeList(t.elemEnum)})
 		}
 		return append(rows, childRows(t.elem, sub, onPath)...)
 	}
@@ -178,44 +176,6 @@ func docType(t *gtype, onPath map[*gtype]bool) string {
 		return docType(t.elem, onPath)
 	}
 	return ""
-}
-
-// enumList lists an enum's values in the order the schema n writes them
-// (the shared ToolName type is sorted), else in the type's order.
-func enumList(t *gtype, n *jsonschema.Schema) string {
-	if t.kind != kEnum {
-		return ""
-	}
-	var vs []string
-	for n != nil && !n.Has("enum") {
-		var next *jsonschema.Schema
-		for _, k := range []string{"anyOf", "oneOf"} {
-			for _, a := range n.List(k) {
-				if !a.OnlyNull() && a.Has("enum") {
-					next = a
-				}
-			}
-		}
-		n = next
-	}
-	if n != nil {
-		if raw, ok := n.Get("enum").Elements(); ok {
-			for _, r := range raw {
-				if string(r) != "null" {
-					vs = append(vs, code(strings.Trim(compactJSON(r), `"`)))
-				}
-			}
-			return strings.Join(vs, ", ")
-		}
-	}
-	for _, ev := range t.enum {
-		if t.prim == "string" {
-			vs = append(vs, code(ev.str))
-		} else {
-			vs = append(vs, code(strconv.FormatInt(ev.num, 10)))
-		}
-	}
-	return strings.Join(vs, ", ")
 }
 
 func yesNo(b bool) string {

@@ -33,21 +33,45 @@
 //     an object with neither → map[string]json.RawMessage.
 //   - A schema with no type keyword (any JSON) → json.RawMessage.
 //
-// Fields: required and not nullable → T (a struct by value; an array or map
-// marshals [] / {} when nil, and so do the arrays and maps nested in it
-// that the schema does not let be null (rt.FillEmpty), via a generated
-// MarshalJSON and an unexported wire form that Register hands rt.Handle,
-// see wire.go); required and
-// nullable → *T, written as null when nil (slices, maps and raw JSON carry
-// null as nil); optional → *T with omitempty (slices and maps: omitzero, so
-// an explicit [] survives); optional and nullable → rt.Nullable[T] with
-// omitzero (absent, null, or a value). A documented default on an optional
-// scalar gives a <Field>OrDefault getter.
+// # Fields
+//
+// A property's field holds its type T as the schema requires the property
+// and lets it be null (decideShapes decides it, the renderers print it):
+//
+//	                 not nullable                 nullable
+//	required         T                            *T, null when nil
+//	optional         *T, omitempty                rt.Nullable[T], omitzero
+//
+// A slice, a map or json.RawMessage carries null as nil, so it is never a
+// pointer: required it is T (nil is null when the schema lets it be null);
+// optional, a slice or map is T with omitzero, so that an explicit []
+// survives, or rt.Nullable[T] when nullable (absent, null, or a value),
+// and json.RawMessage is T with omitempty (null is bytes of its own). A
+// struct held by value
+// that would contain itself is a pointer. An array or map the schema does
+// not let be null marshals as [] or {} when nil, and so do the arrays and
+// maps nested in it (rt.FillEmpty): its struct gets a MarshalJSON and an
+// unexported wire form, which Register hands rt.Handle (see wire.go). A
+// documented default on an optional scalar gives a <Field>OrDefault
+// getter.
 //
 // Date-time is time.Time: encoding/json writes RFC 3339 with nanoseconds as
 // needed and the value's own offset (UTC writes Z); it reads any RFC 3339
 // time the documented pattern admits. A round trip keeps the instant and
 // the offset; trailing zeros of a fraction are dropped.
+//
+// # Validators
+//
+// Each tool's input and output schema gets a validator, Validate<Tool>Input
+// and Validate<Tool>Output, of Go code: one check function per schema a
+// value can reach (check<Root><Property>..., named as the types are), over
+// an rt.Checker that reads the JSON document's tokens as they come and
+// reports each violation as a compiled schema does (pointer, keyword,
+// keyword location, schemax's words). Every keyword the schema model knows
+// is checked, whatever the Go type of the value (json.RawMessage too), but
+// $dynamicRef, unevaluatedProperties and unevaluatedItems: those, like a
+// reference outside the document, stop generation with an
+// *UncheckableError naming the page, the pointer and the keyword.
 //
 // What cannot be typed well falls back to json.RawMessage with a note
 // (rule gen-raw): patternProperties, properties beside an
@@ -102,11 +126,11 @@ type toolModel struct {
 }
 
 type model struct {
-	pkg   string
-	spec  *spec.Spec
-	tools []*toolModel
-	b     *builder
-	wire  *wireModel
+	pkg    string
+	spec   *spec.Spec
+	tools  []*toolModel
+	b      *builder
+	checks *checks
 }
 
 // Generate returns the Go files of the package for s, and the notes of the
@@ -259,7 +283,6 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 			return nil, err
 		}
 	}
-	decideShapes(b.types)
 	taken := map[string]bool{} // the unexported package-level names
 	var outputs []*gtype
 	for _, tm := range m.tools {
@@ -268,7 +291,16 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 		}
 		outputs = append(outputs, tm.out.root)
 	}
-	m.wire = newWireModel(b.types, outputs, taken)
+	decide(b.types, outputs, taken)
+	m.checks = newChecks(taken)
+	for _, tm := range m.tools {
+		for _, d := range []*docCtx{tm.in, tm.out} {
+			var err error
+			if d.check, err = m.checks.compileDoc(d); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return m, nil
 }
 
@@ -282,7 +314,8 @@ func (m *model) doc(tm *toolModel, section string, blk *spec.JSONBlock, rootName
 	n := schema.Root()
 	ap := n.Sub("additionalProperties")
 	if isPlainStruct(n) && (ap == nil || isBool(ap)) {
-		t := &gtype{kind: kStruct, name: rootName, node: n, doc: d}
+		t := &gtype{kind: kStruct, name: rootName}
+		d.define(t, n)
 		m.b.types = append(m.b.types, t)
 		d.root = t
 		d.fillStruct(t, n)
@@ -377,7 +410,7 @@ func (m *model) typesFile() *jen.File {
 	for _, t := range m.b.types {
 		switch t.kind {
 		case kStruct:
-			renderStruct(f, t, m.wire)
+			renderStruct(f, t)
 		case kUnion:
 			renderUnion(f, t)
 		case kAlias:
@@ -457,57 +490,6 @@ func (m *model) schemasFile() *jen.File {
 	return f
 }
 
-func (m *model) validateFile() *jen.File {
-	f := newFile(m.pkg)
-	f.Add(comment("Validators, compiled on first use (JSON Schema 2020-12, ECMA-262 patterns with a match timeout, format asserted)."))
-	f.Var().DefsFunc(func(g *jen.Group) {
-		for _, tm := range m.tools {
-			for _, sec := range []string{"Input", "Output"} {
-				g.Id(tm.lower+sec+"Validator").Op("=").Qual(pkgRT, "NewValidator").Call(
-					jen.Lit(tm.t.Name+"/"+strings.ToLower(sec)), jen.Index().Byte().Call(jen.Id(tm.goName+sec+"Schema")))
-			}
-		}
-	})
-	f.Line()
-	f.Add(comment("CompileSchemas compiles every validator now rather than on first use, e.g. at server start-up, and reports a schema that does not compile."))
-	f.Func().Id("CompileSchemas").Params().Error().BlockFunc(func(g *jen.Group) {
-		g.For(jen.List(jen.Id("_"), jen.Id("v")).Op(":=").Range().Index().Op("*").Qual(pkgRT, "Validator").ValuesFunc(func(vg *jen.Group) {
-			for _, tm := range m.tools {
-				vg.Id(tm.lower + "InputValidator")
-				vg.Id(tm.lower + "OutputValidator")
-			}
-		})).Block(
-			jen.If(jen.Id("err").Op(":=").Id("v").Dot("Compile").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
-		)
-		g.Return(jen.Nil())
-	})
-	f.Line()
-	for _, tm := range m.tools {
-		for _, sec := range []struct {
-			name string
-			d    *docCtx
-		}{{"Input", tm.in}, {"Output", tm.out}} {
-			v := tm.lower + sec.name + "Validator"
-			fn := "Validate" + tm.goName + sec.name
-			f.Add(comment(fmt.Sprintf("%s validates JSON against the %s schema of %s: nil, a *rt.ValidationError listing every violation by JSON pointer, or another error when the validation could not finish (a pattern match that timed out): the value is then neither valid nor invalid.", fn, strings.ToLower(sec.name), tm.t.Name)))
-			f.Func().Id(fn).Params(jen.Id("raw").Index().Byte()).Error().Block(
-				jen.Return(jen.Id(v).Dot("Validate").Call(jen.Id("raw"))),
-			)
-			f.Line()
-			root := sec.d.root
-			if root.kind == kAlias {
-				continue
-			}
-			f.Add(comment("Validate marshals v and validates it against its schema."))
-			f.Func().Params(jen.Id("v").Op("*").Id(root.name)).Id("Validate").Params().Error().Block(
-				jen.Return(jen.Id(v).Dot("ValidateValue").Call(jen.Id("v"))),
-			)
-			f.Line()
-		}
-	}
-	return f
-}
-
 func (m *model) serverFile() *jen.File {
 	f := newFile(m.pkg)
 	f.Add(comment("Handler implements the documented tools. The caller's identity comes from the context (rt.TokenInfoFrom, or what RegisterOptions.Before attached), never from an argument. Return a *rt.ToolError to refuse a call; any other error is a server bug."))
@@ -556,7 +538,7 @@ func (m *model) serverFile() *jen.File {
 	f.Func().Id("Register").Params(jen.Id("s").Op("*").Qual(pkgMCP, "Server"), jen.Id("h").Id("Handler"), jen.Id("opts").Op("*").Qual(pkgRT, "RegisterOptions")).BlockFunc(func(g *jen.Group) {
 		for _, tm := range m.tools {
 			var h jen.Code = jen.Id("h").Dot(tm.goName)
-			if _, ok := m.wire.names[tm.out.root]; ok {
+			if tm.out.root.wireName != "" {
 				// rt.Handle marshals the output's wire form: the same JSON, in one pass.
 				h = jen.Qual(pkgRT, "ConvertOutput").Call(h, jen.Id(tm.out.root.name).Dot("wire"))
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/tools/imports"
+
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -94,6 +96,11 @@ func TestGofmtAndHeader(t *testing.T) {
 				t.Errorf("%s: %s: %v", name, p, err)
 			} else if !bytes.Equal(f, b) {
 				t.Errorf("%s: %s is not gofmt-clean", name, p)
+			}
+			// Imports grouped as goimports groups them, whether or not
+			// generation ran goimports on the file (mixedImports).
+			if g, err := imports.Process(p, b, &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8}); err != nil || !bytes.Equal(g, b) {
+				t.Errorf("%s: %s is not as goimports leaves it (%v)", name, p, err)
 			}
 		}
 	}

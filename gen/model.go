@@ -29,19 +29,36 @@ const (
 	kAlias              // a named alias of a type that is not itself named (a root schema only)
 )
 
-// gtype is a Go type made from a schema.
+// gtype is a Go type made from a schema. The builder reads schemas; the
+// renderers read only what the model holds (see decide.go), never a
+// schema node.
 type gtype struct {
 	kind kind
 	prim string             // kPrim: string, int64, float64, bool; kEnum: string or int64
 	name string             // named kinds
-	node *jsonschema.Schema // the schema that defined it (named kinds)
+	node *jsonschema.Schema // the schema that defined it (named kinds); the builder's alone
 	doc  *docCtx
 
-	elem         *gtype             // kSlice, kMap, kAlias
-	elemNullable bool               // kSlice, kMap: the items may be null
-	elemNode     *jsonschema.Schema // kSlice, kMap: the items' schema
+	// pointer and description are the defining schema's place and
+	// description ("" when it has none).
+	pointer     string
+	description string
+
+	elem         *gtype // kSlice, kMap, kAlias
+	elemNullable bool   // kSlice, kMap: the items may be null
+	// elemConstraints and elemEnum describe the items (kSlice) or values
+	// (kMap) for the reference: their narrowing keywords and enum values.
+	elemConstraints []string
+	elemEnum        []string
 
 	fields []*field // kStruct
+	// marshal, empty and fill are decided by decideMarshal; wireName by
+	// decideWire.
+	marshal  bool     // kStruct: a MarshalJSON of its own (empty or fill is not)
+	empty    []*field // kStruct: the fields that marshal nil as [] or {}
+	fill     []*field // kStruct: the fields whose nested slices or maps must not be null
+	wired    bool     // kStruct: its JSON goes through a MarshalJSON, its own or a field's
+	wireName string   // kStruct: the name of its wire form; "" when it has none
 
 	enum []enumVal // kEnum
 
@@ -84,11 +101,29 @@ type field struct {
 	t        *gtype
 	required bool
 	nullable bool
-	node     *jsonschema.Schema
+	node     *jsonschema.Schema // the builder's alone
+	pointer  string             // the property's schema's place
+	// doc is the field's comment; constraints and enum describe it for the
+	// reference (every narrowing keyword, the enum values as written);
+	// deflt is the documented default an OrDefault getter returns, or nil.
+	doc         string
+	constraints []string
+	enum        []string
+	deflt       *fieldDefault
 	// shape and tag are the field's Go shape and JSON tag, decided once
-	// (decideShapes) for the struct, its wire form and the docs to read.
-	shape fieldShape
-	tag   string
+	// (decideShapes) for the struct, its wire form and the docs to read;
+	// fillLevels (decideMarshal) and wire (decideWire) follow from them.
+	shape      fieldShape
+	tag        string
+	fillLevels []bool
+	wire       fieldWire
+}
+
+// fieldDefault is a documented default of an optional scalar field.
+type fieldDefault struct {
+	json  string // as the page writes it, compact
+	value any    // a string, int, float64 or bool literal
+	enum  string // or the enum constant
 }
 
 type enumVal struct {
@@ -118,6 +153,12 @@ type docCtx struct {
 	refs    map[string]*gtype
 	refNull map[string]bool
 	refBusy map[string]bool
+	// checks holds the validator's nodes by pointer, checkOrder in the
+	// order made (checks.go).
+	checks     map[string]*vnode
+	checkOrder []*vnode
+	// check is the root of the document's validator.
+	check *vnode
 }
 
 // builder makes the types of a whole package.
@@ -145,10 +186,18 @@ func (d *docCtx) note(ptr, format string, args ...any) {
 
 func (d *docCtx) newNamed(t *gtype, name string, n *jsonschema.Schema) *gtype {
 	t.name = d.b.names.take(name)
-	t.node = n
-	t.doc = d
+	d.define(t, n)
 	d.b.types = append(d.b.types, t)
 	return t
+}
+
+// define records that the named type t is defined by n in d.
+func (d *docCtx) define(t *gtype, n *jsonschema.Schema) {
+	t.node, t.doc = n, d
+	t.pointer = n.Pointer()
+	if desc, ok := n.String("description"); ok {
+		t.description = strings.TrimSpace(desc)
+	}
 }
 
 // resolve maps the schema n to a Go type; name is the type name to use if
@@ -273,7 +322,7 @@ func (d *docCtx) array(n *jsonschema.Schema, name string) *gtype {
 		return &gtype{kind: kSlice, elem: rawType}
 	}
 	et, en := d.resolve(items, singular(name))
-	return &gtype{kind: kSlice, elem: et, elemNullable: en, elemNode: items}
+	return &gtype{kind: kSlice, elem: et, elemNullable: en, elemConstraints: constraints(items, nil), elemEnum: enumValues(et, items)}
 }
 
 func (d *docCtx) object(n *jsonschema.Schema, name string) *gtype {
@@ -287,7 +336,7 @@ func (d *docCtx) object(n *jsonschema.Schema, name string) *gtype {
 		switch {
 		case apSchema:
 			et, en := d.resolve(ap, name+"Value")
-			return &gtype{kind: kMap, elem: et, elemNullable: en, elemNode: ap}
+			return &gtype{kind: kMap, elem: et, elemNullable: en, elemConstraints: constraints(ap, nil), elemEnum: enumValues(et, ap)}
 		case ap != nil && ap.IsFalse():
 			return d.newNamed(&gtype{kind: kStruct}, name, n) // the empty object
 		default:
@@ -316,72 +365,10 @@ func (d *docCtx) fillStruct(t *gtype, n *jsonschema.Schema) {
 		}
 		used[gn] = true
 		ft, nb := d.resolve(p.Schema, t.name+gn)
-		t.fields = append(t.fields, &field{json: p.Name, goName: gn, t: ft, required: req[p.Name], nullable: nb, node: p.Schema})
+		f := &field{json: p.Name, goName: gn, t: ft, required: req[p.Name], nullable: nb, node: p.Schema, pointer: p.Schema.Pointer()}
+		describeField(f)
+		t.fields = append(t.fields, f)
 	}
-}
-
-// decideShapes decides, once all types are made, how each struct field
-// holds its type and its JSON tag:
-//
-//	required, not nullable:  T             (arrays and maps: nil is written as [] / {})
-//	required, nullable:      *T            (slices, maps, raw: nil is null)
-//	optional, not nullable:  *T omitempty  (slices, maps: omitzero, so [] survives)
-//	optional, nullable:      rt.Nullable[T] omitzero (absent, null or a value)
-//
-// A struct held by value that would contain itself by value is a pointer.
-func decideShapes(types []*gtype) {
-	for _, owner := range types {
-		for _, f := range owner.fields {
-			f.shape, f.tag = shapeOf(owner, f)
-		}
-	}
-}
-
-func shapeOf(owner *gtype, f *field) (fieldShape, string) {
-	t := f.t
-	switch {
-	case t.kind == kRaw:
-		if f.required {
-			return shapeValue, f.json
-		}
-		return shapeValue, f.json + ",omitempty"
-	case t.kind == kSlice || t.kind == kMap:
-		switch {
-		case f.required:
-			return shapeValue, f.json
-		case !f.nullable:
-			return shapeValue, f.json + ",omitzero"
-		}
-		return shapeNullable, f.json + ",omitzero"
-	case f.required && !f.nullable:
-		if t.kind == kStruct && valueCycle(owner, t, map[*gtype]bool{}) {
-			return shapePointer, f.json
-		}
-		return shapeValue, f.json
-	case f.required:
-		return shapePointer, f.json
-	case !f.nullable:
-		return shapePointer, f.json + ",omitempty"
-	}
-	return shapeNullable, f.json + ",omitzero"
-}
-
-// valueCycle reports whether the struct t, held by value, contains owner
-// by value: Go cannot lay that out, so such a field is a pointer.
-func valueCycle(owner, t *gtype, seen map[*gtype]bool) bool {
-	if t == owner {
-		return true
-	}
-	if seen[t] {
-		return false
-	}
-	seen[t] = true
-	for _, f := range t.fields {
-		if f.required && !f.nullable && f.t.kind == kStruct && valueCycle(owner, f.t, seen) {
-			return true
-		}
-	}
-	return false
 }
 
 // isBool reports the boolean schemas true and false.

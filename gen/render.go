@@ -1,14 +1,11 @@
 package gen
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
-	"github.com/prickle-dev/prickle/internal/jsonschema"
 )
 
 const (
@@ -95,169 +92,21 @@ func fieldExpr(f *field) *jen.Statement {
 	return typeExpr(f.t)
 }
 
-// nestedNullable returns, for a field whose type nests slices or maps in
-// slices or maps (map[string][]T, [][]T, ...), whether each nested level
-// may be null (see rt.FillEmpty), or nil when no nested level must be
-// kept from null. Optional nullable fields (rt.Nullable) are left out.
-func nestedNullable(f *field) []bool {
-	if !f.required && f.nullable {
-		return nil
-	}
-	var levels []bool
-	must := false
-	for t := f.t; (t.kind == kSlice || t.kind == kMap) && (t.elem.kind == kSlice || t.elem.kind == kMap); t = t.elem {
-		levels = append(levels, t.elemNullable)
-		must = must || !t.elemNullable
-	}
-	if !must {
-		return nil
-	}
-	return levels
-}
-
-// needsFill lists the fields with nested slices or maps that must marshal
-// as [] or {} when nil (nestedNullable).
-func needsFill(t *gtype) []*field {
-	var out []*field
-	for _, f := range t.fields {
-		if nestedNullable(f) != nil {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// needsMarshal reports whether t gets a MarshalJSON of its own: some
-// slice or map in it, at the top or nested, must never be null.
-func needsMarshal(t *gtype) bool { return len(needsEmpty(t)) > 0 || len(needsFill(t)) > 0 }
-
-// needsEmpty lists the fields that must marshal as [] or {} when nil.
-func needsEmpty(t *gtype) []*field {
-	var out []*field
-	for _, f := range t.fields {
-		if f.required && !f.nullable && (f.t.kind == kSlice || f.t.kind == kMap) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// fieldDoc is a field's comment: its description, then the constraints its
-// Go type does not express.
-func fieldDoc(f *field) string {
-	var parts []string
-	if d, ok := f.node.String("description"); ok {
-		parts = append(parts, strings.TrimSpace(d))
-	} else if d, ok := f.node.String("title"); ok {
-		parts = append(parts, strings.TrimSpace(d))
-	}
-	if cs := constraints(f.node, expressedBy(f.t)); len(cs) > 0 {
-		parts = append(parts, "Schema: "+strings.Join(cs, "; ")+".")
-	}
-	if annotated(f.node, "readOnly") {
-		parts = append(parts, "Read-only: set by the server.")
-	}
-	var doc string
-	switch {
-	case len(parts) == 1 && strings.HasPrefix(parts[0], "Schema: "):
-		doc = f.goName + ": " + strings.TrimPrefix(parts[0], "Schema: ")
-	case len(parts) > 0:
-		doc = f.goName + ": " + strings.Join(parts, " ")
-	}
-	if annotated(f.node, "deprecated") {
-		// The paragraph Go's tools (gopls, staticcheck) flag uses of.
-		doc += "\n\nDeprecated: the page marks " + f.json + " deprecated."
-	}
-	return doc
-}
-
-// annotated reports whether the boolean annotation kw is true on n.
-func annotated(n *jsonschema.Schema, kw string) bool {
-	k := n.Get(kw)
-	return k != nil && string(k.Value) == "true"
-}
-
-// constraintKeys are shown in comments and the reference, in this order.
-var constraintKeys = []string{"format", "pattern", "minLength", "maxLength", "minimum", "exclusiveMinimum",
-	"maximum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems", "uniqueItems", "minProperties",
-	"maxProperties", "const", "default"}
-
-// expressedBy returns the constraint keywords that a field of type t
-// expresses by its Go type, so that its comment need not repeat them: a
-// time.Time is an RFC 3339 date-time (format, and the pattern that spells
-// date-time out), a const type is its constant.
-func expressedBy(t *gtype) map[string]bool {
-	switch t.kind {
-	case kTime:
-		return map[string]bool{"format": true, "pattern": true}
-	case kConst:
-		return map[string]bool{"const": true}
-	}
-	return nil
-}
-
-// constraints lists a schema's narrowing keywords as "keyword value",
-// with those of the one non-null alternative of an anyOf / oneOf (a
-// nullable value) after the node's own, leaving out the keywords in skip.
-func constraints(n *jsonschema.Schema, skip map[string]bool) []string {
-	if n == nil {
-		return nil
-	}
-	out := ownConstraints(n, skip)
-	for _, k := range []string{"anyOf", "oneOf"} {
-		var shaped []*jsonschema.Schema
-		for _, a := range n.List(k) {
-			if !a.OnlyNull() {
-				shaped = append(shaped, a)
-			}
-		}
-		if len(shaped) == 1 {
-			out = append(out, constraints(shaped[0], skip)...)
-		}
-	}
-	return out
-}
-
-func ownConstraints(n *jsonschema.Schema, skip map[string]bool) []string {
-	var out []string
-	for _, k := range constraintKeys {
-		kw := n.Get(k)
-		if kw == nil || skip[k] {
-			continue
-		}
-		raw := kw.Value
-		var b bytes.Buffer
-		if json.Compact(&b, raw) != nil {
-			continue
-		}
-		v := b.String()
-		if k == "pattern" || k == "format" {
-			var s string
-			if json.Unmarshal(raw, &s) == nil {
-				v = s
-			}
-		}
-		out = append(out, k+" "+v)
-	}
-	return out
-}
-
+// typeDoc is a named type's comment: its description, else fallback.
 func typeDoc(t *gtype, fallback string) string {
-	if t.node != nil {
-		if d, ok := t.node.String("description"); ok {
-			return t.name + ": " + strings.TrimSpace(d)
-		}
+	if t.description != "" {
+		return t.name + ": " + t.description
 	}
 	return fallback
 }
 
 // renderStruct writes a struct type, its MarshalJSON when arrays or maps
-// must never be null, its wire form (see wireModel) and getters for
+// must never be null, its wire form (see wire.go) and getters for
 // documented defaults.
-func renderStruct(f *jen.File, t *gtype, wm *wireModel) {
+func renderStruct(f *jen.File, t *gtype) {
 	what := t.name + " is an object."
 	if t.doc != nil {
-		what = fmt.Sprintf("%s is an object of the %s of %s (at %s).", t.name, t.doc.section, t.doc.tool.Name, ptrOrRoot(t.node.Pointer()))
+		what = fmt.Sprintf("%s is an object of the %s of %s (at %s).", t.name, t.doc.section, t.doc.tool.Name, ptrOrRoot(t.pointer))
 		if t == t.doc.root {
 			what = fmt.Sprintf("%s is the %s of %s.", t.name, t.doc.section, t.doc.tool.Name)
 		}
@@ -265,7 +114,7 @@ func renderStruct(f *jen.File, t *gtype, wm *wireModel) {
 	f.Add(comment(typeDoc(t, what)))
 	f.Type().Id(t.name).StructFunc(func(g *jen.Group) {
 		for i, fl := range t.fields {
-			if doc := fieldDoc(fl); doc != "" {
+			if doc := fl.doc; doc != "" {
 				if i > 0 {
 					g.Line()
 				}
@@ -274,24 +123,24 @@ func renderStruct(f *jen.File, t *gtype, wm *wireModel) {
 			g.Id(fl.goName).Add(fieldExpr(fl)).Tag(map[string]string{"json": fl.tag})
 		}
 	})
-	if needsMarshal(t) {
+	if t.marshal {
 		f.Line()
 		doc := "MarshalJSON writes "
-		if empty := needsEmpty(t); len(empty) > 0 {
-			doc += fieldNames(empty) + " as empty, never null, when nil"
-			if fill := needsFill(t); len(fill) > 0 {
+		if len(t.empty) > 0 {
+			doc += fieldNames(t.empty) + " as empty, never null, when nil"
+			if len(t.fill) > 0 {
 				doc += ", and "
 			}
 		}
-		if fill := needsFill(t); len(fill) > 0 {
-			doc += "the slices and maps nested in " + fieldNames(fill) + " as empty when nil"
+		if len(t.fill) > 0 {
+			doc += "the slices and maps nested in " + fieldNames(t.fill) + " as empty when nil"
 		}
 		f.Add(comment(doc + ": the schema requires them."))
 		f.Func().Params(jen.Id("v").Id(t.name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
 			jen.Return(jen.Qual(pkgJSON, "Marshal").Call(jen.Id("v").Dot("wire").Call())),
 		)
 	}
-	renderWire(f, t, wm)
+	renderWire(f, t)
 	for _, fl := range t.fields {
 		renderDefault(f, t, fl)
 	}
@@ -301,72 +150,23 @@ func renderStruct(f *jen.File, t *gtype, wm *wireModel) {
 // renderDefault writes FieldOrDefault for an optional scalar field with a
 // documented default.
 func renderDefault(f *jen.File, t *gtype, fl *field) {
-	k := fl.node.Get("default")
-	if k == nil || fl.required || fl.nullable {
+	d := fl.deflt
+	if d == nil {
 		return
 	}
-	raw := k.Value
-	var lit jen.Code
-	switch fl.t.kind {
-	case kPrim:
-		switch fl.t.prim {
-		case "string":
-			var s string
-			if json.Unmarshal(raw, &s) != nil {
-				return
-			}
-			lit = jen.Lit(s)
-		case "int64":
-			i, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
-			if err != nil {
-				return
-			}
-			lit = jen.Lit(int(i))
-		case "float64":
-			var x float64
-			if json.Unmarshal(raw, &x) != nil {
-				return
-			}
-			lit = jen.Lit(x)
-		case "bool":
-			var x bool
-			if json.Unmarshal(raw, &x) != nil {
-				return
-			}
-			lit = jen.Lit(x)
-		}
-	case kEnum:
-		for _, ev := range fl.t.enum {
-			if fl.t.prim == "string" {
-				var s string
-				if json.Unmarshal(raw, &s) == nil && s == ev.str {
-					lit = jen.Id(ev.goName)
-				}
-			} else if string(bytes.TrimSpace(raw)) == strconv.FormatInt(ev.num, 10) {
-				lit = jen.Id(ev.goName)
-			}
-		}
-	}
-	if lit == nil {
-		return
+	lit := jen.Lit(d.value)
+	if d.enum != "" {
+		lit = jen.Id(d.enum)
 	}
 	name := fl.goName + "OrDefault"
 	f.Line()
-	f.Add(comment(fmt.Sprintf("%s returns %s, or its documented default %s when it is unset.", name, fl.goName, compactJSON(raw))))
+	f.Add(comment(fmt.Sprintf("%s returns %s, or its documented default %s when it is unset.", name, fl.goName, d.json)))
 	f.Func().Params(jen.Id("v").Op("*").Id(t.name)).Id(name).Params().Add(typeExpr(fl.t)).Block(
 		jen.If(jen.Id("v").Op("!=").Nil().Op("&&").Id("v").Dot(fl.goName).Op("!=").Nil()).Block(
 			jen.Return(jen.Op("*").Id("v").Dot(fl.goName)),
 		),
 		jen.Return(lit),
 	)
-}
-
-func compactJSON(raw []byte) string {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return string(raw)
-	}
-	return b.String()
 }
 
 func ptrOrRoot(p string) string {

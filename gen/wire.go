@@ -9,7 +9,7 @@ import (
 // Wire forms.
 //
 // A struct that must write a nil array or map as [] / {} has a MarshalJSON
-// (needsEmpty), and encoding/json scans again whatever a MarshalJSON
+// (gtype.marshal), and encoding/json scans again whatever a MarshalJSON
 // returns: once per level of such structs. So each such struct, and each
 // struct that holds one, has an unexported wire form: the same fields and
 // tags, nested structs in their wire forms, required arrays and maps never
@@ -22,124 +22,15 @@ import (
 // Containers the wire form does not convert (rt.Nullable, unions, arrays of
 // arrays) keep the struct's own type, and so its MarshalJSON.
 
-// wireShape is how a field's type changes in the wire form.
-type wireShape int
-
-const (
-	wireSame  wireShape = iota // the field's own type
-	wireValue                  // T → wireT
-	wirePtr                    // *T → *wireT
-	wireSlice                  // []T, []*T → []wireT, []*wireT
-	wireMap                    // map[string]T, map[string]*T → map[string]wireT, ...
-)
-
-// wireModel names the wire forms of a package's structs.
-type wireModel struct {
-	names map[*gtype]string // the structs that have a wire form
-	wired map[*gtype]bool   // the structs whose JSON goes through a MarshalJSON
-}
-
-// fieldWire is how f changes in the wire form, given which structs are
-// wired, and the struct it converts (elemPtr: items or values are
-// pointers). It reads the field's shape.
-func fieldWire(f *field, wired map[*gtype]bool) (shape wireShape, elem *gtype, elemPtr bool) {
-	t := f.t
-	if f.shape == shapeNullable {
-		return wireSame, nil, false // rt.Nullable keeps its own MarshalJSON
-	}
-	switch t.kind {
-	case kSlice, kMap:
-		if t.elem.kind != kStruct || !wired[t.elem] {
-			return wireSame, nil, false
-		}
-		if t.kind == kSlice {
-			return wireSlice, t.elem, t.elemNullable
-		}
-		return wireMap, t.elem, t.elemNullable
-	case kStruct:
-		if !wired[t] {
-			return wireSame, nil, false
-		}
-		if f.shape == shapePointer {
-			return wirePtr, t, false
-		}
-		return wireValue, t, false
-	}
-	return wireSame, nil, false // what has no MarshalJSON inside
-}
-
-// newWireModel finds the structs whose JSON goes through a MarshalJSON of
-// theirs or of a struct they hold, and names the wire forms that are used:
-// those of structs with a MarshalJSON, of the output roots among the wired
-// structs, and of what their wire forms hold. taken lists the package's
-// unexported names.
-func newWireModel(types []*gtype, outputs []*gtype, taken map[string]bool) *wireModel {
-	wm := &wireModel{names: map[*gtype]string{}, wired: map[*gtype]bool{}}
-	for _, t := range types {
-		if t.kind == kStruct && needsMarshal(t) {
-			wm.wired[t] = true
-		}
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, t := range types {
-			if t.kind != kStruct || wm.wired[t] {
-				continue
-			}
-			for _, f := range t.fields {
-				if s, _, _ := fieldWire(f, wm.wired); s != wireSame {
-					wm.wired[t], changed = true, true
-					break
-				}
-			}
-		}
-	}
-	used := map[*gtype]bool{}
-	var use func(t *gtype)
-	use = func(t *gtype) {
-		if used[t] {
-			return
-		}
-		used[t] = true
-		for _, f := range t.fields {
-			if s, elem, _ := fieldWire(f, wm.wired); s != wireSame {
-				use(elem)
-			}
-		}
-	}
-	for _, t := range types {
-		if t.kind == kStruct && needsMarshal(t) {
-			use(t)
-		}
-	}
-	for _, t := range outputs {
-		if t.kind == kStruct && wm.wired[t] {
-			use(t)
-		}
-	}
-	for _, t := range types { // in order, so that names do not depend on map order
-		if !used[t] {
-			continue
-		}
-		name := "wire" + t.name
-		for taken[name] {
-			name += "Wire"
-		}
-		taken[name] = true
-		wm.names[t] = name
-	}
-	return wm
-}
-
 // renderWire writes t's wire form and its wire method, if it has one.
-func renderWire(f *jen.File, t *gtype, wm *wireModel) {
-	name, ok := wm.names[t]
-	if !ok {
+func renderWire(f *jen.File, t *gtype) {
+	name := t.wireName
+	if name == "" {
 		return
 	}
 	converted := false // a field's type changes
 	for _, fl := range t.fields {
-		if s, _, _ := fieldWire(fl, wm.wired); s != wireSame {
+		if fl.wire.shape != wireSame {
 			converted = true
 		}
 	}
@@ -151,8 +42,8 @@ func renderWire(f *jen.File, t *gtype, wm *wireModel) {
 		f.Type().Id(name).StructFunc(func(g *jen.Group) {
 			for _, fl := range t.fields {
 				typ := fieldExpr(fl)
-				if s, elem, elemPtr := fieldWire(fl, wm.wired); s != wireSame {
-					typ = wireTypeExpr(s, wm.names[elem], elemPtr)
+				if w := fl.wire; w.shape != wireSame {
+					typ = wireTypeExpr(w.shape, w.elem.wireName, w.elemPtr)
 				}
 				g.Id(fl.goName).Add(typ).Tag(map[string]string{"json": fl.tag})
 			}
@@ -160,17 +51,17 @@ func renderWire(f *jen.File, t *gtype, wm *wireModel) {
 	}
 	f.Line()
 	doc := "wire returns v in its wire form"
-	if empty := needsEmpty(t); len(empty) > 0 {
-		doc += ", with " + fieldNames(empty) + " empty, never null, when nil"
+	if len(t.empty) > 0 {
+		doc += ", with " + fieldNames(t.empty) + " empty, never null, when nil"
 	}
-	if fill := needsFill(t); len(fill) > 0 {
-		doc += ", and the nil slices and maps nested in " + fieldNames(fill) + " empty where the schema forbids null"
+	if len(t.fill) > 0 {
+		doc += ", and the nil slices and maps nested in " + fieldNames(t.fill) + " empty where the schema forbids null"
 	}
 	f.Add(comment(doc + "."))
 	f.Func().Params(jen.Id("v").Id(t.name)).Id("wire").Params().Id(name).BlockFunc(func(g *jen.Group) {
 		var same []jen.Code
 		for _, fl := range t.fields {
-			if s, _, _ := fieldWire(fl, wm.wired); s == wireSame {
+			if fl.wire.shape == wireSame {
 				same = append(same, jen.Id(fl.goName).Op(":").Id("v").Dot(fl.goName))
 			}
 		}
@@ -180,20 +71,20 @@ func renderWire(f *jen.File, t *gtype, wm *wireModel) {
 			g.Id("w").Op(":=").Id(name).Call(jen.Id("v"))
 		}
 		empty := map[*field]bool{}
-		for _, fl := range needsEmpty(t) {
+		for _, fl := range t.empty {
 			empty[fl] = true
 		}
 		for _, fl := range t.fields {
 			// Fresh statements every time: jen appends to a statement in place.
 			src := func() *jen.Statement { return jen.Id("v").Dot(fl.goName) }
 			dst := func() *jen.Statement { return jen.Id("w").Dot(fl.goName) }
-			s, elem, elemPtr := fieldWire(fl, wm.wired)
+			s, elemPtr := fl.wire.shape, fl.wire.elemPtr
 			switch s {
 			case wireSame:
 				if empty[fl] {
 					g.If(dst().Op("==").Nil()).Block(dst().Op("=").Add(typeExpr(fl.t)).Values())
 				}
-				if levels := nestedNullable(fl); levels != nil {
+				if levels := fl.fillLevels; levels != nil {
 					args := []jen.Code{dst()} // after the empty fill above
 					for _, n := range levels {
 						args = append(args, jen.Lit(n))
@@ -216,7 +107,7 @@ func renderWire(f *jen.File, t *gtype, wm *wireModel) {
 					loop = jen.For(jen.List(jen.Id("k"), jen.Id("x")).Op(":=").Range().Add(src())).Block(
 						wireElem(dst().Index(jen.Id("k")), jen.Id("x"), elemPtr, true))
 				}
-				fill := []jen.Code{dst().Op("=").Make(wireTypeExpr(s, wm.names[elem], elemPtr), jen.Len(src())), loop}
+				fill := []jen.Code{dst().Op("=").Make(wireTypeExpr(s, fl.wire.elem.wireName, elemPtr), jen.Len(src())), loop}
 				if empty[fl] {
 					for _, c := range fill { // a nil slice or map becomes an empty one
 						g.Add(c)

@@ -273,7 +273,7 @@ func TestWireForms(t *testing.T) {
 		}
 		var tools []map[string]string
 		for _, tm := range m.tools {
-			if _, ok := m.wire.names[tm.out.root]; ok {
+			if tm.out.root.wireName != "" {
 				tools = append(tools, map[string]string{"Name": tm.t.Name, "Go": tm.goName})
 			}
 		}

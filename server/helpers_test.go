@@ -422,30 +422,9 @@ func checkWireSuccess(t *testing.T, tool api.ToolName, w wireCall) []byte {
 }
 
 func toolFor(name api.ToolName) *rt.Tool {
-	// The generated tools are unexported; build an equivalent for
-	// rt.DecodeResult (it needs the name and the output validator).
-	schemas := map[api.ToolName]string{
-		api.ToolClaimTask:          api.ClaimTaskOutputSchema,
-		api.ToolClaimDiscussion:    api.ClaimDiscussionOutputSchema,
-		api.ToolDiscoverTeamAgents: api.DiscoverTeamAgentsOutputSchema,
-	}
-	return &rt.Tool{Name: string(name), Output: outputValidatorFor(string(name), schemas[name])}
-}
-
-var (
-	validatorsMu sync.Mutex
-	validators   = map[string]*rt.Validator{}
-)
-
-func outputValidatorFor(name, schema string) *rt.Validator {
-	validatorsMu.Lock()
-	defer validatorsMu.Unlock()
-	v, ok := validators[name]
-	if !ok {
-		v = rt.NewValidator(name+"/output", []byte(schema))
-		validators[name] = v
-	}
-	return v
+	// The documented tool: rt.DecodeResult needs its name and its output
+	// validator.
+	return api.Tool(name)
 }
 
 // refused calls tool and requires a refusal with code: an isError result

@@ -152,8 +152,9 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 		cfg.Logger = slog.Default()
 	}
 	cfg.withDefaults()
-	// Compile the validators now: the first caller should not pay for it,
-	// and a schema that does not compile should stop the server at start.
+	// Compile the validators' patterns now: the first caller should not pay
+	// for it, and a pattern that does not compile should stop the server
+	// at start.
 	if err := api.CompileSchemas(); err != nil {
 		return nil, nil, fmt.Errorf("compile schemas: %w", err)
 	}

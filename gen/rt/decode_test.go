@@ -27,7 +27,7 @@ type decodeWake struct {
 
 var decodeTool = &Tool{
 	Name: "decode",
-	Input: NewValidator("decode/input", []byte(`{
+	Input: schemaValidator("decode/input", `{
 		"type": "object",
 		"properties": {
 			"task_id": {"type": "string", "maxLength": 64, "pattern": "^[a-z0-9-]+$"},
@@ -38,8 +38,8 @@ var decodeTool = &Tool{
 			"note": {"type": ["object", "null"], "properties": {"message_id": {"type": "string", "pattern": "^[a-z]+$"}}}
 		},
 		"required": ["task_id"]
-	}`)),
-	Output: NewValidator("decode/output", []byte(`{"type":"object"}`)),
+	}`),
+	Output: schemaValidator("decode/output", `{"type":"object"}`),
 }
 
 // callDecode runs args through Handle and returns what the handler got

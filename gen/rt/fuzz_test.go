@@ -23,8 +23,7 @@ type fuzzTool struct {
 
 func newFuzzTool[In any](tool api.ToolName, schema string) fuzzTool {
 	name := string(tool)
-	t := &rt.Tool{Name: name, Input: rt.NewValidator(name+"/input", []byte(schema)),
-		Output: rt.NewValidator(name+"/output", []byte(`{}`))}
+	t := &rt.Tool{Name: name, Input: api.Tool(tool).Input, Output: api.Tool(tool).Output}
 	return fuzzTool{name: name, schema: schema, call: func(args []byte) (any, *mcp.CallToolResult) {
 		var got *In
 		h := rt.Handle(t, func(_ context.Context, in *In) (*struct{}, error) {

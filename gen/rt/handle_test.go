@@ -45,8 +45,8 @@ func TestHandleResultJSON(t *testing.T) {
 	}
 	tool := &Tool{
 		Name:   "echo",
-		Input:  NewValidator("echo/input", []byte(`{"type":"object"}`)),
-		Output: NewValidator("echo/output", []byte(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)),
+		Input:  schemaValidator("echo/input", `{"type":"object"}`),
+		Output: schemaValidator("echo/output", `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
 	}
 	h := Handle(tool, func(context.Context, *struct{}) (*out, error) { return &out{Name: "<a&b>"}, nil }, nil)
 	res, err := h(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Arguments: json.RawMessage(`{}`)}})
@@ -69,8 +69,8 @@ func TestHandleResultJSON(t *testing.T) {
 func TestValidationTimeoutIsInternalError(t *testing.T) {
 	tool := &Tool{
 		Name:   "slug",
-		Input:  NewValidator("slug/input", []byte(`{"type":"object","properties":{"project":{"type":"string","pattern":"^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$"}}}`)),
-		Output: NewValidator("slug/output", []byte(`{"type":"object"}`)),
+		Input:  schemaValidator("slug/input", `{"type":"object","properties":{"project":{"type":"string","pattern":"^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$"}}}`),
+		Output: schemaValidator("slug/output", `{"type":"object"}`),
 	}
 	ran := false
 	var info CallInfo
@@ -103,8 +103,8 @@ func TestHandleRepeatedOutputsStillValidated(t *testing.T) {
 	}
 	tool := &Tool{
 		Name:   "echo",
-		Input:  NewValidator("echo/input", []byte(`{"type":"object"}`)),
-		Output: NewValidator("echo/output", []byte(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)),
+		Input:  schemaValidator("echo/input", `{"type":"object"}`),
+		Output: schemaValidator("echo/output", `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
 	}
 	h := Handle(tool, func(context.Context, *struct{}) (*out, error) { return &out{Name: 7}, nil },
 		&RegisterOptions{Logger: slog.New(slog.DiscardHandler), RepeatedOutputs: []string{"echo"}})

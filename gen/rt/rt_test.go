@@ -89,22 +89,6 @@ func TestCheckConst(t *testing.T) {
 	}
 }
 
-func TestValidatorLazy(t *testing.T) {
-	v := NewValidator("t", []byte(`{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"type":"string","pattern":"^(?=x)"}}}`))
-	if err := v.Validate([]byte(`{"a":"xy"}`)); err != nil {
-		t.Fatal(err)
-	}
-	err := v.Validate([]byte(`{"a":"y"}`))
-	var ve *ValidationError
-	if !errors.As(err, &ve) || ve.Violations[0].Pointer != "/a" {
-		t.Fatalf("err = %v", err)
-	}
-	bad := NewValidator("bad", []byte(`{"type":"nope"}`))
-	if bad.Compile() == nil || bad.Validate([]byte(`{}`)) == nil {
-		t.Error("a broken schema compiled")
-	}
-}
-
 type in struct {
 	A string `json:"a"`
 }
@@ -114,8 +98,8 @@ type out struct {
 
 func TestHandleTokenInfoFromRequest(t *testing.T) {
 	tool := &Tool{Name: "t",
-		Input:  NewValidator("t/in", []byte(`{"type":"object"}`)),
-		Output: NewValidator("t/out", []byte(`{"type":"object","required":["b"]}`)),
+		Input:  schemaValidator("t/in", `{"type":"object"}`),
+		Output: schemaValidator("t/out", `{"type":"object","required":["b"]}`),
 	}
 	var seen *auth.TokenInfo
 	h := Handle(tool, func(ctx context.Context, _ *in) (*out, error) {
@@ -147,8 +131,8 @@ func TestHandleTokenInfoFromRequest(t *testing.T) {
 func TestDecodeResultExactIntegers(t *testing.T) {
 	tool := &Tool{
 		Name:   "big",
-		Input:  NewValidator("big/input", []byte(`{"type":"object"}`)),
-		Output: NewValidator("big/output", []byte(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)),
+		Input:  schemaValidator("big/input", `{"type":"object"}`),
+		Output: schemaValidator("big/output", `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
 	}
 	type out struct {
 		N uint64 `json:"n"`
@@ -182,7 +166,7 @@ func TestDecodeResultExactIntegers(t *testing.T) {
 // documents and validations that did not complete are never remembered,
 // and the memory is bounded.
 func TestValidateRemembered(t *testing.T) {
-	v := NewValidator("remember", []byte(`{"type":"object","properties":{"s":{"type":"string","pattern":"^(?=x)"}},"required":["s"]}`))
+	v := schemaValidator("remember", `{"type":"object","properties":{"s":{"type":"string","pattern":"^(?=x)"}},"required":["s"]}`)
 	doc := []byte(`{"s":"xyz"}`)
 	if err := v.ValidateRemembered(doc); err != nil {
 		t.Fatal(err)

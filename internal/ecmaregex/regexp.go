@@ -159,6 +159,25 @@ func (r *Regexp) MatchString(s string) (bool, error) {
 	return ok, err
 }
 
+// Match is MatchString for a string held as bytes; it keeps no reference
+// to b.
+func (r *Regexp) Match(b []byte) (bool, error) {
+	if ok, hit := r.matches.getBytes(b); hit {
+		return ok, nil
+	}
+	if r.re2 != nil {
+		ok := r.re2.Match(b)
+		r.matches.putBytes(b, ok)
+		return ok, nil
+	}
+	s := string(b)
+	ok, err := r.match(s)
+	if err == nil {
+		r.matches.put(s, ok)
+	}
+	return ok, err
+}
+
 func (r *Regexp) match(s string) (bool, error) {
 	if r.re2 != nil {
 		return r.re2.MatchString(s), nil
@@ -205,6 +224,24 @@ func (c *matchCache) get(s string) (ok, hit bool) {
 	ok, hit = c.m[s]
 	c.mu.RUnlock()
 	return ok, hit
+}
+
+// getBytes is get for a string held as bytes.
+func (c *matchCache) getBytes(b []byte) (ok, hit bool) {
+	if len(b) > matchCacheMaxLen {
+		return false, false
+	}
+	c.mu.RLock()
+	ok, hit = c.m[string(b)]
+	c.mu.RUnlock()
+	return ok, hit
+}
+
+// putBytes is put for a string held as bytes: the key is a copy.
+func (c *matchCache) putBytes(b []byte, ok bool) {
+	if len(b) <= matchCacheMaxLen {
+		c.put(string(b), ok)
+	}
 }
 
 func (c *matchCache) put(s string, ok bool) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,7 +105,22 @@ func unmarshal(raw []byte, flags segjson.ParseFlags) (any, error) {
 			return v, nil
 		}
 	}
-	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	return unmarshalStd(raw)
+}
+
+// unmarshalStd decodes raw with encoding/json, numbers as json.Number, as
+// jsonschema.UnmarshalJSON does: one value, then nothing but white space.
+func unmarshalStd(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid character after top-level value")
+	}
+	return v, nil
 }
 
 // Compile compiles one schema document, named url, from its raw bytes.
@@ -236,51 +252,78 @@ func Violations(err error) []Violation {
 	return out
 }
 
-// wording words a violation. A bound's library wording ("got 0, want 0"
-// for exclusiveMinimum 0) does not say which way the bound goes.
-func wording(k jsonschema.ErrorKind) string {
-	rat := func(r *big.Rat) string {
-		if r.IsInt() {
-			return Cut(r.Num().String())
-		}
-		f, _ := r.Float64()
-		return strconv.FormatFloat(f, 'g', -1, 64)
+// rat writes a number of a bound's message: an integer exactly, else the
+// nearest float64.
+func rat(r *big.Rat) string {
+	if r.IsInt() {
+		return Cut(r.Num().String())
 	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// wording words a violation of the library's kind k with the words of
+// this package (wording.go), which the generated validators use too.
+func wording(k jsonschema.ErrorKind) string {
 	switch k := k.(type) {
-	case *kind.Minimum:
-		return fmt.Sprintf("minimum: got %s, want at least %s", rat(k.Got), rat(k.Want))
-	case *kind.Maximum:
-		return fmt.Sprintf("maximum: got %s, want at most %s", rat(k.Got), rat(k.Want))
-	case *kind.ExclusiveMinimum:
-		return fmt.Sprintf("exclusiveMinimum: got %s, want more than %s", rat(k.Got), rat(k.Want))
-	case *kind.ExclusiveMaximum:
-		return fmt.Sprintf("exclusiveMaximum: got %s, want less than %s", rat(k.Got), rat(k.Want))
-	case *kind.MultipleOf:
-		return fmt.Sprintf("multipleOf: got %s, want a multiple of %s", rat(k.Got), rat(k.Want))
-	case *kind.MinLength:
-		return fmt.Sprintf("minLength: got %d characters, want at least %d", k.Got, k.Want)
-	case *kind.MaxLength:
-		return fmt.Sprintf("maxLength: got %d characters, want at most %d", k.Got, k.Want)
-	case *kind.MinItems:
-		return fmt.Sprintf("minItems: got %d items, want at least %d", k.Got, k.Want)
-	case *kind.MaxItems:
-		return fmt.Sprintf("maxItems: got %d items, want at most %d", k.Got, k.Want)
-	case *kind.MinProperties:
-		return fmt.Sprintf("minProperties: got %d properties, want at least %d", k.Got, k.Want)
-	case *kind.MaxProperties:
-		return fmt.Sprintf("maxProperties: got %d properties, want at most %d", k.Got, k.Want)
-	case *kind.Pattern:
-		// The value they quote is cut, so that a refusal stays small
-		// whatever the caller sent.
-		c := *k
-		c.Got = Cut(k.Got)
-		return c.LocalizedString(printer)
+	case *kind.Type:
+		return TypeMessage(k.Got, k.Want)
+	case *kind.Const:
+		return ConstMessage(k.Want)
+	case *kind.Enum:
+		return EnumMessage(k.Want)
 	case *kind.Format:
-		if str, ok := k.Got.(string); ok {
-			c := *k
-			c.Got = Cut(str)
-			return c.LocalizedString(printer)
+		if got, ok := k.Got.(string); ok {
+			return FormatMessage(got, k.Want, k.Err)
 		}
+	case *kind.Pattern:
+		return PatternMessage(k.Got, k.Want)
+	case *kind.Minimum:
+		return MinimumMessage(k.Got, k.Want)
+	case *kind.Maximum:
+		return MaximumMessage(k.Got, k.Want)
+	case *kind.ExclusiveMinimum:
+		return ExclusiveMinimumMessage(k.Got, k.Want)
+	case *kind.ExclusiveMaximum:
+		return ExclusiveMaximumMessage(k.Got, k.Want)
+	case *kind.MultipleOf:
+		return MultipleOfMessage(k.Got, k.Want)
+	case *kind.MinLength:
+		return MinLengthMessage(k.Got, k.Want)
+	case *kind.MaxLength:
+		return MaxLengthMessage(k.Got, k.Want)
+	case *kind.MinItems:
+		return MinItemsMessage(k.Got, k.Want)
+	case *kind.MaxItems:
+		return MaxItemsMessage(k.Got, k.Want)
+	case *kind.MinProperties:
+		return MinPropertiesMessage(k.Got, k.Want)
+	case *kind.MaxProperties:
+		return MaxPropertiesMessage(k.Got, k.Want)
+	case *kind.Required:
+		return RequiredMessage(k.Missing)
+	case *kind.DependentRequired:
+		return DependentRequiredMessage(k.Prop, k.Missing)
+	case *kind.AdditionalProperties:
+		return AdditionalPropertiesMessage(k.Properties)
+	case *kind.PropertyNames:
+		return PropertyNamesMessage(k.Property)
+	case *kind.UniqueItems:
+		return UniqueItemsMessage(k.Duplicates[0], k.Duplicates[1])
+	case *kind.Contains:
+		return ContainsMessage()
+	case *kind.MinContains:
+		return MinContainsMessage(k.Got, k.Want)
+	case *kind.MaxContains:
+		return MaxContainsMessage(k.Got, k.Want)
+	case *kind.OneOf:
+		if len(k.Subschemas) == 2 {
+			return OneOfMessage(k.Subschemas[0], k.Subschemas[1])
+		}
+	case *kind.Not:
+		return NotMessage()
+	case *kind.FalseSchema:
+		return FalseMessage()
 	}
 	return k.LocalizedString(printer)
 }
@@ -301,12 +344,16 @@ func Cut(s string) string {
 	return s
 }
 
-// keywordLocation is the failing keyword's location in the schema, taken
-// from the absolute schema URL's fragment.
+// keywordLocation is the failing keyword's location in the schema, a JSON
+// pointer: the absolute schema URL's fragment, which the library
+// percent-encodes as a URL's fragment, decoded.
 func keywordLocation(e *jsonschema.ValidationError) string {
 	frag := ""
 	if i := strings.IndexByte(e.SchemaURL, '#'); i >= 0 {
 		frag = e.SchemaURL[i+1:]
+		if dec, err := url.PathUnescape(frag); err == nil {
+			frag = dec
+		}
 	}
 	return frag + jsonpointer.Join(e.ErrorKind.KeywordPath())
 }
@@ -337,12 +384,29 @@ func Validate(s *jsonschema.Schema, raw []byte) error {
 	// they quote), so it may point into raw.
 	inst, err := unmarshal(raw, segjson.UseNumber|segjson.ZeroCopy)
 	if err != nil {
-		return &ValidationError{Violations: []Violation{{Keyword: "json", Message: "invalid JSON: " + err.Error()}}}
+		return &ValidationError{Violations: []Violation{syntaxViolation(err)}}
 	}
 	if v := Strict(raw); v != nil {
 		return &ValidationError{Violations: []Violation{*v}}
 	}
 	return ValidateValue(s, inst)
+}
+
+// syntaxViolation is the violation of a document that does not parse.
+func syntaxViolation(err error) Violation {
+	return Violation{Keyword: "json", Message: "invalid JSON: " + err.Error()}
+}
+
+// DocumentViolation returns what Validate finds wrong with raw before any
+// schema applies: JSON that does not parse (a violation at the root,
+// keyword "json") or a document that is not I-JSON (Strict); nil when raw
+// is one I-JSON value.
+func DocumentViolation(raw []byte) *Violation {
+	if _, err := unmarshal(raw, segjson.UseNumber|segjson.ZeroCopy); err != nil {
+		v := syntaxViolation(err)
+		return &v
+	}
+	return Strict(raw)
 }
 
 // Strict returns nil when raw is one JSON value that every decoder reads

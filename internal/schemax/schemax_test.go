@@ -156,7 +156,7 @@ func TestBoundWording(t *testing.T) {
 	}
 }
 
-// TestQuotedValuesCut: a violation quotes at most maxQuoted characters of
+// TestQuotedValuesCut: a violation quotes at most MaxQuoted characters of
 // the value, so that a refusal stays small whatever the caller sent.
 func TestQuotedValuesCut(t *testing.T) {
 	s, err := Compile("x", []byte(`{"type":"object","properties":{"a":{"pattern":"^[a-z]+$"},"b":{"format":"date-time"}}}`))

@@ -1,0 +1,43 @@
+package api_test
+
+import (
+	"testing"
+
+	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/internal/schemadiff"
+	"github.com/prickle-dev/prickle/spec"
+)
+
+// fuzzValidators fuzzes the generated validators of one tool's input and
+// output against the oracle, seeded with the tool's differential cases
+// (schemadiff.Cases): any document, the same verdict and violations.
+func fuzzValidators(f *testing.F, tool api.ToolName) {
+	s, err := spec.LoadBundled()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, c := range schemadiff.Cases(s) {
+		if c.Tool == string(tool) {
+			f.Add(c.Section == "output", c.Doc)
+		}
+	}
+	t := api.Tool(tool)
+	oracle := schemadiff.NewOracle()
+	f.Fuzz(func(tt *testing.T, output bool, doc []byte) {
+		v, section := t.Input, "input"
+		if output {
+			v, section = t.Output, "output"
+		}
+		want, err := oracle.Judge(t.Name+"/"+section, v.Schema(), doc)
+		if err != nil {
+			tt.Fatal(err)
+		}
+		if d := schemadiff.Diff(schemadiff.ResultOf(v.Validate(doc)), want); d != "" {
+			tt.Fatalf("%s %s %q: %s", t.Name, section, doc, d)
+		}
+	})
+}
+
+func FuzzValidateClaimTask(f *testing.F)          { fuzzValidators(f, api.ToolClaimTask) }
+func FuzzValidateClaimDiscussion(f *testing.F)    { fuzzValidators(f, api.ToolClaimDiscussion) }
+func FuzzValidateDiscoverTeamAgents(f *testing.F) { fuzzValidators(f, api.ToolDiscoverTeamAgents) }
