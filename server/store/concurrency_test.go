@@ -21,7 +21,6 @@ package store
 // unless it says otherwise, each database alone failed as many.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -31,6 +30,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 const (
@@ -64,51 +65,42 @@ func raceRunnerToken(i, j int) string { return fmt.Sprintf("prk_race-runner-%d-%
 func raceTurn(n int) string { return fmt.Sprintf("race-turn-%d", n) }
 
 // raceWorld is the fixture of the race world, with turns of raceTurn.
-func raceWorld(t *testing.T, turns int) string {
-	t.Helper()
-	type obj = map[string]any
-	var agents, runners []obj
-	var wakeAll []obj
+func raceWorld(turns int) string {
+	limit, owner := 2, "maya"
+	w := &world.World{
+		Version:     world.Version,
+		Projects:    []world.Project{{Slug: raceProject}},
+		People:      []world.Person{{Handle: owner, DisplayName: "Maya"}},
+		Memberships: []world.Membership{{Project: raceProject, Person: owner}},
+		Rooms:       []world.Room{{ID: "race-private", Project: raceProject, Kind: "private", Owner: &owner}},
+		Messages:    []world.Message{{ID: raceWake, Room: "race-private", Kind: "room_message", Author: owner, Body: "wake"}},
+		Turns:       []world.Turn{{Message: raceWake, Agents: []world.TurnAgent{{Agent: raceAgent(0)}}}},
+		Tasks:       []world.Task{{ID: raceTask, Project: raceProject, Agent: raceAgent(0)}},
+	}
+	var wakeAll []world.TurnAgent
 	for i := range raceAgents {
-		agents = append(agents, obj{"id": raceAgent(i), "model": "m", "client": "c",
-			"availability": "online", "trust_level": "owner_verified", "token": raceAgentToken(i)})
+		w.Agents = append(w.Agents, world.Agent{ID: raceAgent(i), Model: "m", Client: "c",
+			Availability: "online", TrustLevel: "owner_verified", Token: raceAgentToken(i)})
 		n := 1
 		if i == 0 {
 			n = 2
 		}
 		for j := range n {
-			runners = append(runners, obj{"id": fmt.Sprintf("r%d-%d", i, j), "agent": raceAgent(i), "token": raceRunnerToken(i, j)})
+			w.Runners = append(w.Runners, world.Runner{ID: fmt.Sprintf("r%d-%d", i, j), Agent: raceAgent(i), Token: raceRunnerToken(i, j)})
 		}
-		wakeAll = append(wakeAll, obj{"agent": raceAgent(i)})
+		wakeAll = append(wakeAll, world.TurnAgent{Agent: raceAgent(i)})
 	}
-	messages := []obj{{"id": raceWake, "room": "race-private", "kind": "room_message", "author": "maya", "body": "wake"}}
-	turnList := []obj{{"message": raceWake, "agents": []obj{{"agent": raceAgent(0)}}}}
 	for n := range turns {
-		messages = append(messages, obj{"id": raceTurn(n), "room": "race-private", "kind": "room_message", "author": "maya", "body": "all of you"})
-		turnList = append(turnList, obj{"message": raceTurn(n), "agents": wakeAll, "reply_limit": 2})
+		w.Messages = append(w.Messages, world.Message{ID: raceTurn(n), Room: "race-private", Kind: "room_message", Author: owner, Body: "all of you"})
+		w.Turns = append(w.Turns, world.Turn{Message: raceTurn(n), Agents: wakeAll, ReplyLimit: &limit})
 	}
-	b, err := json.Marshal(obj{
-		"version":     1,
-		"projects":    []obj{{"slug": raceProject}},
-		"people":      []obj{{"handle": "maya", "display_name": "Maya"}},
-		"memberships": []obj{{"project": raceProject, "person": "maya"}},
-		"agents":      agents,
-		"runners":     runners,
-		"rooms":       []obj{{"id": "race-private", "project": raceProject, "kind": "private", "owner": "maya"}},
-		"messages":    messages,
-		"turns":       turnList,
-		"tasks":       []obj{{"id": raceTask, "project": raceProject, "agent": raceAgent(0)}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return string(w.Marshal())
 }
 
 // forEachRaceDB runs fn on a database file and on ":memory:", each holding
 // the race world with turns turns.
 func forEachRaceDB(t *testing.T, turns int, fn func(t *testing.T, s *Store, c *clock)) {
-	world := raceWorld(t, turns)
+	fixture := raceWorld(turns)
 	for _, db := range []struct{ name, dsn string }{
 		{"file", filepath.Join(t.TempDir(), "race.db")},
 		{"memory", ":memory:"},
@@ -121,7 +113,7 @@ func forEachRaceDB(t *testing.T, turns int, fn func(t *testing.T, s *Store, c *c
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { s.Close() })
-			if _, err := s.LoadFixture(ctx, strings.NewReader(world)); err != nil {
+			if _, err := s.LoadFixture(ctx, strings.NewReader(fixture)); err != nil {
 				t.Fatal(err)
 			}
 			fn(t, s, c)
