@@ -14,6 +14,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
+	"github.com/prickle-dev/prickle/internal/schemalib"
 	"github.com/prickle-dev/prickle/internal/schemax"
 	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -118,7 +119,7 @@ func lintTool(t *Tool) Diagnostics {
 		}
 	}
 	if ex := t.ExampleInput; ex != nil && ex.Valid() && input != nil {
-		err := schemax.Validate(input, ex.JSON)
+		err := schemalib.Validate(input, ex.JSON)
 		if err == nil {
 			// A valid example must also be able to succeed: the ids it
 			// names exist in the seed world.
@@ -182,9 +183,9 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (_ *santhosh.Schema, bad 
 			}
 		}
 	})
-	sch, err := schemax.Compile(SchemaURL(t.Name, section), b.JSON)
+	sch, err := schemalib.Compile(SchemaURL(t.Name, section), b.JSON)
 	if err != nil {
-		var se *schemax.SchemaError
+		var se *schemalib.SchemaError
 		if errors.As(err, &se) {
 			// One finding per place: the meta-schema may give several
 			// reasons for one value (each branch of an anyOf).
@@ -238,11 +239,11 @@ func compileWithout(url string, doc []byte, bad []string) *santhosh.Schema {
 		if err != nil {
 			return nil
 		}
-		sch, err := schemax.Compile(url, b)
+		sch, err := schemalib.Compile(url, b)
 		if err == nil {
 			return sch
 		}
-		var se *schemax.SchemaError
+		var se *schemalib.SchemaError
 		if !errors.As(err, &se) {
 			return nil
 		}

@@ -3,14 +3,14 @@ package rt
 import (
 	"errors"
 
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/schemalib"
 )
 
 // schemaValidator is a Validator of schema that the compiled schema
 // checks (santhosh-tekuri/jsonschema through schemax), for tests of the
 // runtime that need a schema of their own rather than a generated check.
 func schemaValidator(name, schema string) *Validator {
-	s, err := schemax.Compile("prickle:"+name, []byte(schema))
+	s, err := schemalib.Compile("prickle:"+name, []byte(schema))
 	if err != nil {
 		panic(err)
 	}
@@ -19,7 +19,7 @@ func schemaValidator(name, schema string) *Validator {
 		if raw == nil {
 			return
 		}
-		err := schemax.Validate(s, raw)
+		err := schemalib.Validate(s, raw)
 		var ve *ValidationError
 		switch {
 		case errors.As(err, &ve):

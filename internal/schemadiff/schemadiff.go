@@ -17,6 +17,7 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
+	"github.com/prickle-dev/prickle/internal/schemalib"
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/prickle-dev/prickle/spec"
 	tekuri "github.com/santhosh-tekuri/jsonschema/v6"
@@ -160,12 +161,12 @@ func (o *Oracle) Judge(name string, schema, doc []byte) (Result, error) {
 	s, ok := o.compiled[key]
 	if !ok {
 		var err error
-		if s, err = schemax.Compile("prickle:"+name, schema); err != nil {
+		if s, err = schemalib.Compile("prickle:"+name, schema); err != nil {
 			return Result{}, err
 		}
 		o.compiled[key] = s
 	}
-	return ResultOf(schemax.Validate(s, doc)), nil
+	return ResultOf(schemalib.Validate(s, doc)), nil
 }
 
 // Diff says how got differs from want, or "" when they agree: the same

@@ -1,8 +1,10 @@
 package schemax
 
 import (
+	"maps"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +23,9 @@ type FormatCheck func(s string) error
 func Format(name string) FormatCheck {
 	return formats[name]
 }
+
+// FormatNames are the formats the validators assert, sorted.
+func FormatNames() []string { return slices.Sorted(maps.Keys(formats)) }
 
 var formats = map[string]FormatCheck{
 	"date":                  checkDate,
@@ -49,7 +54,7 @@ type formatError string
 
 func (e formatError) Error() string { return string(e) }
 
-func bad(format string, args ...any) error { return formatError(printer.Sprintf(format, args...)) }
+func bad(format string, args ...any) error { return formatError(Printer.Sprintf(format, args...)) }
 
 func isDigit(c rune) bool { return c >= '0' && c <= '9' }
 

@@ -1,7 +1,10 @@
-// Package schemax compiles and applies the JSON Schemas of the tool pages the
-// way the docs mean them: JSON Schema 2020-12, ECMA-262 regular expressions
-// (compiled by internal/ecmaregex), and `format` asserted rather than
-// treated as an annotation.
+// Package schemax holds what validating against the tool pages' JSON
+// Schemas means, whoever validates: the decoding of an instance (numbers
+// exact, strictness of RFC 7493), violations and their wording, and the
+// formats asserted. The generated validators use it, and so does package
+// compiled, which applies schemas with santhosh-tekuri/jsonschema/v6;
+// this package does not import the library, so generated code does not
+// link it.
 package schemax
 
 import (
@@ -11,72 +14,28 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/prickle-dev/prickle/internal/ecmaregex"
-	"github.com/prickle-dev/prickle/internal/jsonpointer"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	segjson "github.com/segmentio/encoding/json"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
 
-var printer = message.NewPrinter(language.English)
+// Printer words messages in English, the library's messages included.
+var Printer = message.NewPrinter(language.English)
 
 // ecmaRegexp adapts an ECMA-262 pattern to jsonschema.Regexp.
-type ecmaRegexp struct{ re *ecmaregex.Regexp }
-
 // timeoutPanic carries a *ecmaregex.TimeoutError out of the validator:
 // jsonschema.Regexp.MatchString cannot return an error, and a timed-out
 // match is neither a match nor a mismatch. recoverTimeout turns it back
 // into an error.
-type timeoutPanic struct{ err error }
-
 // recoverTimeout, deferred, makes a timeoutPanic the function's error.
-func recoverTimeout(err *error) {
-	if p := recover(); p != nil {
-		tp, ok := p.(timeoutPanic)
-		if !ok {
-			panic(p)
-		}
-		*err = fmt.Errorf("validation did not complete: %w", tp.err)
-	}
-}
-
-func (r ecmaRegexp) MatchString(s string) bool {
-	ok, err := r.re.MatchString(s)
-	if err != nil {
-		panic(timeoutPanic{err})
-	}
-	return ok
-}
-
-func (r ecmaRegexp) String() string { return r.re.String() }
-
-func ecmaEngine(s string) (jsonschema.Regexp, error) {
-	re, err := ecmaregex.Compile(s)
-	if err != nil {
-		return nil, err
-	}
-	return ecmaRegexp{re}, nil
-}
-
 // NewCompiler returns a compiler for draft 2020-12 with the ECMAScript
 // regexp engine and format assertion. A schema it compiles is applied with
 // ValidateValue, which turns a timed-out pattern match into an error.
-func NewCompiler() *jsonschema.Compiler {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseRegexpEngine(ecmaEngine)
-	c.AssertFormat()
-	return c
-}
-
 // Unmarshal decodes JSON for the validator, keeping numbers exact: objects
 // are map[string]any, arrays []any, numbers json.Number (the literal as
 // written), strings string (invalid UTF-8 replaced by U+FFFD), booleans
@@ -130,55 +89,8 @@ func unmarshalStd(raw []byte) (any, error) {
 // A url without a scheme (e.g. "claim_task/Input schema") is made absolute
 // as "prickle:" + url: the library resolves a relative URL against the
 // working directory as a file, so a local "$ref" would fail to load.
-func Compile(url string, raw []byte) (_ *jsonschema.Schema, err error) {
-	defer recoverTimeout(&err) // the meta-schema's patterns
-	if !hasScheme(url) {
-		url = "prickle:" + url
-	}
-	doc, err := Unmarshal(raw)
-	if err != nil {
-		return nil, fmt.Errorf("schema %s: %w", url, err)
-	}
-	c := NewCompiler()
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("schema %s: %w", url, err)
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		var sve *jsonschema.SchemaValidationError
-		if errors.As(err, &sve) {
-			return nil, &SchemaError{URL: url, Violations: Violations(sve.Err)}
-		}
-		return nil, fmt.Errorf("schema %s: %w", url, err)
-	}
-	return s, nil
-}
-
 // hasScheme reports whether u starts with an RFC 3986 scheme and a colon.
-func hasScheme(u string) bool {
-	for i, r := range u {
-		switch {
-		case r == ':':
-			return i > 0
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
-		default:
-			return false
-		}
-	}
-	return false
-}
-
 // SchemaError reports a schema that is not valid JSON Schema 2020-12.
-type SchemaError struct {
-	URL        string
-	Violations []Violation // Pointer is a location inside the schema
-}
-
-func (e *SchemaError) Error() string {
-	return fmt.Sprintf("schema %s is not valid JSON Schema 2020-12: %s", e.URL, joinViolations(e.Violations))
-}
-
 // Violation is one reason an instance fails a schema.
 type Violation struct {
 	// Pointer is the JSON pointer (RFC 6901) of the offending value.
@@ -207,10 +119,11 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
-	return "invalid: " + joinViolations(e.Violations)
+	return "invalid: " + Join(e.Violations)
 }
 
-func joinViolations(vs []Violation) string {
+// Join joins violations as an error message does: "; " between them.
+func Join(vs []Violation) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
 		parts[i] = v.String()
@@ -220,38 +133,6 @@ func joinViolations(vs []Violation) string {
 
 // Violations flattens a jsonschema validation error into sorted leaves.
 // Any other error becomes a single violation at the root.
-func Violations(err error) []Violation {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []Violation{{Pointer: "", Keyword: "", Message: err.Error()}}
-	}
-	var out []Violation
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			kp := e.ErrorKind.KeywordPath()
-			kw := ""
-			if len(kp) > 0 {
-				kw = kp[len(kp)-1]
-			}
-			loc := keywordLocation(e)
-			out = append(out, Violation{
-				Pointer:         jsonpointer.Join(e.InstanceLocation),
-				Keyword:         kw,
-				Message:         wording(e.ErrorKind),
-				KeywordLocation: loc,
-			})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	SortViolations(out)
-	return out
-}
-
 // rat writes a number of a bound's message: an integer exactly, else the
 // nearest float64.
 func rat(r *big.Rat) string {
@@ -264,70 +145,6 @@ func rat(r *big.Rat) string {
 
 // wording words a violation of the library's kind k with the words of
 // this package (wording.go), which the generated validators use too.
-func wording(k jsonschema.ErrorKind) string {
-	switch k := k.(type) {
-	case *kind.Type:
-		return TypeMessage(k.Got, k.Want)
-	case *kind.Const:
-		return ConstMessage(k.Want)
-	case *kind.Enum:
-		return EnumMessage(k.Want)
-	case *kind.Format:
-		if got, ok := k.Got.(string); ok {
-			return FormatMessage(got, k.Want, k.Err)
-		}
-	case *kind.Pattern:
-		return PatternMessage(k.Got, k.Want)
-	case *kind.Minimum:
-		return MinimumMessage(k.Got, k.Want)
-	case *kind.Maximum:
-		return MaximumMessage(k.Got, k.Want)
-	case *kind.ExclusiveMinimum:
-		return ExclusiveMinimumMessage(k.Got, k.Want)
-	case *kind.ExclusiveMaximum:
-		return ExclusiveMaximumMessage(k.Got, k.Want)
-	case *kind.MultipleOf:
-		return MultipleOfMessage(k.Got, k.Want)
-	case *kind.MinLength:
-		return MinLengthMessage(k.Got, k.Want)
-	case *kind.MaxLength:
-		return MaxLengthMessage(k.Got, k.Want)
-	case *kind.MinItems:
-		return MinItemsMessage(k.Got, k.Want)
-	case *kind.MaxItems:
-		return MaxItemsMessage(k.Got, k.Want)
-	case *kind.MinProperties:
-		return MinPropertiesMessage(k.Got, k.Want)
-	case *kind.MaxProperties:
-		return MaxPropertiesMessage(k.Got, k.Want)
-	case *kind.Required:
-		return RequiredMessage(k.Missing)
-	case *kind.DependentRequired:
-		return DependentRequiredMessage(k.Prop, k.Missing)
-	case *kind.AdditionalProperties:
-		return AdditionalPropertiesMessage(k.Properties)
-	case *kind.PropertyNames:
-		return PropertyNamesMessage(k.Property)
-	case *kind.UniqueItems:
-		return UniqueItemsMessage(k.Duplicates[0], k.Duplicates[1])
-	case *kind.Contains:
-		return ContainsMessage()
-	case *kind.MinContains:
-		return MinContainsMessage(k.Got, k.Want)
-	case *kind.MaxContains:
-		return MaxContainsMessage(k.Got, k.Want)
-	case *kind.OneOf:
-		if len(k.Subschemas) == 2 {
-			return OneOfMessage(k.Subschemas[0], k.Subschemas[1])
-		}
-	case *kind.Not:
-		return NotMessage()
-	case *kind.FalseSchema:
-		return FalseMessage()
-	}
-	return k.LocalizedString(printer)
-}
-
 // MaxQuoted bounds the characters of a value a refusal quotes, so that a
 // refusal stays small whatever the caller sent.
 const MaxQuoted = 64
@@ -347,17 +164,6 @@ func Cut(s string) string {
 // keywordLocation is the failing keyword's location in the schema, a JSON
 // pointer: the absolute schema URL's fragment, which the library
 // percent-encodes as a URL's fragment, decoded.
-func keywordLocation(e *jsonschema.ValidationError) string {
-	frag := ""
-	if i := strings.IndexByte(e.SchemaURL, '#'); i >= 0 {
-		frag = e.SchemaURL[i+1:]
-		if dec, err := url.PathUnescape(frag); err == nil {
-			frag = dec
-		}
-	}
-	return frag + jsonpointer.Join(e.ErrorKind.KeywordPath())
-}
-
 // SortViolations sorts in the deterministic order used everywhere.
 func SortViolations(vs []Violation) {
 	sort.SliceStable(vs, func(i, j int) bool {
@@ -379,34 +185,34 @@ func SortViolations(vs []Violation) {
 // match did not finish in time, an error wrapping an
 // *ecmaregex.TimeoutError: the value was neither accepted nor refused, and
 // callers answer an internal error (or try again), never "invalid".
-func Validate(s *jsonschema.Schema, raw []byte) error {
-	// The instance lives only as long as this call (violations copy what
-	// they quote), so it may point into raw.
-	inst, err := unmarshal(raw, segjson.UseNumber|segjson.ZeroCopy)
-	if err != nil {
-		return &ValidationError{Violations: []Violation{syntaxViolation(err)}}
-	}
-	if v := Strict(raw); v != nil {
-		return &ValidationError{Violations: []Violation{*v}}
-	}
-	return ValidateValue(s, inst)
-}
-
 // syntaxViolation is the violation of a document that does not parse.
 func syntaxViolation(err error) Violation {
 	return Violation{Keyword: "json", Message: "invalid JSON: " + err.Error()}
 }
 
-// DocumentViolation returns what Validate finds wrong with raw before any
-// schema applies: JSON that does not parse (a violation at the root,
+// DocumentViolation returns what a validation finds wrong with raw before
+// any schema applies: JSON that does not parse (a violation at the root,
 // keyword "json") or a document that is not I-JSON (Strict); nil when raw
 // is one I-JSON value.
 func DocumentViolation(raw []byte) *Violation {
-	if _, err := unmarshal(raw, segjson.UseNumber|segjson.ZeroCopy); err != nil {
-		v := syntaxViolation(err)
-		return &v
+	_, v := Instance(raw)
+	return v
+}
+
+// Instance decodes raw as Unmarshal does for a validation, without
+// copying: the strings and numbers of the value point into raw, which must
+// not change while the value is in use (a violation copies what it
+// quotes). v is DocumentViolation's finding, and the value is nil with it.
+func Instance(raw []byte) (_ any, v *Violation) {
+	inst, err := unmarshal(raw, segjson.UseNumber|segjson.ZeroCopy)
+	if err != nil {
+		sv := syntaxViolation(err)
+		return nil, &sv
 	}
-	return Strict(raw)
+	if v := Strict(raw); v != nil {
+		return nil, v
+	}
+	return inst, nil
 }
 
 // Strict returns nil when raw is one JSON value that every decoder reads
@@ -458,14 +264,6 @@ func strictMessage(err error) string {
 
 // ValidateValue validates a decoded instance (from Unmarshal) against s,
 // with Validate's results.
-func ValidateValue(s *jsonschema.Schema, inst any) (err error) {
-	defer recoverTimeout(&err)
-	if err := s.Validate(inst); err != nil {
-		return &ValidationError{Violations: Violations(err)}
-	}
-	return nil
-}
-
 // Compact returns raw with insignificant white space removed, keeping key
 // order and number literals exactly as written.
 func Compact(raw []byte) ([]byte, error) {

@@ -21,7 +21,7 @@ import (
 // schema allows, in the order null, boolean, number, integer, string,
 // array, object.
 func TypeMessage(got string, want []string) string {
-	return printer.Sprintf("got %s, want %s", got, strings.Join(want, " or "))
+	return Printer.Sprintf("got %s, want %s", got, strings.Join(want, " or "))
 }
 
 // ConstMessage words a "const" violation; want is the constant decoded as
@@ -29,9 +29,9 @@ func TypeMessage(got string, want []string) string {
 func ConstMessage(want any) string {
 	switch want.(type) {
 	case []any, map[string]any:
-		return printer.Sprintf("'const' failed")
+		return Printer.Sprintf("'const' failed")
 	}
-	return printer.Sprintf("value must be %s", display(want))
+	return Printer.Sprintf("value must be %s", display(want))
 }
 
 // EnumMessage words an "enum" violation; want are the values, decoded as
@@ -40,23 +40,23 @@ func EnumMessage(want []any) string {
 	for _, v := range want {
 		switch v.(type) {
 		case []any, map[string]any:
-			return printer.Sprintf("'enum' failed")
+			return Printer.Sprintf("'enum' failed")
 		}
 	}
 	if len(want) == 1 {
-		return printer.Sprintf("value must be %s", display(want[0]))
+		return Printer.Sprintf("value must be %s", display(want[0]))
 	}
 	parts := make([]string, len(want))
 	for i, v := range want {
 		parts[i] = display(v)
 	}
-	return printer.Sprintf("value must be one of %s", strings.Join(parts, ", "))
+	return Printer.Sprintf("value must be one of %s", strings.Join(parts, ", "))
 }
 
 // FormatMessage words a "format" violation of the string got; err says
 // what is wrong with it.
 func FormatMessage(got, format string, err error) string {
-	return printer.Sprintf("%s is not valid %s: %v", quote(Cut(got)), format, errorText(err))
+	return Printer.Sprintf("%s is not valid %s: %v", quote(Cut(got)), format, errorText(err))
 }
 
 // errorText is an error's message, localized when the error can be.
@@ -64,14 +64,14 @@ func errorText(err error) string {
 	if le, ok := err.(interface {
 		LocalizedError(*message.Printer) string
 	}); ok {
-		return le.LocalizedError(printer)
+		return le.LocalizedError(Printer)
 	}
 	return err.Error()
 }
 
 // PatternMessage words a "pattern" violation of the string got.
 func PatternMessage(got, pattern string) string {
-	return printer.Sprintf("%s does not match pattern %s", quote(Cut(got)), quote(pattern))
+	return Printer.Sprintf("%s does not match pattern %s", quote(Cut(got)), quote(pattern))
 }
 
 // MinLengthMessage and MaxLengthMessage word a length bound's violation;
@@ -135,15 +135,15 @@ func MultipleOfMessage(got, want *big.Rat) string {
 // order "required" lists them.
 func RequiredMessage(missing []string) string {
 	if len(missing) == 1 {
-		return printer.Sprintf("missing property %s", quote(missing[0]))
+		return Printer.Sprintf("missing property %s", quote(missing[0]))
 	}
-	return printer.Sprintf("missing properties %s", joinQuoted(missing))
+	return Printer.Sprintf("missing properties %s", joinQuoted(missing))
 }
 
 // DependentRequiredMessage words a "dependentRequired" violation: prop is
 // present, missing are the names it requires that are not.
 func DependentRequiredMessage(prop string, missing []string) string {
-	return printer.Sprintf("properties %s required, if %s exists", joinQuoted(missing), quote(prop))
+	return Printer.Sprintf("properties %s required, if %s exists", joinQuoted(missing), quote(prop))
 }
 
 // AdditionalPropertiesMessage words an "additionalProperties": false
@@ -152,35 +152,35 @@ func DependentRequiredMessage(prop string, missing []string) string {
 func AdditionalPropertiesMessage(names []string) string {
 	names = slices.Clone(names)
 	slices.Sort(names)
-	return printer.Sprintf("additional properties %s not allowed", joinQuoted(names))
+	return Printer.Sprintf("additional properties %s not allowed", joinQuoted(names))
 }
 
 // PropertyNamesMessage words a name that fails "propertyNames".
 func PropertyNamesMessage(name string) string {
-	return printer.Sprintf("invalid propertyName %s", quote(name))
+	return Printer.Sprintf("invalid propertyName %s", quote(name))
 }
 
 // UniqueItemsMessage words a "uniqueItems" violation: the items at i and j
 // (i < j, the first such pair) are equal.
 func UniqueItemsMessage(i, j int) string {
-	return printer.Sprintf("items at %d and %d are equal", i, j)
+	return Printer.Sprintf("items at %d and %d are equal", i, j)
 }
 
 // ContainsMessage words a "contains" violation of an empty array.
-func ContainsMessage() string { return printer.Sprintf("no items match contains schema") }
+func ContainsMessage() string { return Printer.Sprintf("no items match contains schema") }
 
 // MinContainsMessage words a "minContains" violation: matched are the
 // indexes of the items that match "contains".
 func MinContainsMessage(matched []int, want int) string {
 	if len(matched) == 0 {
-		return printer.Sprintf("min %d items required to match contains schema, but none matched", want)
+		return Printer.Sprintf("min %d items required to match contains schema, but none matched", want)
 	}
-	return printer.Sprintf("min %d items required to match contains schema, but matched %d items at %v", want, len(matched), indexes(matched))
+	return Printer.Sprintf("min %d items required to match contains schema, but matched %d items at %v", want, len(matched), indexes(matched))
 }
 
 // MaxContainsMessage words a "maxContains" violation.
 func MaxContainsMessage(matched []int, want int) string {
-	return printer.Sprintf("max %d items required to match contains schema, but matched %d items at %v", want, len(matched), indexes(matched))
+	return Printer.Sprintf("max %d items required to match contains schema, but matched %d items at %v", want, len(matched), indexes(matched))
 }
 
 func indexes(is []int) string {
@@ -191,15 +191,15 @@ func indexes(is []int) string {
 // OneOfMessage words a "oneOf" violation where the alternatives i and j
 // (the first two) both match.
 func OneOfMessage(i, j int) string {
-	return printer.Sprintf("'oneOf' failed, subschemas %d, %d matched", i, j)
+	return Printer.Sprintf("'oneOf' failed, subschemas %d, %d matched", i, j)
 }
 
 // NotMessage words a "not" violation (its keyword is reported empty, as
 // the library reports it).
-func NotMessage() string { return printer.Sprintf("'not' failed") }
+func NotMessage() string { return Printer.Sprintf("'not' failed") }
 
 // FalseMessage words the schema false, which admits no value.
-func FalseMessage() string { return printer.Sprintf("false schema") }
+func FalseMessage() string { return Printer.Sprintf("false schema") }
 
 // quote writes s in single quotes, escaped as Go would, with double
 // quotes left alone and single quotes escaped.

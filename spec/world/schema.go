@@ -10,6 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/prickle-dev/prickle/internal/schemalib"
 	"github.com/prickle-dev/prickle/internal/schemax"
 )
 
@@ -57,7 +58,7 @@ type Schema struct {
 // https://prickle.invalid/tools/TOOL/input.json and output.json; they are
 // names, never fetched).
 func CompileSchema(pages iter.Seq2[string, []byte]) (*Schema, error) {
-	c := schemax.NewCompiler()
+	c := schemalib.NewCompiler()
 	for url, raw := range pages {
 		doc, err := schemax.Unmarshal(raw)
 		if err != nil {
@@ -96,7 +97,7 @@ func (s *Schema) Parse(data []byte) (*World, error) {
 	if e := doc.syntaxError(); e != nil {
 		return nil, e
 	}
-	if err := schemax.Validate(s.world, data); err != nil {
+	if err := schemalib.Validate(s.world, data); err != nil {
 		var ve *schemax.ValidationError
 		if !errors.As(err, &ve) {
 			// A pattern match that did not finish: neither valid nor invalid.
@@ -147,7 +148,7 @@ func (s *Schema) CheckValue(def, what, v string) error {
 	if d == nil {
 		return fmt.Errorf("fixture schema: no definition %s", def)
 	}
-	err := schemax.ValidateValue(d, v)
+	err := schemalib.ValidateValue(d, v)
 	var ve *schemax.ValidationError
 	if errors.As(err, &ve) && len(ve.Violations) > 0 {
 		return fmt.Errorf("invalid %s %q: %s", what, v, ve.Violations[0].Message)

@@ -49,6 +49,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/internal/regexlang"
+	"github.com/prickle-dev/prickle/internal/schemalib"
 	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/prickle-dev/prickle/spec/seed"
@@ -197,7 +198,7 @@ func deriveTool(t *spec.Tool) ([]*suite.Script, []string) {
 		return nil, []string{fmt.Sprintf("%s: the input schema is not a JSON object; no derived cases", t.Name)}
 	}
 	d.example, d.schema = exObj, sch.Root()
-	compiled, err := schemax.Compile("prickle:"+t.Name+"/input.json", t.InputSchema.JSON)
+	compiled, err := schemalib.Compile("prickle:"+t.Name+"/input.json", t.InputSchema.JSON)
 	if err != nil {
 		return nil, []string{fmt.Sprintf("%s: the input schema does not compile: %v", t.Name, err)}
 	}
@@ -697,12 +698,12 @@ func (d *deriver) emit(path []string, keyword, why, baseArgs string, root map[st
 	// Check the case against the documented schema: the base must be valid,
 	// the mutation invalid, only at wantPtr (or below it for a nested
 	// object).
-	compiled, err := schemax.Compile("prickle:"+t.Name+"/input.json", t.InputSchema.JSON)
+	compiled, err := schemalib.Compile("prickle:"+t.Name+"/input.json", t.InputSchema.JSON)
 	if err != nil {
 		d.warns = append(d.warns, err.Error())
 		return
 	}
-	if err := schemax.Validate(compiled, []byte(baseArgs)); err != nil {
+	if err := schemalib.Validate(compiled, []byte(baseArgs)); err != nil {
 		what := "is not valid"
 		if ecmaregex.IsTimeout(err) {
 			what = "could not be checked"
@@ -710,7 +711,7 @@ func (d *deriver) emit(path []string, keyword, why, baseArgs string, root map[st
 		d.warns = append(d.warns, fmt.Sprintf("%s: the base of the case for %s %s %s (%v); dropped", t.Name, pointerOf(path), keyword, what, err))
 		return
 	}
-	verr := schemax.Validate(compiled, []byte(args))
+	verr := schemalib.Validate(compiled, []byte(args))
 	ve, ok := verr.(*schemax.ValidationError)
 	switch {
 	case !ok && verr != nil:

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prickle-dev/prickle/internal/schemalib"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
@@ -59,7 +61,7 @@ func (ix *Index) OutputSchema(tool string) (*jsonschema.Schema, error) {
 	v, _ := ix.once.LoadOrStore(tool, &compiled{})
 	c := v.(*compiled)
 	c.once.Do(func() {
-		c.out, c.err = schemax.Compile("prickle:"+tool+"/output.json", t.OutputSchema.JSON)
+		c.out, c.err = schemalib.Compile("prickle:"+tool+"/output.json", t.OutputSchema.JSON)
 	})
 	return c.out, c.err
 }
@@ -95,7 +97,7 @@ func CheckResult(ix *Index, profile suite.Profile, r *Call, res json.RawMessage)
 		out = append(out, Check{OK: ok, What: fmt.Sprintf(format, args...)})
 		return ok
 	}
-	// validated adds the check that err, from schemax.Validate, is nil.
+	// validated adds the check that err, from schemalib.Validate, is nil.
 	validated := func(err error, format string, args ...any) {
 		if err != nil && ecmaregex.IsTimeout(err) {
 			out = append(out, Check{Internal: true, What: fmt.Sprintf("could not check that "+format+": %v", append(args, err)...)})
@@ -144,14 +146,14 @@ func CheckResult(ix *Index, profile suite.Profile, r *Call, res json.RawMessage)
 	switch {
 	case !r.IsError:
 		if add(r.Structured != nil, "a successful %s result carries structuredContent", r.Tool) && sch != nil {
-			validated(schemax.Validate(sch, r.Structured), "structuredContent matches the documented output schema of %s", r.Tool)
+			validated(schemalib.Validate(sch, r.Structured), "structuredContent matches the documented output schema of %s", r.Tool)
 		}
 	case r.Structured != nil && profile == suite.Reference:
 		add(false, "a refusal carries no structuredContent (got %s)", Short(r.Structured))
 	case r.Structured != nil && sch != nil:
 		// Clients such as the TypeScript SDK validate any structuredContent
 		// against the output schema, error results included.
-		validated(schemax.Validate(sch, r.Structured), "a refusal's structuredContent matches the documented output schema of %s (clients validate it)", r.Tool)
+		validated(schemalib.Validate(sch, r.Structured), "a refusal's structuredContent matches the documented output schema of %s (clients validate it)", r.Tool)
 	}
 	if r.IsError && profile == suite.Reference {
 		if add(r.Code != "", "a refusal carries its code in _meta.code") {

@@ -1,17 +1,19 @@
-package schemax
+package schemalib
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/prickle-dev/prickle/internal/schemax"
 )
 
-func violationsOf(t *testing.T, schema, doc string) []Violation {
+func violationsOf(t *testing.T, schema, doc string) []schemax.Violation {
 	t.Helper()
 	s, err := Compile("prickle:t", []byte(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ve *ValidationError
+	var ve *schemax.ValidationError
 	if err := Validate(s, []byte(doc)); !errors.As(err, &ve) {
 		t.Fatalf("%s: %v, want a *ValidationError", doc, err)
 	}

@@ -1,4 +1,4 @@
-package schemax
+package schemalib
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
+	"github.com/prickle-dev/prickle/internal/schemax"
 )
 
 // The documented project pattern uses lookahead: RE2 rejects it, the
@@ -25,7 +26,7 @@ func TestLookaheadPattern(t *testing.T) {
 
 // A pattern match that cannot finish (a starved regexp2 clock) leaves the
 // value neither valid nor invalid: Validate returns a timeout error, never
-// a *ValidationError, and never accepts a value because a match it
+// a *schemax.ValidationError, and never accepts a value because a match it
 // depends on timed out (not, patternProperties).
 func TestStarvedClockIsNotAVerdict(t *testing.T) {
 	const la = `^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$`
@@ -50,7 +51,7 @@ func TestStarvedClockIsNotAVerdict(t *testing.T) {
 		restore := ecmaregex.StarveClock(-1)
 		err = Validate(sch, []byte(in[1]))
 		restore()
-		var ve *ValidationError
+		var ve *schemax.ValidationError
 		if err == nil || errors.As(err, &ve) || !ecmaregex.IsTimeout(err) {
 			t.Errorf("%s: starved clock: Validate = %v; want a timeout error", name, err)
 		}
@@ -74,9 +75,9 @@ func TestFormatAsserted(t *testing.T) {
 		t.Errorf("valid instance refused: %v", err)
 	}
 	err = Validate(sch, []byte(`{"at":"yesterday","u":"not a uri"}`))
-	var ve *ValidationError
+	var ve *schemax.ValidationError
 	if !errors.As(err, &ve) {
-		t.Fatalf("want a *ValidationError, got %v", err)
+		t.Fatalf("want a *schemax.ValidationError, got %v", err)
 	}
 	var ptrs []string
 	for _, v := range ve.Violations {
@@ -95,9 +96,9 @@ func TestViolationsDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := []byte(`{"a":"x","b":"x","c":"x","d":"x"}`)
-	var first []Violation
+	var first []schemax.Violation
 	for i := range 50 {
-		var ve *ValidationError
+		var ve *schemax.ValidationError
 		if !errors.As(Validate(sch, in), &ve) {
 			t.Fatal("invalid instance accepted")
 		}
@@ -110,29 +111,6 @@ func TestViolationsDeterministic(t *testing.T) {
 		}
 		if !slices.Equal(ve.Violations, first) {
 			t.Fatalf("run %d: %v, first run: %v", i, ve.Violations, first)
-		}
-	}
-}
-
-// TestStrict: documents decoders read differently are refused at the
-// pointer of the member or string; I-JSON passes.
-func TestStrict(t *testing.T) {
-	for _, c := range []struct{ doc, pointer string }{
-		{`{"a":1,"a":2}`, "/a"},
-		{`{"a":{"b":1,"\u0062":2}}`, "/a/b"},
-		{`[{"a":"\ud800"}]`, "/0/a"},
-		{`{"a":"x\udc00y"}`, "/a"},
-		{"{\"a\":[\"x\xff\"]}", "/a/0"},
-		{"\"\xed\xa0\x80\"", ""}, // a surrogate encoded as UTF-8
-	} {
-		v := Strict([]byte(c.doc))
-		if v == nil || v.Pointer != c.pointer || v.Keyword != "json" {
-			t.Errorf("Strict(%q) = %+v, want a violation at %q", c.doc, v, c.pointer)
-		}
-	}
-	for _, doc := range []string{`{"a":1,"A":2}`, `{"a":"é\ud83d\ude00"}`, `[1,1]`, `{"a":{"a":{}}}`} {
-		if v := Strict([]byte(doc)); v != nil {
-			t.Errorf("Strict(%q) = %+v, want nil", doc, v)
 		}
 	}
 }
@@ -156,7 +134,7 @@ func TestBoundWording(t *testing.T) {
 	}
 }
 
-// TestQuotedValuesCut: a violation quotes at most MaxQuoted characters of
+// TestQuotedValuesCut: a violation quotes at most schemax.MaxQuoted characters of
 // the value, so that a refusal stays small whatever the caller sent.
 func TestQuotedValuesCut(t *testing.T) {
 	s, err := Compile("x", []byte(`{"type":"object","properties":{"a":{"pattern":"^[a-z]+$"},"b":{"format":"date-time"}}}`))
@@ -167,5 +145,23 @@ func TestQuotedValuesCut(t *testing.T) {
 	err = Validate(s, []byte(`{"a":"`+long+`","b":"`+long+`"}`))
 	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), strings.Repeat("Z", 64)+"…") {
 		t.Errorf("a refusal of %v", err)
+	}
+}
+
+// A zero-copy instance is done with once Validate returns: violations hold
+// copies of what they quote.
+func TestValidateZeroCopyViolationsOwnTheirText(t *testing.T) {
+	sch, err := Compile("https://prickle.invalid/t.json", []byte(`{"type":"object","properties":{"a":{"enum":["x"]},"b":{"type":"string","pattern":"^z$"}},"additionalProperties":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := []byte(`{"a":"yyy","b":"www","ccc":1}`)
+	err = Validate(sch, raw)
+	before := err.Error()
+	for i := range raw {
+		raw[i] = ' '
+	}
+	if after := err.Error(); after != before || !strings.Contains(before, "www") || !strings.Contains(before, "ccc") {
+		t.Fatalf("violations changed with the input: %s, then %s", before, after)
 	}
 }

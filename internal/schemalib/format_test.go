@@ -1,10 +1,10 @@
-package schemax
+package schemalib
 
 import (
-	"sort"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/prickle-dev/prickle/internal/schemax"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -62,40 +62,31 @@ func sameFormat(t *testing.T, name string, lib *jsonschema.Schema, s string) {
 		want = vs[0].Message
 	}
 	var got string
-	if err := Format(name)(s); err != nil {
-		got = FormatMessage(s, name, err)
+	if err := schemax.Format(name)(s); err != nil {
+		got = schemax.FormatMessage(s, name, err)
 	}
 	if got != want {
 		t.Errorf("format %s of %q:\n ours:    %q\n library: %q", name, s, got, want)
 	}
 }
 
-func formatNames() []string {
-	var names []string
-	for n := range formats {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // Every format check says what the library says of every seed.
 func TestFormatsMatchTheLibrary(t *testing.T) {
-	for _, name := range formatNames() {
+	for _, name := range schemax.FormatNames() {
 		lib := theirs(t, name)
 		for _, s := range formatSeeds {
 			sameFormat(t, name, lib, s)
 		}
 	}
 	// What the library does not know, it does not assert; neither do we.
-	if Format("color") != nil || Format("idn-email") != nil {
+	if schemax.Format("color") != nil || schemax.Format("idn-email") != nil {
 		t.Error("a format the library does not assert is asserted")
 	}
 }
 
 // FuzzFormats: the format checks against the library's, on any string.
 func FuzzFormats(f *testing.F) {
-	names := formatNames()
+	names := schemax.FormatNames()
 	for i, s := range formatSeeds {
 		f.Add(uint8(i), s)
 	}
