@@ -306,3 +306,25 @@ func TestFixtureEarlierDiscussionClaims(t *testing.T) {
 		t.Fatalf("revise = %+v, %v", v, err)
 	}
 }
+
+// A replayed key's own fate comes before the turn's state (server/README.md,
+// "Refusal order"): a superseded key in a turn that has since been
+// replaced is claim_superseded, as a replied key is reply_posted.
+func TestClaimDiscussionSupersededBeforeTurnState(t *testing.T) {
+	s, c := loaded(t)
+	builder := auth(t, s, fxBuilderRunner)
+	if _, err := s.ClaimDiscussion(ctx, builder, "wake-solo", "k1", ptrTo(2)); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(10 * time.Minute)
+	if _, err := s.ClaimDiscussion(ctx, builder, "wake-solo", "k2", ptrTo(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTurnState(ctx, "wake-solo", TurnReplaced); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.ClaimDiscussion(ctx, builder, "wake-solo", "k1", ptrTo(2))
+	wantCode(t, err, CodeClaimSuperseded)
+	_, err = s.ClaimDiscussion(ctx, builder, "wake-solo", "k2", ptrTo(2))
+	wantCode(t, err, CodeTurnReplaced)
+}
