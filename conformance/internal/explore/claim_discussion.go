@@ -50,6 +50,13 @@ var (
 	ruleLoneAgentDone   = newRule("claim_discussion", "a lone agent only drafts", "reply_posted", "", dClaimDisc)
 )
 
+func init() {
+	order([]*rule{ruleNotRunnerDisc}, []*rule{ruleHarnessOutdated, ruleHarnessNewer}, []*rule{ruleMessageNotFound},
+		[]*rule{ruleNotYourRoom}, []*rule{ruleNotWoken}, []*rule{ruleReplyPosted}, []*rule{ruleClaimSuperseded},
+		[]*rule{ruleTurnEnded, ruleTurnStopped, ruleTurnTimedOut, ruleTurnReplaced}, []*rule{ruleAgentDone},
+		[]*rule{ruleDraftPending, ruleReviewsPending, ruleLoneAgentDone}, []*rule{ruleNoRepliesLeft}, []*rule{ruleDiscussionLive})
+}
+
 type mClaim struct {
 	message, runner, agent, key string
 	role                        string

@@ -33,6 +33,11 @@ var (
 	ruleAttemptSuperseded = newRule("claim_task", "the key's attempt was superseded", "attempt_superseded", "", dClaimTask)
 )
 
+func init() {
+	order([]*rule{ruleNotRunnerTask}, []*rule{ruleTaskNotFound}, []*rule{ruleNotRouted},
+		[]*rule{ruleMention, ruleCauseMismatch, ruleCauseNoRequest}, []*rule{ruleAttemptSuperseded, ruleAttemptLive})
+}
+
 type mAttempt struct {
 	id, task, runner, key string
 	claimedAt             time.Time

@@ -27,6 +27,10 @@ var (
 	ruleCredScope        = newRule("discover_team_agents", "an execution credential sees only its task's project", "project_not_visible", "", dDiscover)
 )
 
+func init() {
+	order([]*rule{ruleDiscCredTool, ruleExecCredTool}, []*rule{ruleProjectInvisible, ruleCredScope})
+}
+
 // team is the project's people and agents as discover_team_agents lists
 // them (FIXTURE.md: a project's people are its members; its agents are
 // those their owners' are).
