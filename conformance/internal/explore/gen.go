@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 
@@ -24,6 +25,9 @@ type generator struct {
 	// taskKeys and discKeys are the keys used per (runner, task) and
 	// (runner, message): the world's first, then the sequence's.
 	taskKeys, discKeys map[[2]string][]string
+	// keysOf are every key each runner used, on any task or message: a key
+	// is tried again across the scopes it is not meant to cross.
+	keysOf map[string][]string
 	// stale are the world's claims that a new key would supersede:
 	// expired and unreplied.
 	stale []world.DiscussionClaim
@@ -34,7 +38,7 @@ type generator struct {
 }
 
 func newGenerator(r *rand.Rand, w *world.World) *generator {
-	g := &generator{r: r, w: w, runnersOf: map[string][]string{}, taskKeys: map[[2]string][]string{}, discKeys: map[[2]string][]string{}}
+	g := &generator{r: r, w: w, runnersOf: map[string][]string{}, taskKeys: map[[2]string][]string{}, discKeys: map[[2]string][]string{}, keysOf: map[string][]string{}}
 	for _, x := range w.Runners {
 		g.runners = append(g.runners, x.ID)
 		g.runnersOf[x.Agent] = append(g.runnersOf[x.Agent], x.ID)
@@ -55,10 +59,12 @@ func newGenerator(r *rand.Rand, w *world.World) *generator {
 	for _, a := range w.Attempts {
 		k := [2]string{a.Runner, a.Task}
 		g.taskKeys[k] = append(g.taskKeys[k], a.IdempotencyKey)
+		g.keysOf[a.Runner] = append(g.keysOf[a.Runner], a.IdempotencyKey)
 	}
 	for _, c := range w.DiscussionClaims {
 		k := [2]string{c.Runner, c.Message}
 		g.discKeys[k] = append(g.discKeys[k], c.IdempotencyKey)
+		g.keysOf[c.Runner] = append(g.keysOf[c.Runner], c.IdempotencyKey)
 	}
 	for _, c := range w.DiscussionClaims {
 		if !isTrue(c.ReplyPosted) && c.ReplyMessage == nil && strings.HasPrefix(string(c.LiveUntil), "now-") {
@@ -79,6 +85,8 @@ func genCommands(r *rand.Rand, w *world.World, n int) []*command {
 			c = &command{p: prev.p, tool: prev.tool, args: prev.args}
 		case x < 14 && len(g.stale) > 0 && len(g.out) < n-1:
 			c = g.claimAfterExpiry(i)
+		case x < 19 && len(g.out) < n-3:
+			c = g.replacement(i)
 		case x < 45:
 			c = g.claimTask(i)
 		case x < 80:
@@ -120,4 +128,65 @@ func (g *generator) nobody() principal {
 		return principal{kind: "none"}
 	}
 	return principal{kind: "bogus"}
+}
+
+// crossKey returns a key runner used on another task or message (either
+// tool), "" if it has none: a key is scoped to one runner and one task or
+// message, and reusing it elsewhere must neither replay nor refuse the
+// other claim.
+func (g *generator) crossKey(runner string) string {
+	if len(g.keysOf[runner]) == 0 {
+		return ""
+	}
+	return g.pick(g.keysOf[runner])
+}
+
+// replacement claims with a fresh key, sometimes uses the credential (so
+// that whatever a server caches of it is warm), replays the claim, and
+// returns a call with the replaced credential: every replacement is
+// checked both after the credential was used and before.
+func (g *generator) replacement(i int) *command {
+	var claim *command
+	if g.r.IntN(2) == 0 {
+		claim = g.claimTask(i)
+	} else {
+		claim = g.claimDiscussion(i)
+	}
+	if claim.p.kind != "runner" {
+		return claim
+	}
+	key := fmt.Sprintf("key-%d-r", i)
+	claim.args["idempotency_key"] = key
+	g.keysOf[claim.p.id] = append(g.keysOf[claim.p.id], key)
+	use := &command{p: principal{kind: "cred", step: len(g.out)}, tool: "discover_team_agents",
+		args: map[string]any{"project": g.projectOf(claim)}}
+	g.claimSteps = append(g.claimSteps, len(g.out))
+	g.out = append(g.out, claim)
+	if g.r.IntN(2) == 0 {
+		g.out = append(g.out, use)
+	}
+	g.claimSteps = append(g.claimSteps, len(g.out))
+	g.out = append(g.out, &command{p: claim.p, tool: claim.tool, args: claim.args})
+	return &command{p: use.p, tool: use.tool, args: use.args}
+}
+
+// projectOf is the project of a claim's task or message, or the world's
+// first.
+func (g *generator) projectOf(c *command) string {
+	for _, t := range g.w.Tasks {
+		if t.ID == c.args["task_id"] {
+			return t.Project
+		}
+	}
+	for _, m := range g.w.Messages {
+		if m.ID != c.args["message_id"] {
+			continue
+		}
+		for _, r := range g.w.Rooms {
+			if r.ID == m.Room {
+				return r.Project
+			}
+		}
+	}
+	return g.w.Projects[0].Slug
 }

@@ -56,6 +56,7 @@ var (
 	dDiscover      = decision("discover_team_agents")
 	dStateAndCache = decision("State and caches")
 	dOrder         = decision("Refusal order")
+	dOrders        = decision("The order of `people` and `agents`")
 )
 
 // srcPreamble is the pages' shared preamble: identity comes from the token.
