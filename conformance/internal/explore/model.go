@@ -303,6 +303,26 @@ func (e *expectation) codes() []string {
 	return out
 }
 
+// first is the rule that applies first in the refusal order.
+func (e *expectation) first() *rule {
+	r := e.must[0]
+	for _, x := range e.must {
+		if x.rank < r.rank {
+			r = x
+		}
+	}
+	return r
+}
+
+// source names what the reference profile holds r to: its decision, and
+// the sentence behind it.
+func (r *rule) source() string {
+	if r.sentence != "" {
+		return r.sentence + " (" + r.decision + ")"
+	}
+	return r.decision
+}
+
 // applies reports whether a rule of code applies to the call, whatever
 // its rank.
 func (e *expectation) applies(code string) bool {
@@ -511,11 +531,14 @@ func (m *model) judge(e *expectation, a *answer) []failure {
 			return []failure{{src: e.successSrc, msg: fmt.Sprintf("refused (%s), want a success", describe(a)), lines: []string{"ok"}}}
 		}
 		if m.profile == suite.Reference && !slices.Contains(e.codes(), a.code) {
-			src, why := e.must[0].decision, e.must[0].what
+			// The rule broken is the first one that applies; a later one
+			// answered instead breaks the refusal order too.
+			r := e.first()
+			why := r.what
 			if e.applies(a.code) {
-				src, why = dOrder, a.code+" applies too, but comes later in the refusal order"
+				why += "; " + a.code + " applies too, but comes later (" + dOrder + ")"
 			}
-			return []failure{{src: src, msg: fmt.Sprintf("refused with %q, want %s (%s)", a.code, strings.Join(e.codes(), " or "), why),
+			return []failure{{src: r.source(), msg: fmt.Sprintf("refused with %q, want %s (%s)", a.code, strings.Join(e.codes(), " or "), why),
 				lines: []string{"refused " + strings.Join(e.codes(), "|")}}}
 		}
 		if e.refused != nil {
@@ -523,14 +546,11 @@ func (m *model) judge(e *expectation, a *answer) []failure {
 		}
 		return nil
 	case len(e.must) > 0:
-		r := e.must[0]
+		r := e.first()
 		src := r.sentence
 		line := "refused"
 		if m.profile == suite.Reference {
-			src = r.decision
-			if r.sentence != "" {
-				src = r.sentence + " (" + r.decision + ")"
-			}
+			src = r.source()
 			line = "refused " + strings.Join(e.codes(), "|")
 		}
 		return []failure{{src: src, msg: fmt.Sprintf("succeeded, but it must be refused: %s", r.what), lines: []string{line}}}
