@@ -328,3 +328,37 @@ func TestClaimDiscussionSupersededBeforeTurnState(t *testing.T) {
 	_, err = s.ClaimDiscussion(ctx, builder, "wake-solo", "k2", ptrTo(2))
 	wantCode(t, err, CodeTurnReplaced)
 }
+
+// Keys are scoped to a runner: the same key from a second runner of the
+// same agent is a new key for it, never a replay of the first runner's
+// claim (server/README.md, claim_task and claim_discussion).
+func TestSameKeyFromASecondRunner(t *testing.T) {
+	s, c, issued := seeded(t)
+	first := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
+	tok, err := s.PairRunner(ctx, seed.BuilderAgent, "maya-desk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := auth(t, s, tok.Token)
+	if _, err := s.ClaimTask(ctx, first, seed.TaskID, "k", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ClaimTask(ctx, second, seed.TaskID, "k", nil)
+	wantCode(t, err, CodeAttemptInProgress)
+	if _, err := s.ClaimDiscussion(ctx, first, seed.MessageID, "k", ptrTo(2)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ClaimDiscussion(ctx, second, seed.MessageID, "k", ptrTo(2))
+	wantCode(t, err, CodeDiscussionInProgress)
+	// Once the first runner's claims expire, the second runner's key
+	// starts claims of its own.
+	c.Advance(DefaultLaunchTimeout)
+	a, err := s.ClaimTask(ctx, second, seed.TaskID, "k", nil)
+	if err != nil || a.Replayed {
+		t.Fatalf("the second runner's key after expiry: %+v, %v", a, err)
+	}
+	d, err := s.ClaimDiscussion(ctx, second, seed.MessageID, "k", ptrTo(2))
+	if err != nil || d.Replayed {
+		t.Fatalf("the second runner's discussion key after expiry: %+v, %v", d, err)
+	}
+}
