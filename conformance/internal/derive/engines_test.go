@@ -3,8 +3,6 @@ package derive
 import (
 	"strings"
 	"testing"
-
-	"github.com/prickle-dev/prickle/spec"
 )
 
 // TestEngineDifferences: a page the derivation has never seen gets, for
@@ -52,16 +50,8 @@ Tag an item.
 
 [Read online](https://app.useprickle.dev/docs/reference/mcp-tools?tool=tag_item)
 `, "~~~", "```")
-	sp, _, err := spec.LoadLinted([]spec.Source{{File: "tag_item.md", Src: []byte(page)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scripts, warns := Scripts(sp)
-	for _, w := range warns {
-		t.Errorf("warning: %s", w)
-	}
 	got := map[string]string{}
-	for _, s := range scripts {
+	for _, s := range derivePage(t, "tag_item.md", page) {
 		if strings.Contains(s.Name, ".pattern-") {
 			got[strings.TrimPrefix(s.Name, "spec.tag_item.")] = string(s.Archive)
 		}
