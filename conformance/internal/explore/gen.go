@@ -3,6 +3,7 @@ package explore
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/prickle-dev/prickle/spec/world"
@@ -87,6 +88,8 @@ func genCommands(r *rand.Rand, w *world.World, n int) []*command {
 			c = g.claimAfterExpiry(i)
 		case x < 19 && len(g.out) < n-3:
 			c = g.replacement(i)
+		case x < 24 && len(g.out) < n-2:
+			c = g.keyElsewhere(i)
 		case x < 45:
 			c = g.claimTask(i)
 		case x < 80:
@@ -189,4 +192,59 @@ func (g *generator) projectOf(c *command) string {
 		}
 	}
 	return g.w.Projects[0].Slug
+}
+
+// keyElsewhere claims with a fresh key and returns a claim with the same
+// key in another scope: by the same runner on another task or message
+// (of the same agent's when it has one), or by another runner of the same
+// agent on the same one. Neither replays the first claim.
+func (g *generator) keyElsewhere(i int) *command {
+	var first *command
+	if g.r.IntN(2) == 0 {
+		first = g.claimTask(i)
+	} else {
+		first = g.claimDiscussion(i)
+	}
+	if first.p.kind != "runner" {
+		return first
+	}
+	key := fmt.Sprintf("key-%d-x", i)
+	first.args["idempotency_key"] = key
+	g.keysOf[first.p.id] = append(g.keysOf[first.p.id], key)
+	g.claimSteps = append(g.claimSteps, len(g.out))
+	g.out = append(g.out, first)
+	agent := ""
+	for _, r := range g.w.Runners {
+		if r.ID == first.p.id {
+			agent = r.Agent
+		}
+	}
+	next := &command{p: first.p, tool: first.tool, args: map[string]any{}}
+	for k, v := range first.args {
+		next.args[k] = v
+	}
+	if others := slices.DeleteFunc(slices.Clone(g.runnersOf[agent]), func(r string) bool { return r == first.p.id }); len(others) > 0 && g.r.IntN(3) == 0 {
+		next.p = principal{kind: "runner", id: g.pick(others)}
+		return next
+	}
+	switch first.tool {
+	case "claim_task":
+		var tasks []string
+		for _, t := range g.w.Tasks {
+			if t.ID != first.args["task_id"] && (t.Agent == agent || g.r.IntN(4) == 0) {
+				tasks = append(tasks, t.ID)
+			}
+		}
+		next.args["task_id"] = g.pick(tasks)
+		delete(next.args, "wake")
+	default:
+		var msgs []string
+		for _, t := range g.w.Turns {
+			if t.Message != first.args["message_id"] && slices.ContainsFunc(t.Agents, func(a world.TurnAgent) bool { return a.Agent == agent }) {
+				msgs = append(msgs, t.Message)
+			}
+		}
+		next.args["message_id"] = g.pick(msgs)
+	}
+	return next
 }
