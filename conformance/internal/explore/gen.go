@@ -144,27 +144,39 @@ func (g *generator) crossKey(runner string) string {
 	return g.pick(g.keysOf[runner])
 }
 
+// freshClaim adds a claim by a runner with a key nothing used (suffix
+// keeps the patterns' keys apart) to the sequence, and returns it; a
+// claim the generator made as anyone else it returns, not added, and
+// false.
+func (g *generator) freshClaim(i int, suffix string) (*command, bool) {
+	var c *command
+	if g.r.IntN(2) == 0 {
+		c = g.claimTask(i)
+	} else {
+		c = g.claimDiscussion(i)
+	}
+	if c.p.kind != "runner" {
+		return c, false
+	}
+	key := fmt.Sprintf("key-%d-%s", i, suffix)
+	c.args["idempotency_key"] = key
+	g.keysOf[c.p.id] = append(g.keysOf[c.p.id], key)
+	g.claimSteps = append(g.claimSteps, len(g.out))
+	g.out = append(g.out, c)
+	return c, true
+}
+
 // replacement claims with a fresh key, sometimes uses the credential (so
 // that whatever a server caches of it is warm), replays the claim, and
 // returns a call with the replaced credential: every replacement is
 // checked both after the credential was used and before.
 func (g *generator) replacement(i int) *command {
-	var claim *command
-	if g.r.IntN(2) == 0 {
-		claim = g.claimTask(i)
-	} else {
-		claim = g.claimDiscussion(i)
-	}
-	if claim.p.kind != "runner" {
+	claim, ok := g.freshClaim(i, "r")
+	if !ok {
 		return claim
 	}
-	key := fmt.Sprintf("key-%d-r", i)
-	claim.args["idempotency_key"] = key
-	g.keysOf[claim.p.id] = append(g.keysOf[claim.p.id], key)
-	use := &command{p: principal{kind: "cred", step: len(g.out)}, tool: "discover_team_agents",
+	use := &command{p: principal{kind: "cred", step: len(g.out) - 1}, tool: "discover_team_agents",
 		args: map[string]any{"project": g.projectOf(claim)}}
-	g.claimSteps = append(g.claimSteps, len(g.out))
-	g.out = append(g.out, claim)
 	if g.r.IntN(2) == 0 {
 		g.out = append(g.out, use)
 	}
@@ -199,20 +211,10 @@ func (g *generator) projectOf(c *command) string {
 // (of the same agent's when it has one), or by another runner of the same
 // agent on the same one. Neither replays the first claim.
 func (g *generator) keyElsewhere(i int) *command {
-	var first *command
-	if g.r.IntN(2) == 0 {
-		first = g.claimTask(i)
-	} else {
-		first = g.claimDiscussion(i)
-	}
-	if first.p.kind != "runner" {
+	first, ok := g.freshClaim(i, "x")
+	if !ok {
 		return first
 	}
-	key := fmt.Sprintf("key-%d-x", i)
-	first.args["idempotency_key"] = key
-	g.keysOf[first.p.id] = append(g.keysOf[first.p.id], key)
-	g.claimSteps = append(g.claimSteps, len(g.out))
-	g.out = append(g.out, first)
 	agent := ""
 	for _, r := range g.w.Runners {
 		if r.ID == first.p.id {
