@@ -25,8 +25,8 @@ import (
 const serverREADME = "../server/README.md"
 
 // readmeDecisions returns the paragraphs of server/README.md's
-// "Decisions" section by their bold title ("claim_task", "Who may call
-// what").
+// "Decisions" section, and the items of its lists, by their bold title
+// ("claim_task", "Who may call what").
 func readmeDecisions(t *testing.T) map[string]string {
 	t.Helper()
 	src, err := os.ReadFile(serverREADME)
@@ -42,7 +42,7 @@ func readmeDecisions(t *testing.T) map[string]string {
 	}
 	titleRe := regexp.MustCompile(`^\*\*([^*]+?)\.?\*\*`)
 	out := map[string]string{}
-	for _, para := range strings.Split(after, "\n\n") {
+	for _, para := range strings.Split(strings.ReplaceAll(after, "\n- **", "\n\n**"), "\n\n") {
 		para = strings.TrimSpace(para)
 		if m := titleRe.FindStringSubmatch(para); m != nil {
 			out[m[1]] = para

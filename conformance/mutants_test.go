@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -782,6 +783,140 @@ var mutants = []mutant{
 		}),
 	},
 }
+
+// Mutants of the sequential classes of issue 20: each breaks a rule that
+// only a key reused across scopes, a credential used before its
+// replacement, a documented order or a pattern read by another engine
+// shows.
+var sequentialMutants = []mutant{
+	{
+		name:    "idempotency-key-per-runner",
+		rule:    "claim_task: a key replays the claim of its own task only (this server keys claims by runner and key, so a key reused on another task replays the first task's attempt)",
+		explore: []conformance.Profile{conformance.Core, conformance.Reference},
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
+			var mu sync.Mutex
+			first := map[string]string{} // runner and key -> the task first claimed with them
+			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
+				runner := ""
+				if ti := rt.TokenInfoFrom(ctx); ti != nil {
+					if p, ok := ti.Extra["prickle.principal"].(*store.Principal); ok {
+						runner = p.RunnerID
+					}
+				}
+				k := runner + "\x00" + in.IdempotencyKey
+				mu.Lock()
+				task, seen := first[k]
+				mu.Unlock()
+				if seen && task != in.TaskID {
+					other := *in
+					other.TaskID = task
+					return inner.ClaimTask(ctx, &other)
+				}
+				out, err := inner.ClaimTask(ctx, in)
+				if err == nil {
+					mu.Lock()
+					first[k] = in.TaskID
+					mu.Unlock()
+				}
+				return out, err
+			}}
+		}),
+	},
+	{
+		name:    "replaced-credential-warm",
+		rule:    "a replay revokes the earlier credential (reference; this server keeps authenticating a credential it has seen used, after its replacement)",
+		explore: []conformance.Profile{conformance.Reference},
+		http: func(w *scene) func(http.Handler) http.Handler {
+			var mu sync.Mutex
+			used := map[string]bool{}     // bearer tokens that authenticated a call
+			family := map[string]string{} // credential -> its claim (caller, tool, task or message, key)
+			newest := map[string]string{} // claim -> its newest credential
+			record := rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
+				res := toolResult(method, msg)
+				if res == nil {
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				used[r.Header.Get("Authorization")] = true
+				sc, _ := res["structuredContent"].(map[string]any)
+				args, _ := params["arguments"].(map[string]any)
+				for _, path := range []string{"execution_credential", "discussion_credential"} {
+					cred, ok := sc[path].(map[string]any)
+					if !ok {
+						continue
+					}
+					claim := fmt.Sprint(r.Header.Get("Authorization"), params["name"], args["task_id"], args["message_id"], args["idempotency_key"])
+					tok := "Bearer " + fmt.Sprint(cred["token"])
+					family[tok], newest[claim] = claim, tok
+				}
+			})(w)
+			return func(next http.Handler) http.Handler {
+				inner := record(next)
+				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					tok := r.Header.Get("Authorization")
+					mu.Lock()
+					if claim, ok := family[tok]; ok && used[tok] && newest[claim] != tok {
+						r.Header.Set("Authorization", newest[claim]) // the cache still knows its caller
+					}
+					mu.Unlock()
+					inner.ServeHTTP(rw, r)
+				})
+			}
+		},
+	},
+	{
+		name:    "agents-by-name",
+		rule:    "discover_team_agents (reference): agents are listed by agent id in byte order (this server lists them by name)",
+		explore: []conformance.Profile{conformance.Reference},
+		http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
+			res := toolResult(method, msg)
+			sc, _ := res["structuredContent"].(map[string]any)
+			agents, ok := sc["agents"].([]any)
+			if !ok || params["name"] != "discover_team_agents" {
+				return
+			}
+			slices.SortStableFunc(agents, func(a, b any) int {
+				x, _ := a.(map[string]any)
+				y, _ := b.(map[string]any)
+				return strings.Compare(fmt.Sprint(x["name"]), fmt.Sprint(y["name"]))
+			})
+			setStructured(res, sc)
+		}),
+	},
+	{
+		name:     "pattern-newline-end",
+		rule:     "input patterns are ECMA-262's: $ does not match before a final newline (this server's pattern check, as Python's re, lets \"t1\\n\" through)",
+		caughtBy: []string{"spec.claim_task.task_id.pattern-newline-end", "spec.discover_team_agents.project.pattern-newline-end"},
+		core:     true,
+		// The check passes a value that matches once its final newline is
+		// dropped, and the server goes on with that value.
+		http: func(w *scene) func(http.Handler) http.Handler {
+			return func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					body, _ := io.ReadAll(r.Body)
+					var msg map[string]any
+					if json.Unmarshal(body, &msg) == nil && msg["method"] == "tools/call" {
+						params, _ := msg["params"].(map[string]any)
+						replaceAll(params["arguments"], func(_ string, v any) (any, bool) {
+							s, ok := v.(string)
+							if t, cut := strings.CutSuffix(s, "\n"); ok && cut {
+								return t, true
+							}
+							return nil, false
+						})
+						body, _ = json.Marshal(msg)
+					}
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					r.ContentLength = int64(len(body))
+					next.ServeHTTP(rw, r)
+				})
+			}
+		},
+	},
+}
+
+func init() { mutants = append(mutants, sequentialMutants...) }
 
 // stubMutants are, for every documented tool, the reference server with
 // that tool stubbed: served on tools/list, its arguments validated, and

@@ -126,9 +126,9 @@ func turnRefusal(t turnInfo, now time.Time) error {
 // project the owner belongs to (message_not_found), be in one of the
 // owner's private rooms (not_your_room) and have woken the runner's agent
 // (not_woken). A replayed key whose reply is posted is refused
-// (reply_posted); a turn that no longer waits is refused (turn_ended,
-// turn_stopped, turn_timed_out, turn_replaced); a superseded key is refused
-// (claim_superseded). The same (runner, message, idemKey) replays the same
+// (reply_posted), then a superseded key (claim_superseded); then a turn
+// that no longer waits (turn_ended, turn_stopped, turn_timed_out,
+// turn_replaced). The same (runner, message, idemKey) replays the same
 // role with a fresh credential and revokes the earlier one. A new key is
 // refused when the agent has posted its last reply in the turn
 // (reply_posted), when the harness has nothing for it yet (draft_pending,
@@ -294,8 +294,13 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 	if err != nil {
 		return ClaimDiscussionResult{}, err
 	}
+	// A replayed key's own fate (replied, superseded) comes before the
+	// turn's state: server/README.md, "Refusal order".
 	if found && claim.replied {
 		return ClaimDiscussionResult{}, refuse(CodeReplyPosted, "the reply for this claim was already posted")
+	}
+	if found && claim.superseded {
+		return ClaimDiscussionResult{}, refuse(CodeClaimSuperseded, "the discussion claim made with this idempotency key was superseded by a newer claim")
 	}
 	if err := turnRefusal(t, now); err != nil {
 		return ClaimDiscussionResult{}, err

@@ -306,3 +306,59 @@ func TestFixtureEarlierDiscussionClaims(t *testing.T) {
 		t.Fatalf("revise = %+v, %v", v, err)
 	}
 }
+
+// A replayed key's own fate comes before the turn's state (server/README.md,
+// "Refusal order"): a superseded key in a turn that has since been
+// replaced is claim_superseded, as a replied key is reply_posted.
+func TestClaimDiscussionSupersededBeforeTurnState(t *testing.T) {
+	s, c := loaded(t)
+	builder := auth(t, s, fxBuilderRunner)
+	if _, err := s.ClaimDiscussion(ctx, builder, "wake-solo", "k1", ptrTo(2)); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(10 * time.Minute)
+	if _, err := s.ClaimDiscussion(ctx, builder, "wake-solo", "k2", ptrTo(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTurnState(ctx, "wake-solo", TurnReplaced); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.ClaimDiscussion(ctx, builder, "wake-solo", "k1", ptrTo(2))
+	wantCode(t, err, CodeClaimSuperseded)
+	_, err = s.ClaimDiscussion(ctx, builder, "wake-solo", "k2", ptrTo(2))
+	wantCode(t, err, CodeTurnReplaced)
+}
+
+// Keys are scoped to a runner: the same key from a second runner of the
+// same agent is a new key for it, never a replay of the first runner's
+// claim (server/README.md, claim_task and claim_discussion).
+func TestSameKeyFromASecondRunner(t *testing.T) {
+	s, c, issued := seeded(t)
+	first := auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
+	tok, err := s.PairRunner(ctx, seed.BuilderAgent, "maya-desk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := auth(t, s, tok.Token)
+	if _, err := s.ClaimTask(ctx, first, seed.TaskID, "k", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ClaimTask(ctx, second, seed.TaskID, "k", nil)
+	wantCode(t, err, CodeAttemptInProgress)
+	if _, err := s.ClaimDiscussion(ctx, first, seed.MessageID, "k", ptrTo(2)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ClaimDiscussion(ctx, second, seed.MessageID, "k", ptrTo(2))
+	wantCode(t, err, CodeDiscussionInProgress)
+	// Once the first runner's claims expire, the second runner's key
+	// starts claims of its own.
+	c.Advance(DefaultLaunchTimeout)
+	a, err := s.ClaimTask(ctx, second, seed.TaskID, "k", nil)
+	if err != nil || a.Replayed {
+		t.Fatalf("the second runner's key after expiry: %+v, %v", a, err)
+	}
+	d, err := s.ClaimDiscussion(ctx, second, seed.MessageID, "k", ptrTo(2))
+	if err != nil || d.Replayed {
+		t.Fatalf("the second runner's discussion key after expiry: %+v, %v", d, err)
+	}
+}

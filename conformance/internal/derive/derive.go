@@ -18,6 +18,10 @@
 //     by its JSON pointer (for a missing required field: by its name, and
 //     by its parent's pointer when nested; for an unexpected property: by
 //     its name). Optional fields the example lacks get a valid value first.
+//     A pattern also gets a case for each way common regex engines read
+//     it unlike ECMA-262 that changes the verdict on a value near the
+//     valid one (pattern-newline-end: "t1\n" where $ ends the pattern;
+//     engines.go lists them).
 //     Where no value can break a constraint alone (an empty string breaks
 //     minLength 1 and a "+" pattern together), every other violation is at
 //     the same pointer. Each case is checked with the documented schema
@@ -468,12 +472,13 @@ func (d *deriver) breakers(n *jsonschema.Schema, path []string, valid any, ok bo
 		if hi, ok := numberOf(n, "maxLength"); ok {
 			set("maxLength", "", fmt.Sprintf("is longer than %d", int(hi)), longString(n, str, int(hi)+1))
 		}
-		if _, ok := n.String("pattern"); ok {
+		if pat, ok := n.String("pattern"); ok {
 			if bad, ok := patternBreaker(n, str); ok {
 				set("pattern", "", "does not match the pattern", bad)
 			} else {
 				d.warnAt(path, "pattern", "no value within the length bounds breaks it")
 			}
+			out = append(out, engineBreakers(n, pat, str)...)
 		}
 		if f, ok := n.String("format"); ok {
 			if bad, ok := formatBreaker(f); ok {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -137,14 +138,7 @@ Post a message to a room.
 
 [Read online](https://app.useprickle.dev/docs/reference/mcp-tools?tool=post_message)
 `, "~~~", "```")
-	sp, _, err := spec.LoadLinted([]spec.Source{{File: "post_message.md", Src: []byte(page)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scripts, warns := Scripts(sp)
-	for _, w := range warns {
-		t.Errorf("warning: %s", w)
-	}
+	scripts := derivePage(t, "post_message.md", page)
 	var names []string
 	for _, s := range scripts {
 		names = append(names, s.Name)
@@ -172,4 +166,19 @@ Post a message to a room.
 			t.Errorf("the unexpected property matches patternProperties:\n%s", s.Archive)
 		}
 	}
+}
+
+// derivePage returns the derived cases of one page, src in file, which
+// must derive without a warning.
+func derivePage(t *testing.T, file, src string) []*suite.Script {
+	t.Helper()
+	sp, _, err := spec.LoadLinted([]spec.Source{{File: file, Src: []byte(src)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts, warns := Scripts(sp)
+	for _, w := range warns {
+		t.Errorf("warning: %s", w)
+	}
+	return scripts
 }

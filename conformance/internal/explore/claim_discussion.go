@@ -50,6 +50,13 @@ var (
 	ruleLoneAgentDone   = newRule("claim_discussion", "a lone agent only drafts", "reply_posted", "", dClaimDisc)
 )
 
+func init() {
+	order([]*rule{ruleNotRunnerDisc}, []*rule{ruleHarnessOutdated, ruleHarnessNewer}, []*rule{ruleMessageNotFound},
+		[]*rule{ruleNotYourRoom}, []*rule{ruleNotWoken}, []*rule{ruleReplyPosted}, []*rule{ruleClaimSuperseded},
+		[]*rule{ruleTurnEnded, ruleTurnStopped, ruleTurnTimedOut, ruleTurnReplaced}, []*rule{ruleAgentDone},
+		[]*rule{ruleDraftPending, ruleReviewsPending, ruleLoneAgentDone}, []*rule{ruleNoRepliesLeft}, []*rule{ruleDiscussionLive})
+}
+
 type mClaim struct {
 	message, runner, agent, key string
 	role                        string
@@ -404,12 +411,31 @@ func (g *generator) claimDiscussion(i int) *command {
 		c.args["message_id"] = "no-such-message"
 	}
 	k := [2]string{c.p.id, msg}
-	if y := r.IntN(100); y < 40 && len(g.discKeys[k]) > 0 {
+	switch y := r.IntN(100); {
+	case y < 40 && len(g.discKeys[k]) > 0:
 		c.args["idempotency_key"] = g.pick(g.discKeys[k])
-	} else {
+	case y < 47 && len(woken) > 1:
+		// A key another runner (of the same agent, or of another agent
+		// the message woke) used on this message.
+		other := g.pick(woken)
+		if keys := g.discKeys[[2]string{other, msg}]; len(keys) > 0 {
+			c.args["idempotency_key"] = g.pick(keys)
+			g.discKeys[k] = append(g.discKeys[k], c.args["idempotency_key"].(string))
+			break
+		}
+		fallthrough
+	case y < 55 && g.crossKey(c.p.id) != "":
+		if key := g.crossKey(c.p.id); key != "" {
+			c.args["idempotency_key"] = key
+			g.discKeys[k] = append(g.discKeys[k], key)
+			break
+		}
+		fallthrough
+	default:
 		key := fmt.Sprintf("key-%d", i)
 		c.args["idempotency_key"] = key
 		g.discKeys[k] = append(g.discKeys[k], key)
+		g.keysOf[c.p.id] = append(g.keysOf[c.p.id], key)
 	}
 	switch y := r.IntN(100); {
 	case y < 88:

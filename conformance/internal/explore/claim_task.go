@@ -33,6 +33,11 @@ var (
 	ruleAttemptSuperseded = newRule("claim_task", "the key's attempt was superseded", "attempt_superseded", "", dClaimTask)
 )
 
+func init() {
+	order([]*rule{ruleNotRunnerTask}, []*rule{ruleTaskNotFound}, []*rule{ruleNotRouted},
+		[]*rule{ruleMention, ruleCauseMismatch, ruleCauseNoRequest}, []*rule{ruleAttemptSuperseded, ruleAttemptLive})
+}
+
 type mAttempt struct {
 	id, task, runner, key string
 	claimedAt             time.Time
@@ -238,7 +243,7 @@ func (g *generator) claimTask(i int) *command {
 	switch y := r.IntN(100); {
 	case y < 40 && len(g.taskKeys[k]) > 0:
 		c.args["idempotency_key"] = g.pick(g.taskKeys[k])
-	case y < 50:
+	case y < 47:
 		// Any runner's key for the task, in an order the seed fixes (not
 		// the map's).
 		var all []string
@@ -249,10 +254,14 @@ func (g *generator) claimTask(i int) *command {
 		}
 		slices.Sort(all)
 		c.args["idempotency_key"] = g.pick(all)
+	case y < 57 && g.crossKey(c.p.id) != "":
+		c.args["idempotency_key"] = g.crossKey(c.p.id)
+		g.taskKeys[k] = append(g.taskKeys[k], c.args["idempotency_key"].(string))
 	default:
 		key := fmt.Sprintf("key-%d", i)
 		c.args["idempotency_key"] = key
 		g.taskKeys[k] = append(g.taskKeys[k], key)
+		g.keysOf[c.p.id] = append(g.keysOf[c.p.id], key)
 	}
 	switch y := r.IntN(100); {
 	case y < 65:

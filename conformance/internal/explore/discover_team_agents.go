@@ -27,6 +27,10 @@ var (
 	ruleCredScope        = newRule("discover_team_agents", "an execution credential sees only its task's project", "project_not_visible", "", dDiscover)
 )
 
+func init() {
+	order([]*rule{ruleDiscCredTool, ruleExecCredTool}, []*rule{ruleProjectInvisible, ruleCredScope})
+}
+
 // team is the project's people and agents as discover_team_agents lists
 // them (FIXTURE.md: a project's people are its members; its agents are
 // those their owners' are).
@@ -120,6 +124,8 @@ func (m *model) expectDiscover(e *expectation, cmd *command, c caller) {
 			if d := diffSet(part.want, got, part.key); d != "" {
 				fs = append(fs, failure{src: sDTList, msg: fmt.Sprintf("the %s of project %s: %s", part.path, project, d),
 					lines: m.teamLines(part.path, part.key, part.want, got)})
+			} else if m.profile == suite.Reference {
+				fs = append(fs, orderLines(part.path, part.key, got)...)
 			}
 		}
 		return fs
@@ -237,4 +243,23 @@ func (g *generator) discover(n int) *command {
 		}
 	}
 	return c
+}
+
+// orderLines checks the reference order of a listed team (server/README.md:
+// people by handle, agents by agent id, in byte order).
+func orderLines(path, key string, got []any) []failure {
+	var keys []string
+	for _, g := range got {
+		obj, _ := g.(map[string]any)
+		keys = append(keys, fmt.Sprint(obj[key]))
+	}
+	if slices.IsSorted(keys) {
+		return nil
+	}
+	want := slices.Sorted(slices.Values(keys))
+	var lines []string
+	for i, k := range want {
+		lines = append(lines, fmt.Sprintf("json %s.%d.%s == %s", path, i, key, script.Quote(script.JSON(k))))
+	}
+	return []failure{{src: dOrders, msg: fmt.Sprintf("%s listed as [%s], want them by %s in byte order [%s]", path, strings.Join(keys, " "), key, strings.Join(want, " ")), lines: lines}}
 }

@@ -146,3 +146,52 @@ func TestSequencesReproducible(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalOrder: where several refusals apply, the reference profile
+// wants the first of server/README.md's refusal order (a harness above 2
+// in a turn that has ended is harness_unsupported, not turn_ended; a wake
+// that is not the cause of a task routed elsewhere is not_routed), and
+// core accepts any of them.
+func TestRefusalOrder(t *testing.T) {
+	owner, req := "ann", "req"
+	w := &world.World{
+		Projects:    []world.Project{{Slug: "p", Name: "P"}},
+		People:      []world.Person{{Handle: owner, DisplayName: "Ann"}},
+		Memberships: []world.Membership{{Project: "p", Person: owner}},
+		Agents:      []world.Agent{{ID: "ann/bot"}, {ID: "ann/other"}},
+		Runners:     []world.Runner{{ID: "r1", Agent: "ann/bot"}},
+		Rooms:       []world.Room{{ID: "ann-private", Project: "p", Kind: "private", Owner: &owner}},
+		Messages: []world.Message{{ID: "m1", Room: "ann-private", Kind: "room_message", Author: owner},
+			{ID: req, Room: "ann-private", Kind: "task_request", Author: owner}},
+		Turns: []world.Turn{{Message: "m1", State: "ended", Agents: []world.TurnAgent{{Agent: "ann/bot"}}}},
+		Tasks: []world.Task{{ID: "t1", Project: "p", Agent: "ann/other", RequestMessage: &req}},
+	}
+	disc := &command{tool: "claim_discussion", args: map[string]any{"message_id": "m1", "idempotency_key": "k", "harness": 3}}
+	task := &command{tool: "claim_task", args: map[string]any{"task_id": "t1", "idempotency_key": "k", "wake": map[string]any{"message_id": "m1"}}}
+	for _, tc := range []struct {
+		profile suite.Profile
+		cmd     *command
+		code    string
+		ok      bool
+	}{
+		{suite.Reference, disc, "harness_unsupported", true},
+		{suite.Reference, disc, "turn_ended", false},
+		{suite.Core, disc, "turn_ended", true},
+		{suite.Core, disc, "harness_unsupported", true},
+		{suite.Reference, task, "not_routed", true},
+		{suite.Reference, task, "cause_mismatch", false},
+		{suite.Core, task, "cause_mismatch", true},
+	} {
+		cmd := tc.cmd
+		m := newModel(w, tc.profile, time.Now(), nil)
+		c, _ := m.resolve(principal{kind: "runner", id: "r1"}, nil)
+		e := m.expect(cmd, c)
+		fs := m.judge(e, &answer{refused: true, code: tc.code, text: tc.code + ": refused"})
+		if (len(fs) == 0) != tc.ok {
+			t.Errorf("%s profile, %s %s: failures %v, want ok %v", tc.profile, cmd.tool, tc.code, fs, tc.ok)
+		}
+		if cmd == task && !tc.ok && len(fs) > 0 && !strings.Contains(fs[0].msg, dOrder) {
+			t.Errorf("the failure does not cite the refusal order: %s", fs[0].msg)
+		}
+	}
+}

@@ -55,6 +55,8 @@ var (
 	dClaimDisc     = decision("claim_discussion")
 	dDiscover      = decision("discover_team_agents")
 	dStateAndCache = decision("State and caches")
+	dOrder         = decision("Refusal order")
+	dOrders        = decision("The order of `people` and `agents`")
 )
 
 // srcPreamble is the pages' shared preamble: identity comes from the token.
@@ -70,6 +72,18 @@ type rule struct {
 	code     string // the reference server's refusal code
 	sentence string // the page sentence that makes the refusal mandatory; "" where the pages leave it open
 	decision string // the server/README.md decision that names code
+	rank     int    // its place in the tool's refusal order (order); rules of one rank are left open
+}
+
+// order gives each level of rules its rank: the reference profile wants
+// the first applicable refusal of server/README.md's "Refusal order", and
+// accepts any code of that level.
+func order(levels ...[]*rule) {
+	for i, l := range levels {
+		for _, r := range l {
+			r.rank = i
+		}
+	}
 }
 
 // modelRules are every rule of the model; tests read the codes from here.
@@ -267,15 +281,52 @@ type expectation struct {
 
 func (e *expectation) reasons() []*rule { return append(slices.Clone(e.must), e.may...) }
 
-// codes are the refusal codes the reference profile accepts.
+// codes are the refusal codes the reference profile accepts: those of the
+// first rank of the refusal order among the rules that apply, and of the
+// rules that may apply ahead of them.
 func (e *expectation) codes() []string {
+	first := -1
+	for _, r := range e.must {
+		if first < 0 || r.rank < first {
+			first = r.rank
+		}
+	}
 	var out []string
 	for _, r := range e.reasons() {
+		if first >= 0 && r.rank > first {
+			continue
+		}
 		if !slices.Contains(out, r.code) {
 			out = append(out, r.code)
 		}
 	}
 	return out
+}
+
+// first is the rule that applies first in the refusal order.
+func (e *expectation) first() *rule {
+	r := e.must[0]
+	for _, x := range e.must {
+		if x.rank < r.rank {
+			r = x
+		}
+	}
+	return r
+}
+
+// source names what the reference profile holds r to: its decision, and
+// the sentence behind it.
+func (r *rule) source() string {
+	if r.sentence != "" {
+		return r.sentence + " (" + r.decision + ")"
+	}
+	return r.decision
+}
+
+// applies reports whether a rule of code applies to the call, whatever
+// its rank.
+func (e *expectation) applies(code string) bool {
+	return slices.ContainsFunc(e.reasons(), func(r *rule) bool { return r.code == code })
 }
 
 // add records that r applies: the profile either demands the refusal or
@@ -480,7 +531,14 @@ func (m *model) judge(e *expectation, a *answer) []failure {
 			return []failure{{src: e.successSrc, msg: fmt.Sprintf("refused (%s), want a success", describe(a)), lines: []string{"ok"}}}
 		}
 		if m.profile == suite.Reference && !slices.Contains(e.codes(), a.code) {
-			return []failure{{src: e.must[0].decision, msg: fmt.Sprintf("refused with %q, want %s (%s)", a.code, strings.Join(e.codes(), " or "), e.must[0].what),
+			// The rule broken is the first one that applies; a later one
+			// answered instead breaks the refusal order too.
+			r := e.first()
+			why := r.what
+			if e.applies(a.code) {
+				why += "; " + a.code + " applies too, but comes later (" + dOrder + ")"
+			}
+			return []failure{{src: r.source(), msg: fmt.Sprintf("refused with %q, want %s (%s)", a.code, strings.Join(e.codes(), " or "), why),
 				lines: []string{"refused " + strings.Join(e.codes(), "|")}}}
 		}
 		if e.refused != nil {
@@ -488,14 +546,11 @@ func (m *model) judge(e *expectation, a *answer) []failure {
 		}
 		return nil
 	case len(e.must) > 0:
-		r := e.must[0]
+		r := e.first()
 		src := r.sentence
 		line := "refused"
 		if m.profile == suite.Reference {
-			src = r.decision
-			if r.sentence != "" {
-				src = r.sentence + " (" + r.decision + ")"
-			}
+			src = r.source()
 			line = "refused " + strings.Join(e.codes(), "|")
 		}
 		return []failure{{src: src, msg: fmt.Sprintf("succeeded, but it must be refused: %s", r.what), lines: []string{line}}}
