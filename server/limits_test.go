@@ -300,7 +300,8 @@ func TestMaxConns(t *testing.T) {
 	if err := health(addr, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	held := []net.Conn{slowPost(t, addr, server.PathMCP, agent), slowPost(t, addr, server.PathMCP, agent)}
+	runner := e.token(store.KindRunner, seed.BuilderAgent) // one caller holds at most a quarter of MaxConns
+	held := []net.Conn{slowPost(t, addr, server.PathMCP, agent), slowPost(t, addr, server.PathMCP, runner)}
 	eventually(t, "both POSTs in their handler", func() bool { return posts.Load() == 2 })
 	if err := health(addr, 300*time.Millisecond); err == nil {
 		t.Fatal("a third connection was served beside two in a request")
@@ -601,6 +602,41 @@ func TestSessionlessTestIsTheGoSDKs(t *testing.T) {
 			t.Errorf("stdio tools/call before initialize with an old-protocol _meta, id %s: code %d, want -32600", a.id, a.code)
 		}
 	}
+}
+
+// TestOneCallerLeavesConnections: with MaxConns set below one caller's
+// default bounds, a runner sending bodies slowly still leaves
+// connections to other callers: its bounds are a share of MaxConns. (With
+// --max-conns 48 and the default 64 requests per caller, one runner held
+// every connection and nobody else was served until its bodies timed out.)
+func TestOneCallerLeavesConnections(t *testing.T) {
+	const limit = 8
+	var posts atomic.Int64 // POSTs that reached the handler, answered or not
+	e := newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) {
+		c.MaxConns = limit
+		c.ReadTimeout = 10 * time.Minute
+		c.WrapHTTP = func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					posts.Add(1)
+				}
+				h.ServeHTTP(w, r)
+			})
+		}
+	}})
+	addr, _ := serve(t, e)
+	for range limit {
+		slowPost(t, addr, server.PathMCP, fxBuilderRunner)
+	}
+	eventually(t, "every slow POST read up to its body", func() bool { return posts.Load() == limit })
+	// A hang guard, not a timing target: without a place the call waits
+	// for the runner's bodies, ten minutes.
+	c := &http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Do(mcpPost("http://"+addr+server.PathMCP, fxBuilderAgent, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)))
+	if err != nil {
+		t.Fatalf("another caller beside a runner's %d slow bodies, MaxConns %d: %v", limit, limit, err)
+	}
+	resp.Body.Close()
 }
 
 // TestCredentialsCountAgainstTheirRunner: the credentials a runner's

@@ -60,10 +60,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // connection arriving when max are open takes the place of one that
 // holds no request: idle on keep-alive, or not yet through its headers
 // (none is ever closed while a handler runs or a response is written).
-// Of those, one that never carried an authenticated request goes first,
-// the one waiting longest first: a caller who proved nothing cannot hold
-// the budget, and an authenticated caller's requests are bounded by
-// caller. When every connection is in a request, the new one waits.
+// Of those, one that never carried an authenticated request goes first
+// (see victimLocked): a caller who proved nothing cannot hold the budget,
+// and an authenticated caller's requests are bounded by caller. When
+// every connection is in a request, the new one waits.
 type conns struct {
 	ln  net.Listener
 	max int
@@ -82,6 +82,8 @@ type conn struct {
 
 	// Guarded by cs.mu.
 	busy          bool      // a request is being handled or answered (StateActive past its headers)
+	answering     bool      // busy, its handler returned: the answer is being written, or the connection closes
+	served        bool      // a request's handler ran on it
 	authenticated bool      // a request on it passed the bearer check
 	since         time.Time // when it last began to hold no request
 }
@@ -130,17 +132,36 @@ func (cs *conns) Accept() (net.Conn, error) {
 }
 
 // victimLocked returns the connection to close for a new one, or nil when
-// every connection is in a request.
+// the new one must wait. Of the connections that hold no request, one idle
+// after requests that proved nothing goes first (a GET /healthz kept
+// alive), then one that has sent no request yet (a client still sending
+// its headers, or one that never does), then one idle after authenticated
+// requests; in each class the one waiting longest. A connection still
+// answering will soon be idle or closed: while one is, the new connection
+// waits rather than displace one that may be about to send its request.
 func (cs *conns) victimLocked() *conn {
+	class := func(c *conn) int {
+		switch {
+		case c.served && !c.authenticated:
+			return 0
+		case !c.served:
+			return 1
+		}
+		return 2
+	}
 	var v *conn
+	settling := false
 	for c := range cs.open {
 		if c.busy {
+			settling = settling || c.answering
 			continue
 		}
-		if v == nil || v.authenticated && !c.authenticated ||
-			v.authenticated == c.authenticated && c.since.Before(v.since) {
+		if v == nil || class(c) < class(v) || class(c) == class(v) && c.since.Before(v.since) {
 			v = c
 		}
+	}
+	if v != nil && class(v) > 0 && settling {
+		return nil
 	}
 	return v
 }
@@ -173,7 +194,7 @@ func (cs *conns) state(nc net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateIdle:
 		cs.mu.Lock()
-		c.busy, c.since = false, time.Now()
+		c.busy, c.answering, c.since = false, false, time.Now()
 		cs.signalLocked()
 		cs.mu.Unlock()
 	case http.StateHijacked, http.StateClosed:
@@ -206,12 +227,18 @@ type connKey struct{}
 // busy yet.
 func markBusy(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if c, ok := r.Context().Value(connKey{}).(*conn); ok {
+		c, ok := r.Context().Value(connKey{}).(*conn)
+		if ok {
 			c.cs.mu.Lock()
-			c.busy = true
+			c.busy, c.served, c.answering = true, true, false
 			c.cs.mu.Unlock()
 		}
 		h.ServeHTTP(w, r)
+		if ok {
+			c.cs.mu.Lock()
+			c.answering = true
+			c.cs.mu.Unlock()
+		}
 	})
 }
 

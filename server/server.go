@@ -249,6 +249,14 @@ func (cfg *Config) withDefaults() {
 			*p = orDefault(*p, l.def.(time.Duration))
 		}
 	}
+	// One caller's requests and sessions (each holds at most one event
+	// stream) stay a share of the connection budget, whatever the flags
+	// say: at most a quarter and an eighth of MaxConns. A caller (a runner
+	// with its credentials) held all 48 connections of --max-conns 48
+	// under the default 64 and 32, which the default 1024 leaves as they
+	// are.
+	cfg.MaxRequestsPerPrincipal = min(cfg.MaxRequestsPerPrincipal, max(1, cfg.MaxConns/4))
+	cfg.MaxSessionsPerPrincipal = min(cfg.MaxSessionsPerPrincipal, max(1, cfg.MaxConns/8))
 }
 
 func orDefault[T int | int64 | time.Duration](v, def T) T {
