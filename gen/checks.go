@@ -197,8 +197,9 @@ func (n *vnode) target() *vnode {
 	return n
 }
 
+// compile reads s's keywords into n, and names n's function when some
+// keyword checks something.
 func (cs *checks) compile(n *vnode, s *jsonschema.Schema) error {
-	d := n.d
 	if v, ok := s.Bool(); ok {
 		n.isFalse = !v
 		if n.isFalse {
@@ -208,180 +209,11 @@ func (cs *checks) compile(n *vnode, s *jsonschema.Schema) error {
 		return nil
 	}
 	if s.Invalid() {
-		return d.uncheckable(n.ptr, "", "not a schema")
+		return n.d.uncheckable(n.ptr, "", "not a schema")
 	}
 	var checkedKws []string // the keywords that check something
-	sub := func(k *jsonschema.Keyword) (*vnode, error) {
-		if k.Schema() == nil {
-			return nil, d.uncheckable(k.Ptr, k.Name, "not a schema")
-		}
-		return cs.node(d, k.Schema())
-	}
-	list := func(k *jsonschema.Keyword) ([]*vnode, error) {
-		if !k.IsArray() || len(k.Schemas()) == 0 {
-			return nil, d.uncheckable(k.Ptr, k.Name, "not a non-empty array of schemas")
-		}
-		var out []*vnode
-		for _, c := range k.Schemas() {
-			cn, err := cs.node(d, c)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, cn)
-		}
-		return out, nil
-	}
 	for _, k := range s.Keywords() {
-		var err error
-		checked := true
-		switch k.Name {
-		case "type":
-			n.types, err = typeList(d, k)
-		case "const":
-			n.constant = "[" + compact(k.Value) + "]"
-			n.composite = n.composite || k.IsObject() || k.IsArray()
-		case "enum":
-			if !k.IsArray() {
-				return d.uncheckable(k.Ptr, k.Name, "not an array")
-			}
-			n.enum = compact(k.Value)
-			els, _ := k.Elements()
-			for _, e := range els {
-				if e[0] == '{' || e[0] == '[' {
-					n.composite = true
-				}
-			}
-		case "format":
-			f, ok := k.String()
-			switch {
-			case !ok:
-				return d.uncheckable(k.Ptr, k.Name, "not a string")
-			case schemax.Format(f) == nil:
-				n.unasserted, checked = f, false
-			default:
-				n.format = f
-			}
-		case "minLength":
-			n.minLength, err = count(d, k)
-		case "maxLength":
-			n.maxLength, err = count(d, k)
-		case "pattern":
-			n.pattern, err = cs.patternOf(d, k, n)
-		case "minimum":
-			n.minimum, err = number(d, k, false)
-		case "maximum":
-			n.maximum, err = number(d, k, false)
-		case "exclusiveMinimum":
-			n.exclMin, err = number(d, k, false)
-		case "exclusiveMaximum":
-			n.exclMax, err = number(d, k, false)
-		case "multipleOf":
-			n.multipleOf, err = number(d, k, true)
-		case "properties":
-			for _, m := range k.Members() {
-				pn, err := cs.node(d, m.Schema)
-				if err != nil {
-					return err
-				}
-				n.props = append(n.props, vprop{m.Name, pn})
-			}
-		case "patternProperties":
-			for _, m := range k.Members() {
-				p, err := cs.pattern(d, jsonpointer.Append(k.Ptr, m.Name), k.Name, m.Name, n, "Key")
-				if err != nil {
-					return err
-				}
-				pn, err := cs.node(d, m.Schema)
-				if err != nil {
-					return err
-				}
-				n.patternProps = append(n.patternProps, vpatternProp{p, pn})
-			}
-		case "additionalProperties":
-			if v, ok := k.Schema().Bool(); ok {
-				n.additionalFalse, checked = !v, !v
-			} else {
-				n.additional, err = sub(k)
-			}
-		case "required":
-			names, ok := k.Strings()
-			if !ok {
-				return d.uncheckable(k.Ptr, k.Name, "not an array of strings")
-			}
-			n.required = names
-		case "minProperties":
-			n.minProps, err = count(d, k)
-		case "maxProperties":
-			n.maxProps, err = count(d, k)
-		case "dependentRequired":
-			if !k.IsObject() {
-				return d.uncheckable(k.Ptr, k.Name, "not an object")
-			}
-			var m map[string][]string
-			if json.Unmarshal(k.Value, &m) != nil {
-				return d.uncheckable(k.Ptr, k.Name, "not an object of string arrays")
-			}
-			for _, name := range memberNames(k.Value) {
-				n.dependentRequired = append(n.dependentRequired, vdependent{name, m[name]})
-			}
-		case "dependentSchemas":
-			for _, m := range k.Members() {
-				dn, err := cs.node(d, m.Schema)
-				if err != nil {
-					return err
-				}
-				n.dependentSchemas = append(n.dependentSchemas, vdependentSchema{m.Name, dn})
-			}
-		case "propertyNames":
-			n.propertyNames, err = sub(k)
-		case "prefixItems":
-			n.prefixItems, err = list(k)
-		case "items":
-			n.items, err = sub(k)
-		case "minItems":
-			n.minItems, err = count(d, k)
-		case "maxItems":
-			n.maxItems, err = count(d, k)
-		case "uniqueItems":
-			n.unique = string(k.Value) == "true"
-			checked = n.unique
-		case "contains":
-			n.contains, err = sub(k)
-		case "minContains":
-			n.minContains, err = count(d, k)
-		case "maxContains":
-			n.maxContains, err = count(d, k)
-		case "$ref":
-			n.ref, err = cs.ref(d, s, k)
-		case "allOf":
-			n.allOf, err = list(k)
-		case "anyOf":
-			n.anyOf, err = list(k)
-		case "oneOf":
-			n.oneOf, err = list(k)
-		case "not":
-			n.not, err = sub(k)
-		case "if":
-			n.ifN, err = sub(k)
-		case "then", "else":
-			checked = false // compiled with if
-		case "$schema":
-			if n.ptr != "" {
-				return d.uncheckable(k.Ptr, k.Name, "a schema resource inside the document is not checked")
-			}
-			checked = false
-		case "$id":
-			if n.ptr != "" {
-				return d.uncheckable(k.Ptr, k.Name, "a schema resource inside the document is not checked")
-			}
-			checked = false
-		case "$dynamicRef", "$recursiveRef", "unevaluatedProperties", "unevaluatedItems", "dependencies":
-			return d.uncheckable(k.Ptr, k.Name, "the generated validators cannot check it")
-		default:
-			// Annotations, definitions, content (not asserted), and
-			// keywords 2020-12 does not define: nothing to check.
-			checked = false
-		}
+		checked, err := cs.keyword(n, s, k)
 		if err != nil {
 			return err
 		}
@@ -390,16 +222,8 @@ func (cs *checks) compile(n *vnode, s *jsonschema.Schema) error {
 		}
 	}
 	if n.ifN != nil {
-		var err error
-		if k := s.Get("then"); k != nil {
-			if n.thenN, err = sub(k); err != nil {
-				return err
-			}
-		}
-		if k := s.Get("else"); k != nil {
-			if n.elseN, err = sub(k); err != nil {
-				return err
-			}
+		if err := cs.thenElse(n, s); err != nil {
+			return err
 		}
 	}
 	if len(checkedKws) == 0 {
@@ -409,6 +233,255 @@ func (cs *checks) compile(n *vnode, s *jsonschema.Schema) error {
 		n.alias = n.ref
 		return nil
 	}
+	cs.name(n)
+	return nil
+}
+
+// keyword reads one keyword of s into n, and reports whether it checks
+// something.
+func (cs *checks) keyword(n *vnode, s *jsonschema.Schema, k *jsonschema.Keyword) (checked bool, err error) {
+	switch k.Name {
+	case "type", "const", "enum", "format":
+		return cs.valueKeyword(n, k)
+	case "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
+		return true, cs.scalarKeyword(n, k)
+	case "properties", "patternProperties", "additionalProperties", "required",
+		"minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "propertyNames":
+		return cs.objectKeyword(n, k)
+	case "prefixItems", "items", "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains":
+		return cs.arrayKeyword(n, k)
+	case "$ref", "allOf", "anyOf", "oneOf", "not", "if":
+		return true, cs.applicator(n, s, k)
+	case "then", "else":
+		return false, nil // compiled with if
+	case "$schema", "$id":
+		if n.ptr != "" {
+			return false, n.d.uncheckable(k.Ptr, k.Name, "a schema resource inside the document is not checked")
+		}
+		return false, nil
+	case "$dynamicRef", "$recursiveRef", "unevaluatedProperties", "unevaluatedItems", "dependencies":
+		return false, n.d.uncheckable(k.Ptr, k.Name, "the generated validators cannot check it")
+	}
+	// Annotations, definitions, content (not asserted), and keywords
+	// 2020-12 does not define: nothing to check.
+	return false, nil
+}
+
+// valueKeyword reads type, const, enum and format.
+func (cs *checks) valueKeyword(n *vnode, k *jsonschema.Keyword) (checked bool, err error) {
+	d := n.d
+	switch k.Name {
+	case "type":
+		n.types, err = typeList(d, k)
+	case "const":
+		n.constant = "[" + compact(k.Value) + "]"
+		n.composite = n.composite || k.IsObject() || k.IsArray()
+	case "enum":
+		if !k.IsArray() {
+			return false, d.uncheckable(k.Ptr, k.Name, "not an array")
+		}
+		n.enum = compact(k.Value)
+		els, _ := k.Elements()
+		for _, e := range els {
+			if e[0] == '{' || e[0] == '[' {
+				n.composite = true
+			}
+		}
+	case "format":
+		f, ok := k.String()
+		switch {
+		case !ok:
+			return false, d.uncheckable(k.Ptr, k.Name, "not a string")
+		case schemax.Format(f) == nil:
+			n.unasserted = f
+			return false, nil
+		default:
+			n.format = f
+		}
+	}
+	return true, err
+}
+
+// scalarKeyword reads the string and number keywords.
+func (cs *checks) scalarKeyword(n *vnode, k *jsonschema.Keyword) (err error) {
+	d := n.d
+	switch k.Name {
+	case "minLength":
+		n.minLength, err = count(d, k)
+	case "maxLength":
+		n.maxLength, err = count(d, k)
+	case "pattern":
+		n.pattern, err = cs.patternOf(d, k, n)
+	case "minimum":
+		n.minimum, err = number(d, k, false)
+	case "maximum":
+		n.maximum, err = number(d, k, false)
+	case "exclusiveMinimum":
+		n.exclMin, err = number(d, k, false)
+	case "exclusiveMaximum":
+		n.exclMax, err = number(d, k, false)
+	case "multipleOf":
+		n.multipleOf, err = number(d, k, true)
+	}
+	return err
+}
+
+// objectKeyword reads the object keywords.
+func (cs *checks) objectKeyword(n *vnode, k *jsonschema.Keyword) (checked bool, err error) {
+	d := n.d
+	switch k.Name {
+	case "properties":
+		for _, m := range k.Members() {
+			pn, err := cs.node(d, m.Schema)
+			if err != nil {
+				return false, err
+			}
+			n.props = append(n.props, vprop{m.Name, pn})
+		}
+	case "patternProperties":
+		for _, m := range k.Members() {
+			p, err := cs.pattern(d, jsonpointer.Append(k.Ptr, m.Name), k.Name, m.Name, n, "Key")
+			if err != nil {
+				return false, err
+			}
+			pn, err := cs.node(d, m.Schema)
+			if err != nil {
+				return false, err
+			}
+			n.patternProps = append(n.patternProps, vpatternProp{p, pn})
+		}
+	case "additionalProperties":
+		if v, ok := k.Schema().Bool(); ok {
+			n.additionalFalse = !v
+			return !v, nil
+		}
+		n.additional, err = cs.sub(n, k)
+	case "required":
+		names, ok := k.Strings()
+		if !ok {
+			return false, d.uncheckable(k.Ptr, k.Name, "not an array of strings")
+		}
+		n.required = names
+	case "minProperties":
+		n.minProps, err = count(d, k)
+	case "maxProperties":
+		n.maxProps, err = count(d, k)
+	case "dependentRequired":
+		err = cs.dependentRequired(n, k)
+	case "dependentSchemas":
+		for _, m := range k.Members() {
+			dn, err := cs.node(d, m.Schema)
+			if err != nil {
+				return false, err
+			}
+			n.dependentSchemas = append(n.dependentSchemas, vdependentSchema{m.Name, dn})
+		}
+	case "propertyNames":
+		n.propertyNames, err = cs.sub(n, k)
+	}
+	return true, err
+}
+
+// dependentRequired reads the dependentRequired keyword.
+func (cs *checks) dependentRequired(n *vnode, k *jsonschema.Keyword) error {
+	if !k.IsObject() {
+		return n.d.uncheckable(k.Ptr, k.Name, "not an object")
+	}
+	var m map[string][]string
+	if json.Unmarshal(k.Value, &m) != nil {
+		return n.d.uncheckable(k.Ptr, k.Name, "not an object of string arrays")
+	}
+	for _, name := range memberNames(k.Value) {
+		n.dependentRequired = append(n.dependentRequired, vdependent{name, m[name]})
+	}
+	return nil
+}
+
+// arrayKeyword reads the array keywords.
+func (cs *checks) arrayKeyword(n *vnode, k *jsonschema.Keyword) (checked bool, err error) {
+	d := n.d
+	switch k.Name {
+	case "prefixItems":
+		n.prefixItems, err = cs.list(n, k)
+	case "items":
+		n.items, err = cs.sub(n, k)
+	case "minItems":
+		n.minItems, err = count(d, k)
+	case "maxItems":
+		n.maxItems, err = count(d, k)
+	case "uniqueItems":
+		n.unique = string(k.Value) == "true"
+		return n.unique, nil
+	case "contains":
+		n.contains, err = cs.sub(n, k)
+	case "minContains":
+		n.minContains, err = count(d, k)
+	case "maxContains":
+		n.maxContains, err = count(d, k)
+	}
+	return true, err
+}
+
+// applicator reads $ref and the keywords that apply subschemas to the
+// value itself (then and else are read with if, by thenElse).
+func (cs *checks) applicator(n *vnode, s *jsonschema.Schema, k *jsonschema.Keyword) (err error) {
+	switch k.Name {
+	case "$ref":
+		n.ref, err = cs.ref(n.d, s, k)
+	case "allOf":
+		n.allOf, err = cs.list(n, k)
+	case "anyOf":
+		n.anyOf, err = cs.list(n, k)
+	case "oneOf":
+		n.oneOf, err = cs.list(n, k)
+	case "not":
+		n.not, err = cs.sub(n, k)
+	case "if":
+		n.ifN, err = cs.sub(n, k)
+	}
+	return err
+}
+
+// thenElse reads then and else, which check something only beside if.
+func (cs *checks) thenElse(n *vnode, s *jsonschema.Schema) (err error) {
+	if k := s.Get("then"); k != nil {
+		if n.thenN, err = cs.sub(n, k); err != nil {
+			return err
+		}
+	}
+	if k := s.Get("else"); k != nil {
+		n.elseN, err = cs.sub(n, k)
+	}
+	return err
+}
+
+// sub compiles the subschema that keyword k holds.
+func (cs *checks) sub(n *vnode, k *jsonschema.Keyword) (*vnode, error) {
+	if k.Schema() == nil {
+		return nil, n.d.uncheckable(k.Ptr, k.Name, "not a schema")
+	}
+	return cs.node(n.d, k.Schema())
+}
+
+// list compiles the non-empty array of subschemas that keyword k holds.
+func (cs *checks) list(n *vnode, k *jsonschema.Keyword) ([]*vnode, error) {
+	if !k.IsArray() || len(k.Schemas()) == 0 {
+		return nil, n.d.uncheckable(k.Ptr, k.Name, "not a non-empty array of schemas")
+	}
+	var out []*vnode
+	for _, c := range k.Schemas() {
+		cn, err := cs.node(n.d, c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cn)
+	}
+	return out, nil
+}
+
+// name gives n, which checks something, its function and the names of
+// the helpers and shared values it needs.
+func (cs *checks) name(n *vnode) {
 	n.raw = n.ref != nil || len(n.allOf)+len(n.anyOf)+len(n.oneOf) > 0 || n.not != nil || n.ifN != nil ||
 		len(n.dependentSchemas) > 0 || n.unique || n.contains != nil || n.composite && n.admits("object", "array")
 	n.fn = cs.fnName(n)
@@ -425,7 +498,6 @@ func (cs *checks) compile(n *vnode, s *jsonschema.Schema) error {
 		n.enumValues = cs.valuesOf(n.enum, "enum"+lastName(n))
 	}
 	cs.nodes = append(cs.nodes, n)
-	return nil
 }
 
 // admits reports whether the "type" keyword admits a value of one of the
