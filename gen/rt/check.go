@@ -63,9 +63,14 @@ type Checker struct {
 	up     bool
 	quiet  bool // only whether the value passes matters: nothing is worded
 	failed bool // the value failed a check
-	str    []byte
-	name   []byte
-	quoted []byte
+	// str and name are the checker's own buffers for a string and a name
+	// with escapes, never the decoder's bytes: unquoting into those would
+	// overwrite the document being read.
+	str  []byte
+	name []byte
+	// nameText is the name Member read: name's bytes or the decoder's.
+	nameText []byte
+	quoted   []byte
 }
 
 // run is one validation: what it found, and the checkers it reuses.
@@ -162,7 +167,7 @@ func (r *run) done() {
 	}
 	for _, c := range r.subs {
 		if c.in.Cap() > maxKept || cap(c.str) > maxKept || cap(c.name) > maxKept || cap(c.quoted) > maxKept {
-			c.in, c.str, c.name, c.quoted = bytes.Buffer{}, nil, nil, nil
+			c.in, c.str, c.name, c.nameText, c.quoted = bytes.Buffer{}, nil, nil, nil, nil
 			c.dec.Reset(&c.in)
 		}
 	}
@@ -239,22 +244,31 @@ func (c *Checker) scalar(raw []byte) Value {
 	case 't', 'f':
 		return Value{Kind: KindBool, text: raw}
 	case '"':
-		c.str = unquote(c.str, raw)
-		return Value{Kind: KindString, text: c.str}
+		return Value{Kind: KindString, text: unquoteInto(&c.str, raw)}
 	}
 	return Value{Kind: KindNumber, text: raw}
 }
 
-// unquote returns the characters of the JSON string raw, in buf when it
-// has escapes.
-func unquote(buf, raw []byte) []byte {
+// unquote returns the characters of the JSON string raw: raw's own bytes
+// when it has no escapes, else new ones.
+func unquote(raw []byte) []byte {
+	var buf []byte
+	return unquoteInto(&buf, raw)
+}
+
+// unquoteInto returns the characters of the JSON string raw: raw's own
+// bytes when it has no escapes, else *buf's, which it reuses. *buf is only
+// ever set to bytes it owns, so that a later string is never unquoted
+// into raw's.
+func unquoteInto(buf *[]byte, raw []byte) []byte {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return raw[1 : len(raw)-1]
 	}
-	out, err := jsontext.AppendUnquote(buf[:0], raw)
+	out, err := jsontext.AppendUnquote((*buf)[:0], raw)
 	if err != nil { // the decoder has checked raw
 		panic(err)
 	}
+	*buf = out
 	return out
 }
 
@@ -275,12 +289,12 @@ func (c *Checker) Member() bool {
 		c.broke(err)
 		return false
 	}
-	c.name = unquote(c.name, raw)
+	c.nameText = unquoteInto(&c.name, raw)
 	return true
 }
 
 // Name is the name Member read; it is valid until c reads again.
-func (c *Checker) Name() []byte { return c.name }
+func (c *Checker) Name() []byte { return c.nameText }
 
 // Item reports whether the array Read opened has another item, for the
 // check to read; after the last it reads the closing bracket.

@@ -113,3 +113,41 @@ func TestPatternTimeoutIsNoVerdict(t *testing.T) {
 		t.Errorf("starved clock: %v, want a timeout error", err)
 	}
 }
+
+// readAll reads every string of a flat object and records them.
+func readAll(got *[]string) func(c *Checker) {
+	return func(c *Checker) {
+		*got = (*got)[:0]
+		if v := c.Read(); v.Kind != KindObject {
+			return
+		}
+		for c.Member() {
+			*got = append(*got, string(c.Name())+"="+string(c.Read().Text()))
+		}
+	}
+}
+
+// A string with escapes, unquoted after a checker of the pool read one
+// without, went into the bytes the decoder was reading: the next member
+// was read from overwritten input ("invalid character after object
+// name"), or read as something the document does not say.
+func TestUnquoteKeepsTheDocument(t *testing.T) {
+	var got []string
+	check := readAll(&got)
+	for _, doc := range []string{
+		`{"lang":"Aa","bb":"claim"}`,
+		`{"lang":"aa\n","bb":"claim"}`,
+		`{"a\u0062":"\u00e9t\u00e9","bb":"y"}`,
+		`{"lang":"plain","bb":"z"}`,
+	} {
+		if err := Validate([]byte(doc), check); err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		if want := 2; len(got) != want || got[1][:3] != "bb=" {
+			t.Fatalf("%s: read %q", doc, got)
+		}
+	}
+	if got[0] != "lang=plain" || got[1] != "bb=z" {
+		t.Fatalf("read %q", got)
+	}
+}

@@ -267,7 +267,7 @@ func (c *Checker) Match(name []byte, p *Pattern) bool {
 // string, with check (propertyNames); what it finds is reported at the
 // object.
 func (c *Checker) PropertyName(check func(*Checker)) {
-	q, err := jsontext.AppendQuote(c.quoted[:0], c.name)
+	q, err := jsontext.AppendQuote(c.quoted[:0], c.nameText)
 	if err != nil { // the decoder has checked the name
 		panic(err)
 	}

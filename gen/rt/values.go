@@ -39,7 +39,7 @@ func (vs *Values) init() {
 				panic(errBadSchema)
 			}
 			if v.Kind() == '"' {
-				vs.strs[string(unquote(nil, v))] = true
+				vs.strs[string(unquote(v))] = true
 			} else {
 				vs.rest[string(canonical(nil, v))] = true
 			}
@@ -92,7 +92,7 @@ func appendCanonical(buf []byte, v jsontext.Value) []byte {
 	case '0':
 		return canonicalNumber(append(buf, 'n'), string(v))
 	case '"':
-		return strconv.AppendQuote(append(buf, 's'), string(unquote(nil, v)))
+		return strconv.AppendQuote(append(buf, 's'), string(unquote(v)))
 	case '[':
 		buf = append(buf, '[')
 		dec := jsontext.NewDecoder(bytes.NewReader(v))
@@ -115,7 +115,7 @@ func appendCanonical(buf []byte, v jsontext.Value) []byte {
 			if err != nil {
 				panic(errBadSchema)
 			}
-			n := bytes.Clone(unquote(nil, name))
+			n := bytes.Clone(unquote(name))
 			value, err := dec.ReadValue()
 			if err != nil {
 				panic(errBadSchema)
