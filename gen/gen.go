@@ -253,9 +253,11 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 		b.names.reserve(n)
 	}
 	b.toolName = &gtype{kind: kEnum, prim: "string", name: "ToolName"}
+	b.catalog = make(map[string]bool, len(s.Catalog))
 	for _, c := range s.Catalog {
 		b.names.reserve("Tool" + camel(c.Name))
 		b.toolName.enum = append(b.toolName.enum, enumVal{goName: "Tool" + camel(c.Name), str: c.Name})
+		b.catalog[c.Name] = true
 	}
 	tools := append([]*spec.Tool(nil), s.Tools...)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
