@@ -307,9 +307,14 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 }
 
 func (m *model) doc(tm *toolModel, section string, blk *spec.JSONBlock, rootName string) (*docCtx, error) {
-	schema, err := jsonschema.Parse(blk.JSON)
-	if err != nil {
-		return nil, fmt.Errorf("generate: %s %s schema: %w", tm.t.Name, section, err)
+	// The block's document, read once for lint and the catalog too; read
+	// here only when the block has none (to say why).
+	schema := blk.Schema()
+	if schema == nil {
+		var err error
+		if schema, err = jsonschema.Parse(blk.JSON); err != nil {
+			return nil, fmt.Errorf("generate: %s %s schema: %w", tm.t.Name, section, err)
+		}
 	}
 	d := &docCtx{b: m.b, tool: tm.t, section: section, block: blk, schema: schema, rootName: rootName,
 		refs: map[string]*gtype{}, refNull: map[string]bool{}, refBusy: map[string]bool{}}
