@@ -253,9 +253,11 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 		b.names.reserve(n)
 	}
 	b.toolName = &gtype{kind: kEnum, prim: "string", name: "ToolName"}
+	b.catalog = make(map[string]bool, len(s.Catalog))
 	for _, c := range s.Catalog {
 		b.names.reserve("Tool" + camel(c.Name))
 		b.toolName.enum = append(b.toolName.enum, enumVal{goName: "Tool" + camel(c.Name), str: c.Name})
+		b.catalog[c.Name] = true
 	}
 	tools := append([]*spec.Tool(nil), s.Tools...)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
@@ -305,9 +307,14 @@ func build(s *spec.Spec, opts Options) (*model, error) {
 }
 
 func (m *model) doc(tm *toolModel, section string, blk *spec.JSONBlock, rootName string) (*docCtx, error) {
-	schema, err := jsonschema.Parse(blk.JSON)
-	if err != nil {
-		return nil, fmt.Errorf("generate: %s %s schema: %w", tm.t.Name, section, err)
+	// The block's document, read once for lint and the catalog too; read
+	// here only when the block has none (to say why).
+	schema := blk.Schema()
+	if schema == nil {
+		var err error
+		if schema, err = jsonschema.Parse(blk.JSON); err != nil {
+			return nil, fmt.Errorf("generate: %s %s schema: %w", tm.t.Name, section, err)
+		}
 	}
 	d := &docCtx{b: m.b, tool: tm.t, section: section, block: blk, schema: schema, rootName: rootName,
 		refs: map[string]*gtype{}, refNull: map[string]bool{}, refBusy: map[string]bool{}}

@@ -168,7 +168,9 @@ type builder struct {
 	// toolName is the catalog's enum, ToolName: an enum whose values are
 	// exactly the catalog names maps to it.
 	toolName *gtype
-	notes    spec.Diagnostics
+	// catalog is the set of toolName's values.
+	catalog map[string]bool
+	notes   spec.Diagnostics
 }
 
 func (d *docCtx) note(ptr, format string, args ...any) {
@@ -497,7 +499,7 @@ func (d *docCtx) enumType(n *jsonschema.Schema, name string) (*gtype, bool) {
 		d.note(k.Ptr, "an enum of null alone")
 		return rawType, false
 	}
-	if len(strs) > 1 && subset(strs, d.b.toolName.enum) {
+	if len(strs) > 1 && subset(strs, d.b.catalog) {
 		return d.b.toolName, nullable
 	}
 	t := d.newNamed(&gtype{kind: kEnum}, name, n)
@@ -668,12 +670,8 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// subset reports whether every string of strs is among the values of evs.
-func subset(strs []string, evs []enumVal) bool {
-	set := map[string]bool{}
-	for _, ev := range evs {
-		set[ev.str] = true
-	}
+// subset reports whether every string of strs is in set.
+func subset(strs []string, set map[string]bool) bool {
 	for _, s := range strs {
 		if !set[s] {
 			return false
