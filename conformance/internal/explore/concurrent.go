@@ -2,14 +2,17 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/spec/world"
@@ -31,6 +34,11 @@ import (
 
 // Tries is how many times a race runs in a sequence.
 const Tries = 3
+
+// ScriptTries is how many times a saved race runs: a saved script is
+// run on its own, so it can afford more tries than a sequence, and a
+// race shrunk to two or three calls may need them to show again.
+const ScriptTries = 50
 
 // raceSalt separates the races' random stream from the sequence's, so
 // that the calls one at a time, and what they find, are what they were
@@ -401,4 +409,206 @@ func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Cli
 		}
 	}
 	return nil
+}
+
+func init() { script.Linearize = checkHistory }
+
+// checkHistory is script.Linearize: a script's calls, judged group after
+// group as exploration judges its own.
+func checkHistory(h *script.History) (unknown bool, err error) {
+	m := newModel(h.World, h.Profile, h.Now, h.Tokens)
+	hist := newHistory(m)
+	var steps []*stepRun
+	for i := 0; i < len(h.Calls); {
+		j := i + 1
+		for h.Calls[i].Group != 0 && j < len(h.Calls) && h.Calls[j].Group == h.Calls[i].Group {
+			j++
+		}
+		var ops []*op
+		for k := i; k < j; k++ {
+			hc := h.Calls[k]
+			st := &stepRun{cmd: &command{p: principalOf(h.Tokens, steps, hc.Token), tool: hc.Tool, args: hc.Args, group: hc.Group}, ans: answerOf(hc, k)}
+			steps = append(steps, st)
+			if _, ok := m.resolve(st.cmd.p, steps); !ok {
+				st.skipped = true
+				continue
+			}
+			o := &op{st: st, step: k}
+			o.judge = func(mm *model) []failure { return judgeIn(mm, o.st, steps) }
+			ops = append(ops, o)
+		}
+		if len(ops) > 0 {
+			res := hist.check(ops, steps)
+			switch {
+			case res.unknown:
+				return true, nil
+			case len(res.states) == 0:
+				f := groupFailure(ops, res)[0]
+				return false, fmt.Errorf("call %d (%s): %s [%s]", j, h.Calls[j-1].Tool, f.msg, f.src)
+			}
+		}
+		i = j
+	}
+	return false, nil
+}
+
+// principalOf is who called with token: an agent or runner of the world,
+// the credential an earlier answer gave, no one, or a stranger.
+func principalOf(tokens []world.Token, steps []*stepRun, token string) principal {
+	if token == "" {
+		return principal{kind: "none"}
+	}
+	for _, t := range tokens {
+		if t.Token != token {
+			continue
+		}
+		if t.Kind == world.KindRunner {
+			return principal{kind: "runner", id: t.Runner}
+		}
+		return principal{kind: "agent", id: t.Agent}
+	}
+	for i, st := range steps {
+		if st.cred != nil && st.cred.token == token {
+			return principal{kind: "cred", step: i}
+		}
+	}
+	return principal{kind: "bogus"}
+}
+
+// answerOf is a script's call as the model judges it.
+func answerOf(hc *script.HistoryCall, step int) *answer {
+	r := hc.Answer
+	a := &answer{step: step, start: hc.Start, end: hc.End, protoErr: r.ProtoErr, refused: r.IsError, code: r.Code, text: r.Text}
+	if r.ProtoErr == nil && r.Structured != nil && !r.IsError {
+		_ = json.Unmarshal(r.Structured, &a.structured)
+	}
+	return a
+}
+
+var raceIDRe = regexp.MustCompile(`\b(race-[0-9]+-)[0-9]+-`)
+
+// groupLines are the script lines of step i of x if it is one of a
+// concurrent group (ok): a `race` line, and after the group's last call
+// `concurrently`, which runs it Tries times. A group that uses no
+// credential runs each try on its own copy of its world part (${TRY} in
+// its ids), as exploration did.
+func groupLines(x *exploreRun, i int) (lines []string, ok bool) {
+	st := x.steps[i]
+	g := st.cmd.group
+	if g == 0 {
+		return nil, false
+	}
+	first := i
+	for first > 0 && x.steps[first-1].cmd.group == g {
+		first--
+	}
+	last := i
+	for last+1 < len(x.steps) && x.steps[last+1].cmd.group == g {
+		last++
+	}
+	perTry := true
+	for _, s := range x.steps[first : last+1] {
+		if s.cmd.p.kind == "cred" {
+			perTry = false
+		}
+	}
+	if !st.skipped {
+		args := script.Quote(script.JSON(st.cmd.args))
+		if perTry {
+			args = raceIDRe.ReplaceAllString(args, "${1}$$"+tryVar[1:]+"-")
+		}
+		lines = append(lines, fmt.Sprintf("race -as %s %s %s", renderPrincipal(st.cmd.p), st.cmd.tool, args))
+	}
+	if i == last {
+		lines = append(lines, fmt.Sprintf("concurrently -tries %d", ScriptTries))
+		if last == x.failAt {
+			for _, f := range x.fails {
+				lines = append(lines, "# fails: "+suite.OneLine(f.msg)+" ["+f.src+"]")
+			}
+		}
+	}
+	return lines, true
+}
+
+// retriesOf is how many runs a shrink gives a candidate: several if it
+// races.
+func retriesOf(cmds []*command) int {
+	if slices.ContainsFunc(cmds, func(c *command) bool { return c.group != 0 }) {
+		return Tries
+	}
+	return 1
+}
+
+// isRaceEntity reports whether the i-th entity of kind in w is part of a
+// race's world.
+func isRaceEntity(w *world.World, kind string, i int) bool {
+	id := ""
+	switch kind {
+	case "task":
+		id = w.Tasks[i].ID
+	case "turn":
+		id = w.Turns[i].Message
+	case "message":
+		id = w.Messages[i].ID
+	}
+	return strings.HasPrefix(id, racePrefix)
+}
+
+// withTries is w with a copy of every race's world part for each try up
+// to n (a saved race runs n tries), made from its first try's.
+func withTries(w *world.World, n int) *world.World {
+	c := w.Clone()
+	has := map[string]bool{}
+	for _, t := range c.Tasks {
+		has[t.ID] = true
+	}
+	for _, m := range c.Messages {
+		has[m.ID] = true
+	}
+	rename := func(id string, t int) (string, bool) {
+		loc := raceIDRe.FindStringSubmatchIndex(id)
+		if loc == nil || id[loc[3]:loc[1]] != "1-" {
+			return "", false
+		}
+		return fmt.Sprintf("%s%d-%s", id[:loc[3]], t, id[loc[1]:]), true
+	}
+	for t := 2; t <= n; t++ {
+		for _, x := range w.Tasks {
+			if id, ok := rename(x.ID, t); ok && !has[id] {
+				x.ID = id
+				c.Tasks = append(c.Tasks, x)
+			}
+		}
+		for _, x := range w.Messages {
+			if id, ok := rename(x.ID, t); ok && !has[id] {
+				x.ID = id
+				c.Messages = append(c.Messages, x)
+			}
+		}
+		for _, x := range w.Turns {
+			if id, ok := rename(x.Message, t); ok && !has[id] {
+				x.Message = id
+				x.Agents = slices.Clone(x.Agents)
+				c.Turns = append(c.Turns, x)
+			}
+		}
+	}
+	return c
+}
+
+// wholeGroups widens del to every call of a concurrent group it has one
+// of: a shrink drops a group whole, since fewer racing calls show a race
+// less often.
+func wholeGroups(cmds []*command, del map[int]bool) {
+	groups := map[int]bool{}
+	for i := range del {
+		if i < len(cmds) && cmds[i].group != 0 {
+			groups[cmds[i].group] = true
+		}
+	}
+	for i, c := range cmds {
+		if groups[c.group] {
+			del[i] = true
+		}
+	}
 }

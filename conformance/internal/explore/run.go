@@ -402,7 +402,7 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 			"Fails: " + suite.OneLine(best.fails[0].msg) + " [" + best.source() + "]",
 		}
 		f := &Failure{Sequence: i, Source: best.source(), Message: best.fails[0].msg, Calls: len(cmds), Original: x.failAt + 1,
-			Script: renderScript(header, w, best, c.Profile)}
+			Script: renderScript(header, withTries(w, ScriptTries), best, c.Profile)}
 		if c.SaveDir != "" {
 			file := filepath.Join(c.SaveDir, fmt.Sprintf("explore-%d-%d.txtar", c.Seed, i))
 			err := os.MkdirAll(c.SaveDir, 0o755)

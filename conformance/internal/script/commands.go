@@ -52,6 +52,13 @@ type scriptState struct {
 	calls     int
 	succeeded map[string]int
 	served    []string
+	// history is every tool call made, for `concurrently`'s check; queue
+	// the calls `race` queued; group the last group's number.
+	history []*HistoryCall
+	queue   []queued
+	group   int
+	// endpoint is the server's MCP endpoint.
+	endpoint string
 }
 
 // redact replaces every credential token seen so far with a placeholder:
@@ -100,16 +107,18 @@ func (st *scriptState) expect(ts *testscript.TestScript, ok bool, format string,
 // documentation for their syntax.
 func commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"call":     cmdCall,
-		"ok":       cmdOK,
-		"refused":  cmdRefused,
-		"accepted": cmdAccepted,
-		"deny":     cmdDeny,
-		"json":     cmdJSON,
-		"save":     cmdSave,
-		"eq":       cmdEq,
-		"time":     cmdTime,
-		"tools":    cmdTools,
+		"call":         cmdCall,
+		"ok":           cmdOK,
+		"refused":      cmdRefused,
+		"accepted":     cmdAccepted,
+		"deny":         cmdDeny,
+		"json":         cmdJSON,
+		"save":         cmdSave,
+		"eq":           cmdEq,
+		"time":         cmdTime,
+		"tools":        cmdTools,
+		"race":         cmdRace,
+		"concurrently": cmdConcurrently,
 	}
 }
 
@@ -206,6 +215,7 @@ func (st *scriptState) doCall(ts *testscript.TestScript, cmd string, args []stri
 		"arguments": json.RawMessage(argText),
 	})
 	st.callEnd = time.Now()
+	defer st.record(token, tool, argText, 0, st.callStart, st.callEnd, r)
 	switch {
 	case err != nil:
 		r.ProtoErr = err
