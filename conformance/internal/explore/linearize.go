@@ -33,10 +33,9 @@ const maxGroup = 8
 
 // searchBudget bounds the nodes (a state and the calls done) one group's
 // search visits; maxStates the states carried from one group to the next.
-const (
-	searchBudget = 200_000
-	maxStates    = 256
-)
+var searchBudget = 200_000 // a variable for tests
+
+const maxStates = 256
 
 // scope is the part of the model a search may change: the attempts of
 // its tasks and the claims of its messages, with their credentials.
