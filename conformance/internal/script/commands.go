@@ -206,30 +206,12 @@ func (st *scriptState) doCall(ts *testscript.TestScript, cmd string, args []stri
 	}
 	token, err := ResolvePrincipal(st.tokens, who)
 	ts.Check(err)
-	r := &wire.Call{Tool: tool, Args: argText}
-	st.last = r
 	st.calls++
 	st.callStart = time.Now()
-	resp, err := st.client.Request(st.ctx, token, "tools/call", map[string]any{
-		"name":      tool,
-		"arguments": json.RawMessage(argText),
-	})
+	r := sendCall(st.ctx, st.client, token, tool, argText)
 	st.callEnd = time.Now()
-	defer st.record(token, tool, argText, 0, st.callStart, st.callEnd, r)
-	switch {
-	case err != nil:
-		r.ProtoErr = err
-	case resp.Error != nil:
-		r.ProtoErr = resp.Error
-		r.Raw = resp.Raw
-	default:
-		r.Raw = resp.Raw
-		var result struct {
-			Result json.RawMessage `json:"result"`
-		}
-		_ = json.Unmarshal(resp.Raw, &result)
-		r.Result = result.Result
-	}
+	st.last = r
+	st.record(token, tool, argText, 0, st.callStart, st.callEnd, r)
 	var he *wire.HTTPError
 	var re *wire.RPCError
 	if r.ProtoErr != nil && !errors.As(r.ProtoErr, &he) && !errors.As(r.ProtoErr, &re) {
