@@ -57,16 +57,20 @@ func (m *model) clone() *model {
 		creds[x] = &y
 		return &y
 	}
+	cpAll := func(xs []*mCred) []*mCred {
+		out := make([]*mCred, len(xs))
+		for j, x := range xs {
+			out[j] = cp(x)
+		}
+		return out
+	}
 	c.attempts = slices.Clone(m.attempts)
 	for i, a := range c.attempts {
 		if !m.scope.has("task", a.task) {
 			continue
 		}
 		b := *a
-		b.creds = make([]*mCred, len(a.creds))
-		for j, x := range a.creds {
-			b.creds[j] = cp(x)
-		}
+		b.creds = cpAll(a.creds)
 		c.attempts[i] = &b
 	}
 	c.claims = slices.Clone(m.claims)
@@ -75,10 +79,7 @@ func (m *model) clone() *model {
 			continue
 		}
 		b := *a
-		b.creds = make([]*mCred, len(a.creds))
-		for j, x := range a.creds {
-			b.creds[j] = cp(x)
-		}
+		b.creds = cpAll(a.creds)
 		c.claims[i] = &b
 	}
 	c.creds = maps.Clone(m.creds)
