@@ -81,9 +81,11 @@ func addRaces(seed int64, seq *exploreSequence) {
 	const race = 1
 	group := 1 + slices.MaxFunc(append([]*command{{}}, seq.cmds...), func(a, b *command) int { return a.group - b.group }).group
 	kind := r.IntN(10)
-	n := 2 + r.IntN(maxGroup-1)
-	// keys: all one (same-key retries), all different, or a mix.
-	keyMode := r.IntN(3)
+	// Larger groups show a race more often: the larger of two draws.
+	n := 2 + max(r.IntN(maxGroup-1), r.IntN(maxGroup-1))
+	// keys: all one (same-key retries), all different, or most often a
+	// mix, which races both a key's replays and the other keys.
+	keyMode := [5]int{0, 1, 2, 2, 2}[r.IntN(5)]
 	key := func(t, i int) string {
 		switch keyMode {
 		case 0:
