@@ -109,6 +109,17 @@
 //	    schemas semantically equal to the documented ones (decoded JSON,
 //	    key order ignored); in the reference profile, nothing else. Prints
 //	    the served names, one a line.
+//	race -as PRINCIPAL TOOL [JSON]
+//	    Queues a call for the next concurrently; nothing is sent yet.
+//	concurrently [-tries N]
+//	    Sends the queued calls at once, each from an MCP session and a
+//	    connection of its own, N times (default 1): each answer is checked
+//	    on the wire, and some order of each try's calls consistent with
+//	    real time must explain the script's answers so far by exploration's
+//	    model (the profile's rules); a check that runs out of budget fails.
+//	    ${TRY} in the calls' JSON is the try, 1 to N, so that each try can
+//	    race on a task or a turn of its own. A race may need many tries to
+//	    show: saved races make 50.
 //
 // Conditions [reference] and [core] select lines by profile.
 //

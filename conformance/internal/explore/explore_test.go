@@ -79,7 +79,7 @@ func TestExplorationReachesEveryRule(t *testing.T) {
 			t.Errorf("exploration never got %q", k)
 		}
 	}
-	t.Logf("%d sequences, %d calls, outcomes: %v", rep.Sequences, rep.Calls, rep.Outcomes)
+	t.Logf("%d sequences, %d calls (%d in %d concurrent groups, %d unknown), outcomes: %v", rep.Sequences, rep.Calls, rep.GroupCalls, rep.Groups, rep.Unknown, rep.Outcomes)
 }
 
 // TestGeneratedWorldsLoad: the generated worlds are valid fixtures (the

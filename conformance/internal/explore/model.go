@@ -174,6 +174,8 @@ type model struct {
 	// (the project's slug redacted), and the step that first gave it.
 	notVisibleText string
 	notVisibleVar  string
+	// scope is what a linearizability search may change (linearize.go).
+	scope scope
 }
 
 // mustTime resolves a time of a generated world, which is always valid.

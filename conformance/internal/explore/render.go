@@ -39,6 +39,13 @@ func renderScript(header []string, w *world.World, x *exploreRun, profile suite.
 	var out []rendered
 	idx := map[int]int{} // step -> position in out
 	for i, st := range x.steps {
+		if ls, ok := groupLines(x, i); ok {
+			if len(ls) > 0 {
+				idx[i] = len(out)
+				out = append(out, rendered{lines: ls})
+			}
+			continue
+		}
 		if st.skipped || st.exp == nil {
 			continue
 		}

@@ -52,11 +52,16 @@ func (e *explorer) shrink(ctx context.Context, name string, w *world.World, cmds
 		if runs >= shrinkRuns || ctx.Err() != nil || len(c2) == 0 {
 			return false
 		}
-		runs++
-		x := e.run(ctx, name, w2, c2)
-		if sameFailure(x, src) {
-			best = x
-			return true
+		// A race may need several runs to show again.
+		for range retriesOf(c2) {
+			if runs >= shrinkRuns {
+				break
+			}
+			runs++
+			if x := e.run(ctx, name, w2, c2); sameFailure(x, src) {
+				best = x
+				return true
+			}
 		}
 		return false
 	}
@@ -66,6 +71,7 @@ func (e *explorer) shrink(ctx context.Context, name string, w *world.World, cmds
 			for i := start; i < start+chunk && i < len(cmds); i++ {
 				del[i] = true
 			}
+			wholeGroups(cmds, del)
 			c2 := removeSteps(cmds, del)
 			if try(w, c2) {
 				cmds = c2[:best.failAt+1]
@@ -84,6 +90,9 @@ func (e *explorer) shrink(ctx context.Context, name string, w *world.World, cmds
 			w2, ok := withoutEntity(w, kind, i)
 			if !ok {
 				break
+			}
+			if isRaceEntity(w, kind, i) {
+				continue // every try's copy stays: a saved race runs them all
 			}
 			if try(w2, cmds) {
 				w = w2

@@ -52,6 +52,13 @@ type scriptState struct {
 	calls     int
 	succeeded map[string]int
 	served    []string
+	// history is every tool call made, for `concurrently`'s check; queue
+	// the calls `race` queued; group the last group's number.
+	history []*HistoryCall
+	queue   []queued
+	group   int
+	// endpoint is the server's MCP endpoint.
+	endpoint string
 }
 
 // redact replaces every credential token seen so far with a placeholder:
@@ -100,16 +107,18 @@ func (st *scriptState) expect(ts *testscript.TestScript, ok bool, format string,
 // documentation for their syntax.
 func commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"call":     cmdCall,
-		"ok":       cmdOK,
-		"refused":  cmdRefused,
-		"accepted": cmdAccepted,
-		"deny":     cmdDeny,
-		"json":     cmdJSON,
-		"save":     cmdSave,
-		"eq":       cmdEq,
-		"time":     cmdTime,
-		"tools":    cmdTools,
+		"call":         cmdCall,
+		"ok":           cmdOK,
+		"refused":      cmdRefused,
+		"accepted":     cmdAccepted,
+		"deny":         cmdDeny,
+		"json":         cmdJSON,
+		"save":         cmdSave,
+		"eq":           cmdEq,
+		"time":         cmdTime,
+		"tools":        cmdTools,
+		"race":         cmdRace,
+		"concurrently": cmdConcurrently,
 	}
 }
 
@@ -197,29 +206,12 @@ func (st *scriptState) doCall(ts *testscript.TestScript, cmd string, args []stri
 	}
 	token, err := ResolvePrincipal(st.tokens, who)
 	ts.Check(err)
-	r := &wire.Call{Tool: tool, Args: argText}
-	st.last = r
 	st.calls++
 	st.callStart = time.Now()
-	resp, err := st.client.Request(st.ctx, token, "tools/call", map[string]any{
-		"name":      tool,
-		"arguments": json.RawMessage(argText),
-	})
+	r := sendCall(st.ctx, st.client, token, tool, argText)
 	st.callEnd = time.Now()
-	switch {
-	case err != nil:
-		r.ProtoErr = err
-	case resp.Error != nil:
-		r.ProtoErr = resp.Error
-		r.Raw = resp.Raw
-	default:
-		r.Raw = resp.Raw
-		var result struct {
-			Result json.RawMessage `json:"result"`
-		}
-		_ = json.Unmarshal(resp.Raw, &result)
-		r.Result = result.Result
-	}
+	st.last = r
+	st.record(token, tool, argText, 0, st.callStart, st.callEnd, r)
 	var he *wire.HTTPError
 	var re *wire.RPCError
 	if r.ProtoErr != nil && !errors.As(r.ProtoErr, &he) && !errors.As(r.ProtoErr, &re) {

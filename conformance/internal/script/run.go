@@ -216,7 +216,7 @@ func (rn *Runner) exec(s *suite.Script, dir, file string, st *scriptState) (t *s
 			if inst.Stop != nil {
 				env.Defer(inst.Stop)
 			}
-			st.client = wire.NewClient(inst.Endpoint, nil)
+			st.client, st.endpoint = wire.NewClient(inst.Endpoint, nil), inst.Endpoint
 			env.Defer(st.client.Close)
 			st.tokens = inst.Tokens
 			for _, t := range inst.Tokens {

@@ -1,0 +1,616 @@
+package explore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prickle-dev/prickle/conformance/internal/script"
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/internal/wire"
+	"github.com/prickle-dev/prickle/spec/world"
+)
+
+// Concurrent exploration: after its calls one at a time, a sequence races
+// calls on a part of the world of its own (tasks and turns no earlier
+// call touched), sent at once from separate sessions and connections:
+//
+//   - claims of one task: same-key retries (a replay racing the first
+//     claim), different keys, the runners of one agent against each other;
+//   - claims of one message's discussion, the same way;
+//   - an execution credential's use racing the replay that replaces it,
+//     and its use after.
+//
+// Each race runs Tries times, on a fresh copy of its part of the world
+// each time (schedules vary; a race may need several tries to show). The
+// answers are checked for linearizability (linearize.go).
+
+// Tries is how many times a race runs in a sequence.
+const Tries = 3
+
+// ScriptTries is how many times a saved race runs: a saved script is
+// run on its own, so it can afford more tries than a sequence, and a
+// race shrunk to two or three calls may need them to show again.
+const ScriptTries = 50
+
+// raceSalt separates the races' random stream from the sequence's, so
+// that the calls one at a time, and what they find, are what they were
+// before races were added.
+const raceSalt = 0x7261636573
+
+// racePrefix leads every id and key of a race's world part: the shrinker
+// keeps these entities, and a saved race's tries name theirs by try.
+const racePrefix = "race-"
+
+// tryVar is what a saved race writes in place of its try number.
+const tryVar = "${TRY}"
+
+// raceID is the part of race r's ids and keys that names try t.
+func raceID(r, t int) string { return fmt.Sprintf("%s%d-%d-", racePrefix, r, t) }
+
+// addRaces appends one race to seq, Tries times: its world part and its
+// calls, drawn from a stream of their own.
+func addRaces(seed int64, seq *exploreSequence) {
+	r := rand.New(rand.NewPCG(uint64(seed)^raceSalt, uint64(seq.index)))
+	w := seq.world
+	runnersOf := map[string][]string{}
+	for _, x := range w.Runners {
+		runnersOf[x.Agent] = append(runnersOf[x.Agent], x.ID)
+	}
+	var agents []string
+	for _, a := range w.Agents {
+		if len(runnersOf[a.ID]) > 0 && len(projectsOf(w, ownerOf(a.ID))) > 0 {
+			agents = append(agents, a.ID)
+		}
+	}
+	if len(agents) == 0 {
+		return
+	}
+	agent := agents[r.IntN(len(agents))]
+	owner := ownerOf(agent)
+	projects := projectsOf(w, owner)
+	project := projects[r.IntN(len(projects))]
+	runners := runnersOf[agent]
+	const race = 1
+	group := 1 + slices.MaxFunc(append([]*command{{}}, seq.cmds...), func(a, b *command) int { return a.group - b.group }).group
+	kind := r.IntN(10)
+	// Larger groups show a race more often: the larger of two draws.
+	n := 2 + max(r.IntN(maxGroup-1), r.IntN(maxGroup-1))
+	// keys: all one (same-key retries), all different, or most often a
+	// mix, which races both a key's replays and the other keys.
+	keyMode := [5]int{0, 1, 2, 2, 2}[r.IntN(5)]
+	key := func(t, i int) string {
+		switch keyMode {
+		case 0:
+			return raceID(race, t) + "k"
+		case 1:
+			return fmt.Sprintf("%sk%d", raceID(race, t), i)
+		}
+		return fmt.Sprintf("%sk%d", raceID(race, t), i%2)
+	}
+	runnerFor := func(i int) principal {
+		if i == 0 || r.IntN(3) > 0 {
+			return principal{kind: "runner", id: runners[0]}
+		}
+		return principal{kind: "runner", id: runners[r.IntN(len(runners))]}
+	}
+	callers := make([]principal, n)
+	for i := range callers {
+		callers[i] = runnerFor(i)
+	}
+	for t := 1; t <= Tries; t++ {
+		id := raceID(race, t)
+		switch {
+		case kind < 4: // claims of one task
+			task := id + "task"
+			w.Tasks = append(w.Tasks, world.Task{ID: task, Project: project, Agent: agent})
+			for i := range n {
+				seq.cmds = append(seq.cmds, &command{p: callers[i], tool: "claim_task", group: group,
+					args: map[string]any{"task_id": task, "idempotency_key": key(t, i)}})
+			}
+		case kind < 7: // claims of one message's discussion
+			room := privateRoom(w, owner, project)
+			msg := id + "message"
+			w.Messages = append(w.Messages, world.Message{ID: msg, Room: room, Kind: "room_message", Author: owner, Body: "race"})
+			w.Turns = append(w.Turns, world.Turn{Message: msg, Agents: []world.TurnAgent{{Agent: agent}}})
+			for i := range n {
+				seq.cmds = append(seq.cmds, &command{p: callers[i], tool: "claim_discussion", group: group,
+					args: map[string]any{"message_id": msg, "idempotency_key": key(t, i), "harness": 2}})
+			}
+		default: // a credential's use racing its replacement, and its use after
+			task := id + "task"
+			w.Tasks = append(w.Tasks, world.Task{ID: task, Project: project, Agent: agent})
+			claim := &command{p: callers[0], tool: "claim_task", args: map[string]any{"task_id": task, "idempotency_key": id + "k"}}
+			seq.cmds = append(seq.cmds, claim)
+			cred := principal{kind: "cred", step: len(seq.cmds) - 1}
+			use := func() *command {
+				return &command{p: cred, tool: "discover_team_agents", args: map[string]any{"project": project}}
+			}
+			for i := range n {
+				c := use()
+				if i%2 == 1 || i == n-1 {
+					c = &command{p: claim.p, tool: "claim_task", args: claim.args}
+				}
+				c.group = group
+				seq.cmds = append(seq.cmds, c)
+			}
+			seq.cmds = append(seq.cmds, use())
+		}
+		group++
+	}
+}
+
+// projectsOf are the projects person belongs to, in the world's order.
+func projectsOf(w *world.World, person string) []string {
+	var out []string
+	for _, m := range w.Memberships {
+		if m.Person == person {
+			out = append(out, m.Project)
+		}
+	}
+	return out
+}
+
+// privateRoom is a private room of owner in project, added if there is
+// none.
+func privateRoom(w *world.World, owner, project string) string {
+	for _, r := range w.Rooms {
+		if r.Kind == "private" && r.Owner != nil && *r.Owner == owner && r.Project == project {
+			return r.ID
+		}
+	}
+	id := racePrefix + owner + "-" + project
+	w.Rooms = append(w.Rooms, world.Room{ID: id, Project: project, Kind: "private", Owner: ptr(owner)})
+	return id
+}
+
+// groupEnd is the end of the group that starts at cmds[i]: one past its
+// last command (a command outside any group is a group of one).
+func groupEnd(cmds []*command, i int) int {
+	j := i + 1
+	for cmds[i].group != 0 && j < len(cmds) && cmds[j].group == cmds[i].group {
+		j++
+	}
+	return j
+}
+
+// resolveIn resolves p in model state m: a credential by its token, since
+// every state has its own copy.
+func resolveIn(m *model, p principal, steps []*stepRun) (caller, bool) {
+	c, ok := m.resolve(p, steps)
+	if !ok || c.cred == nil {
+		return c, ok
+	}
+	cred := m.creds[c.cred.token]
+	if cred == nil {
+		return caller{}, false
+	}
+	return caller{kind: cred.kind, agent: cred.agent, owner: cred.owner, cred: cred}, true
+}
+
+// partsOf are the parts of the model cmd's call reads or writes: its
+// task or message, and those of the claim that gave its credential; ""
+// for a call that reads only the world.
+func partsOf(cmd *command, steps []*stepRun) []string {
+	var out []string
+	switch cmd.tool {
+	case "claim_task":
+		out = append(out, "task "+fmt.Sprint(cmd.args["task_id"]))
+	case "claim_discussion":
+		out = append(out, "message "+fmt.Sprint(cmd.args["message_id"]))
+	}
+	if cmd.p.kind == "cred" && cmd.p.step < len(steps) {
+		out = append(out, partsOf(steps[cmd.p.step].cmd, steps)...)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) == 0 {
+		out = []string{""}
+	}
+	return out
+}
+
+// history checks groups of calls for linearizability, part by part: the
+// model's state is a product of parts (a task's attempts, a message's
+// claims, the credentials they gave), a call reads and writes only its
+// parts, so each part's calls are checked on their own from the state
+// before the groups, as porcupine's Partition does. A group whose calls
+// span two parts both already diverged is unknown.
+type history struct {
+	base  *model
+	parts map[string][]*model
+}
+
+func newHistory(m *model) *history { return &history{base: m, parts: map[string][]*model{}} }
+
+// check judges ops, one group, and reports the search.
+func (h *history) check(ops []*op, steps []*stepRun) *searchResult {
+	var ps []string
+	for _, o := range ops {
+		ps = append(ps, partsOf(o.st.cmd, steps)...)
+	}
+	slices.Sort(ps)
+	ps = slices.Compact(ps)
+	states := []*model{h.base}
+	touched := 0
+	for _, p := range ps {
+		if s, ok := h.parts[p]; ok {
+			states = s
+			touched++
+		}
+	}
+	if touched > 1 {
+		return &searchResult{unknown: true}
+	}
+	sc := scope{}
+	for _, p := range ps {
+		sc[p] = true
+	}
+	if sc[""] {
+		sc = nil // a call outside the parts: the whole model
+	}
+	scoped := make([]*model, len(states))
+	for i, s := range states {
+		c := *s
+		c.scope = sc
+		scoped[i] = &c
+	}
+	res := linearize(scoped, ops)
+	if len(res.states) > 0 && !res.unknown {
+		for _, p := range ps {
+			h.parts[p] = res.states
+		}
+		for _, o := range ops {
+			for _, path := range []string{"execution_credential", "discussion_credential"} {
+				if v, ok := o.st.ans.structured[path].(map[string]any); ok {
+					o.st.cred = res.states[0].creds[fmt.Sprint(v["token"])]
+				}
+			}
+		}
+	}
+	return res
+}
+
+// judgeIn judges st's answer in state m.
+func judgeIn(m *model, st *stepRun, steps []*stepRun) []failure {
+	c, ok := resolveIn(m, st.cmd.p, steps)
+	if !ok {
+		return nil
+	}
+	st.exp = m.expect(st.cmd, c)
+	return m.judge(st.exp, st.ans)
+}
+
+// runGroups runs cmds[from:] on inst, group after group, checking each
+// group's answers for linearizability from every state the earlier ones
+// can have left (m, after the calls one at a time).
+func (e *explorer) runGroups(ctx context.Context, inst *suite.Instance, x *exploreRun, m *model, cmds []*command, from int) {
+	h := newHistory(m)
+	seq := wire.NewClient(inst.Endpoint, nil)
+	defer seq.Close()
+	// The clients of concurrent calls, one per place in a group, each with
+	// connections of its own; their sessions serve every try.
+	var pool []*wire.Client
+	defer func() {
+		for _, c := range pool {
+			c.Close()
+		}
+	}()
+	for i := from; i < len(cmds); {
+		j := groupEnd(cmds, i)
+		var ops []*op
+		var tokens []string
+		for k := i; k < j; k++ {
+			st := &stepRun{cmd: cmds[k]}
+			x.steps = append(x.steps, st)
+			c, ok := m.resolve(cmds[k].p, x.steps)
+			token := ""
+			if ok {
+				token, ok = principalToken(inst.Tokens, c, cmds[k].p)
+			}
+			if !ok {
+				st.skipped = true
+				continue
+			}
+			ops = append(ops, &op{st: st, step: k})
+			tokens = append(tokens, token)
+		}
+		if len(ops) == 0 {
+			i = j
+			continue
+		}
+		if cmds[i].group != 0 {
+			x.groups++
+			x.groupCalls += len(ops)
+		}
+		err := e.send(ctx, inst, seq, &pool, ops, tokens)
+		x.calls += len(ops)
+		if err != nil {
+			x.failAt, x.fails = j-1, []failure{{src: srcWire, msg: err.Error()}}
+			return
+		}
+		for _, o := range ops {
+			x.outcomes = append(x.outcomes, outcomeKey(o.st.cmd.tool, o.st.ans))
+			if o.wire != nil {
+				x.failAt, x.fails = j-1, o.wire
+				return
+			}
+			o.judge = func(mm *model) []failure { return judgeIn(mm, o.st, x.steps) }
+		}
+		res := h.check(ops, x.steps)
+		switch {
+		case res.unknown:
+			x.unknown++
+			return // the states after it are not known: nothing more can be judged
+		case len(res.states) == 0:
+			x.failAt, x.fails = j-1, groupFailure(ops, res)
+			return
+		}
+		i = j
+	}
+}
+
+// groupFailure says how a group's answers broke the model: what the call
+// after the longest order the model accepted broke.
+func groupFailure(ops []*op, res *searchResult) []failure {
+	if len(ops) == 1 {
+		return res.fails
+	}
+	var steps []string
+	for _, i := range res.deepest {
+		steps = append(steps, fmt.Sprint(ops[i].st.ans.step))
+	}
+	fs := slices.Clone(res.fails)
+	fs[0].msg = fmt.Sprintf("no order of the %d calls sent at once explains their answers (the longest order the model accepts a part of: steps %s): %s",
+		len(ops), strings.Join(steps, ", "), fs[0].msg)
+	return fs
+}
+
+// send makes the calls of ops, one group: a
+// lone call on the client seq; two or more at once, each from a session
+// and a connection of its own (the clients of pool), opened before any is
+// sent.
+func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Client, pool *[]*wire.Client, ops []*op, tokens []string) error {
+	if len(ops) == 1 {
+		a, wf, err := e.callTool(ctx, seq, tokens[0], ops[0].st.cmd, ops[0].step)
+		ops[0].st.ans, ops[0].wire = a, wf
+		return err
+	}
+	for len(*pool) < len(ops) {
+		*pool = append(*pool, wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{}, Timeout: e.c.Timeout}))
+	}
+	clients := *pool
+	for i := range ops {
+		_ = clients[i].Open(ctx, tokens[i]) // a call without a known token fails when sent
+	}
+	start := make(chan struct{})
+	errs := make([]error, len(ops))
+	var wg sync.WaitGroup
+	for i, o := range ops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			a, wf, err := e.callTool(ctx, clients[i], tokens[i], o.st.cmd, o.step)
+			o.st.ans, o.wire, errs[i] = a, wf, err
+		}()
+	}
+	time.Sleep(time.Millisecond) // let every sender reach the start
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("%s: %w", ops[i].st.cmd.tool, err)
+		}
+	}
+	return nil
+}
+
+func init() { script.Linearize = checkHistory }
+
+// checkHistory is script.Linearize: a script's calls, judged group after
+// group as exploration judges its own.
+func checkHistory(h *script.History) (unknown bool, err error) {
+	m := newModel(h.World, h.Profile, h.Now, h.Tokens)
+	hist := newHistory(m)
+	var steps []*stepRun
+	for i := 0; i < len(h.Calls); {
+		j := i + 1
+		for h.Calls[i].Group != 0 && j < len(h.Calls) && h.Calls[j].Group == h.Calls[i].Group {
+			j++
+		}
+		var ops []*op
+		for k := i; k < j; k++ {
+			hc := h.Calls[k]
+			st := &stepRun{cmd: &command{p: principalOf(h.Tokens, steps, hc.Token), tool: hc.Tool, args: hc.Args, group: hc.Group}, ans: answerOf(hc, k)}
+			steps = append(steps, st)
+			if _, ok := m.resolve(st.cmd.p, steps); !ok {
+				st.skipped = true
+				continue
+			}
+			o := &op{st: st, step: k}
+			o.judge = func(mm *model) []failure { return judgeIn(mm, o.st, steps) }
+			ops = append(ops, o)
+		}
+		if len(ops) > 0 {
+			res := hist.check(ops, steps)
+			switch {
+			case res.unknown:
+				return true, nil
+			case len(res.states) == 0:
+				f := groupFailure(ops, res)[0]
+				return false, fmt.Errorf("call %d (%s): %s [%s]", j, h.Calls[j-1].Tool, f.msg, f.src)
+			}
+		}
+		i = j
+	}
+	return false, nil
+}
+
+// principalOf is who called with token: an agent or runner of the world,
+// the credential an earlier answer gave, no one, or a stranger.
+func principalOf(tokens []world.Token, steps []*stepRun, token string) principal {
+	if token == "" {
+		return principal{kind: "none"}
+	}
+	for _, t := range tokens {
+		if t.Token != token {
+			continue
+		}
+		if t.Kind == world.KindRunner {
+			return principal{kind: "runner", id: t.Runner}
+		}
+		return principal{kind: "agent", id: t.Agent}
+	}
+	for i, st := range steps {
+		if st.cred != nil && st.cred.token == token {
+			return principal{kind: "cred", step: i}
+		}
+	}
+	return principal{kind: "bogus"}
+}
+
+// answerOf is a script's call as the model judges it.
+func answerOf(hc *script.HistoryCall, step int) *answer {
+	r := hc.Answer
+	a := &answer{step: step, start: hc.Start, end: hc.End, protoErr: r.ProtoErr, refused: r.IsError, code: r.Code, text: r.Text}
+	if r.ProtoErr == nil && r.Structured != nil && !r.IsError {
+		_ = json.Unmarshal(r.Structured, &a.structured)
+	}
+	return a
+}
+
+var raceIDRe = regexp.MustCompile(`\b(race-[0-9]+-)[0-9]+-`)
+
+// groupLines are the script lines of step i of x if it is one of a
+// concurrent group (ok): a `race` line, and after the group's last call
+// `concurrently`, which runs it Tries times. A group that uses no
+// credential runs each try on its own copy of its world part (${TRY} in
+// its ids), as exploration did.
+func groupLines(x *exploreRun, i int) (lines []string, ok bool) {
+	st := x.steps[i]
+	g := st.cmd.group
+	if g == 0 {
+		return nil, false
+	}
+	first := i
+	for first > 0 && x.steps[first-1].cmd.group == g {
+		first--
+	}
+	last := i
+	for last+1 < len(x.steps) && x.steps[last+1].cmd.group == g {
+		last++
+	}
+	perTry := true
+	for _, s := range x.steps[first : last+1] {
+		if s.cmd.p.kind == "cred" {
+			perTry = false
+		}
+	}
+	if !st.skipped {
+		args := script.Quote(script.JSON(st.cmd.args))
+		if perTry {
+			args = raceIDRe.ReplaceAllString(args, "${1}$$"+tryVar[1:]+"-")
+		}
+		lines = append(lines, fmt.Sprintf("race -as %s %s %s", renderPrincipal(st.cmd.p), st.cmd.tool, args))
+	}
+	if i == last {
+		lines = append(lines, fmt.Sprintf("concurrently -tries %d", ScriptTries))
+		if last == x.failAt {
+			for _, f := range x.fails {
+				lines = append(lines, "# fails: "+suite.OneLine(f.msg)+" ["+f.src+"]")
+			}
+		}
+	}
+	return lines, true
+}
+
+// retriesOf is how many runs a shrink gives a candidate: several if it
+// races.
+func retriesOf(cmds []*command) int {
+	if slices.ContainsFunc(cmds, func(c *command) bool { return c.group != 0 }) {
+		return Tries
+	}
+	return 1
+}
+
+// isRaceEntity reports whether the i-th entity of kind in w is part of a
+// race's world.
+func isRaceEntity(w *world.World, kind string, i int) bool {
+	id := ""
+	switch kind {
+	case "task":
+		id = w.Tasks[i].ID
+	case "turn":
+		id = w.Turns[i].Message
+	case "message":
+		id = w.Messages[i].ID
+	}
+	return strings.HasPrefix(id, racePrefix)
+}
+
+// withTries is w with a copy of every race's world part for each try up
+// to n (a saved race runs n tries), made from its first try's.
+func withTries(w *world.World, n int) *world.World {
+	c := w.Clone()
+	has := map[string]bool{}
+	for _, t := range c.Tasks {
+		has[t.ID] = true
+	}
+	for _, m := range c.Messages {
+		has[m.ID] = true
+	}
+	rename := func(id string, t int) (string, bool) {
+		loc := raceIDRe.FindStringSubmatchIndex(id)
+		if loc == nil || id[loc[3]:loc[1]] != "1-" {
+			return "", false
+		}
+		return fmt.Sprintf("%s%d-%s", id[:loc[3]], t, id[loc[1]:]), true
+	}
+	for t := 2; t <= n; t++ {
+		for _, x := range w.Tasks {
+			if id, ok := rename(x.ID, t); ok && !has[id] {
+				x.ID = id
+				c.Tasks = append(c.Tasks, x)
+			}
+		}
+		for _, x := range w.Messages {
+			if id, ok := rename(x.ID, t); ok && !has[id] {
+				x.ID = id
+				c.Messages = append(c.Messages, x)
+			}
+		}
+		for _, x := range w.Turns {
+			if id, ok := rename(x.Message, t); ok && !has[id] {
+				x.Message = id
+				x.Agents = slices.Clone(x.Agents)
+				c.Turns = append(c.Turns, x)
+			}
+		}
+	}
+	return c
+}
+
+// wholeGroups widens del to every call of a concurrent group it has one
+// of: a shrink drops a group whole, since fewer racing calls show a race
+// less often.
+func wholeGroups(cmds []*command, del map[int]bool) {
+	groups := map[int]bool{}
+	for i := range del {
+		if i < len(cmds) && cmds[i].group != 0 {
+			groups[cmds[i].group] = true
+		}
+	}
+	for i, c := range cmds {
+		if groups[c.group] {
+			del[i] = true
+		}
+	}
+}
