@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,4 +147,113 @@ func TestSequencesReproducible(t *testing.T) {
 			}
 		}
 	}
+}
+
+// counting starts the reference server and counts the starts.
+type counting struct {
+	reference
+	starts atomic.Int32
+}
+
+func (c *counting) Start(ctx context.Context, s *suite.Script, fixtureFile, dir string) (*suite.Instance, error) {
+	c.starts.Add(1)
+	return c.reference.Start(ctx, s, fixtureFile, dir)
+}
+
+// TestBatchesShareServers: sequences that share a server, each in its own
+// part of its world, get the very answers they get on servers of their
+// own, in far fewer starts.
+func TestBatchesShareServers(t *testing.T) {
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outcomes [2]map[string]int
+	var starts [2]int32
+	for i, alone := range []bool{true, false} {
+		target := &counting{}
+		r, rep := Run(context.Background(), "explore", Config{Target: target, Index: wire.NewIndex(sp), Profile: suite.Reference,
+			Sequences: 40, Seed: 3, Parallel: 2, Timeout: 2 * time.Minute, Alone: alone}, t.TempDir())
+		if r.Status != suite.Pass {
+			t.Fatalf("alone %v: %s\n%s", alone, r.Status, r.Log)
+		}
+		outcomes[i], starts[i] = rep.Outcomes, target.starts.Load()
+	}
+	if !maps.Equal(outcomes[0], outcomes[1]) {
+		t.Errorf("outcomes differ:\nalone  %v\nshared %v", outcomes[0], outcomes[1])
+	}
+	if starts[0] != 40 || starts[1] != 2 {
+		t.Errorf("%d starts alone, %d shared; want 40 and 2", starts[0], starts[1])
+	}
+}
+
+// TestPartsShareNoName: renamed parts merge into a world the reference
+// store loads, and no name of one part is a name of another.
+func TestPartsShareNoName(t *testing.T) {
+	var parts []*world.World
+	names := map[string]int{}
+	for i := range 5 {
+		s := genSequence(9, i)
+		w, cmds := renamed(s.world, s.cmds, partPrefix(i))
+		parts = append(parts, w)
+		for _, id := range worldNames(w) {
+			if j, ok := names[id]; ok && j != i {
+				t.Errorf("%q is a name of parts %d and %d", id, j, i)
+			}
+			names[id] = i
+		}
+		for _, c := range cmds {
+			if (c.p.kind == "agent" || c.p.kind == "runner") && !strings.HasPrefix(c.p.id, partPrefix(i)) {
+				t.Errorf("part %d calls as %s", i, c.p.id)
+			}
+		}
+		if reflect.DeepEqual(s.cmds, cmds) || s.world.Projects[0].Slug != genProjects[0] {
+			t.Errorf("part %d: renaming changed the sequence as generated", i)
+		}
+	}
+	fx, _, err := suite.Materialize(merged(parts).Marshal(), suite.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.LoadFixture(context.Background(), bytes.NewReader(fx)); err != nil {
+		t.Errorf("the merged world does not load: %v", err)
+	}
+}
+
+// worldNames are the names w gives: the ids of its entities, and keys.
+func worldNames(w *world.World) []string {
+	var out []string
+	for _, p := range w.Projects {
+		out = append(out, p.Slug)
+	}
+	for _, p := range w.People {
+		out = append(out, p.Handle)
+	}
+	for _, a := range w.Agents {
+		out = append(out, a.ID)
+	}
+	for _, r := range w.Runners {
+		out = append(out, r.ID)
+	}
+	for _, r := range w.Rooms {
+		out = append(out, r.ID)
+	}
+	for _, m := range w.Messages {
+		out = append(out, m.ID)
+	}
+	for _, t := range w.Tasks {
+		out = append(out, t.ID)
+	}
+	for _, a := range w.Attempts {
+		out = append(out, a.ID, a.IdempotencyKey)
+	}
+	for _, c := range w.DiscussionClaims {
+		out = append(out, c.ID, c.IdempotencyKey)
+	}
+	return out
 }

@@ -109,6 +109,9 @@ type exploreRun struct {
 	// outcomes are the answers, as outcomeKey names them.
 	outcomes []string
 	tokens   []world.Token
+	// shared names the batch whose server the sequence shared ("" for a
+	// server of its own).
+	shared string
 }
 
 // outcomeKey names an answer for the report's tally: "TOOL ok", "TOOL
@@ -149,6 +152,9 @@ type Config struct {
 	FailFast bool
 	// SaveDir, if set, receives every shrunk failing sequence as a script.
 	SaveDir string
+	// Alone runs every sequence on a server of its own, instead of in
+	// batches sharing one (shared.go).
+	Alone bool
 }
 
 // explorer runs sequences for one certification run.
@@ -170,31 +176,40 @@ func (e *explorer) runDir() string {
 func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []*command) *exploreRun {
 	ctx, cancel := context.WithTimeout(ctx, e.c.Timeout)
 	defer cancel()
-	x := &exploreRun{failAt: -1}
-	dir := e.runDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		x.startEr = err
-		return x
-	}
-	now := suite.Now()
-	fx, _, err := suite.Materialize(w.Marshal(), now)
+	inst, now, err := e.start(ctx, name, w)
 	if err != nil {
-		x.startEr = err
-		return x
-	}
-	file := filepath.Join(dir, suite.FixtureFile)
-	if err := os.WriteFile(file, fx, 0o600); err != nil {
-		x.startEr = err
-		return x
-	}
-	inst, err := e.c.Target.Start(ctx, &suite.Script{Name: name, OwnFixture: true}, file, filepath.Join(dir, "server"))
-	if err != nil {
-		x.startEr = err
-		return x
+		return &exploreRun{failAt: -1, startEr: err}
 	}
 	if inst.Stop != nil {
 		defer inst.Stop()
 	}
+	return e.play(ctx, inst, now, w, cmds)
+}
+
+// start starts a fresh server holding w, materialized at now.
+func (e *explorer) start(ctx context.Context, name string, w *world.World) (inst *suite.Instance, now time.Time, err error) {
+	dir := e.runDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, now, err
+	}
+	now = suite.Now()
+	fx, _, err := suite.Materialize(w.Marshal(), now)
+	if err != nil {
+		return nil, now, err
+	}
+	file := filepath.Join(dir, suite.FixtureFile)
+	if err := os.WriteFile(file, fx, 0o600); err != nil {
+		return nil, now, err
+	}
+	inst, err = e.c.Target.Start(ctx, &suite.Script{Name: name, OwnFixture: true}, file, filepath.Join(dir, "server"))
+	return inst, now, err
+}
+
+// play runs cmds against inst, a server holding w (or a world w is a
+// disjoint part of) materialized at now, and judges every answer.
+func (e *explorer) play(ctx context.Context, inst *suite.Instance, now time.Time, w *world.World, cmds []*command) *exploreRun {
+	x := &exploreRun{failAt: -1}
+	var err error
 	cl := wire.NewClient(inst.Endpoint, nil)
 	defer cl.Close()
 	x.tokens = inst.Tokens
@@ -302,24 +317,34 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 	var stop atomic.Bool
 	jobs := make(chan int)
 	var wg sync.WaitGroup
+	size := batchSize(c.Sequences, c.Parallel)
+	if c.Alone {
+		size = 1
+	}
 	for range c.Parallel {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
+			for lo := range jobs {
 				if stop.Load() {
 					continue
 				}
-				seqs[i] = genSequence(c.Seed, i)
-				runs[i] = e.run(ctx, fmt.Sprintf("%s.%d", name, i), seqs[i].world, seqs[i].cmds)
-				if runs[i].failAt >= 0 && c.FailFast {
-					stop.Store(true)
+				batch := make([]*exploreSequence, 0, size)
+				for i := lo; i < min(lo+size, c.Sequences); i++ {
+					seqs[i] = genSequence(c.Seed, i)
+					batch = append(batch, seqs[i])
+				}
+				for k, x := range e.runBatch(ctx, name, batch, stop.Load) {
+					runs[lo+k] = x
+					if x != nil && x.failAt >= 0 && c.FailFast {
+						stop.Store(true)
+					}
 				}
 			}
 		}()
 	}
-	for i := range c.Sequences {
-		jobs <- i
+	for lo := 0; lo < c.Sequences; lo += size {
+		jobs <- lo
 	}
 	close(jobs)
 	wg.Wait()
@@ -357,6 +382,16 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		}
 		seen[x.source()] = true
 		name := fmt.Sprintf("%s.%d", name, i)
+		if x.shared != "" {
+			// Found beside other sequences: what it does alone is what
+			// shrinks and what is reported.
+			alone := e.run(ctx, name, seqs[i].world, seqs[i].cmds)
+			if alone.failAt < 0 {
+				rep.Failures = append(rep.Failures, interference(i, x))
+				continue
+			}
+			x = alone
+		}
 		w, cmds, best := e.shrink(ctx, name, seqs[i].world, seqs[i].cmds, x)
 		header := []string{
 			fmt.Sprintf("Stateful exploration (profile %s, seed %d, sequence %d): %d calls, shrunk from %d.", c.Profile, c.Seed, i, len(cmds), x.failAt+1),
