@@ -54,7 +54,8 @@ func writeSummary(w io.Writer, rep *conformance.Report) {
 			fmt.Fprintf(w, "  - %s\n", m)
 		}
 	}
-	fmt.Fprintf(w, "%d checks in %.1fs; suite %s, spec %s, profile %s, seed %d\n", rep.Checks, rep.Duration.Seconds(), rep.Suite, spec.ShortHash(rep.SpecHash), rep.Profile, rep.Seed)
+	fmt.Fprintf(w, "%d checks in %.1fs, %d server starts; suite %s, spec %s, profile %s, seed %d\n", rep.Checks, rep.Duration.Seconds(), rep.Starts,
+		rep.Suite, spec.ShortHash(rep.SpecHash), rep.Profile, rep.Seed)
 	fmt.Fprintln(w, rep.Summary())
 }
 
