@@ -54,7 +54,7 @@ func (reference) Start(ctx context.Context, _ *suite.Script, fixtureFile, _ stri
 
 // TestExplorationReachesEveryRule: at the default budget, exploration of
 // the reference server gets every refusal the model knows, every success
-// and a protocol error, for each tool: a generator that stopped reaching
+// and an HTTP 401, for each tool: a generator that stopped reaching
 // a rule would leave it untested without anyone noticing.
 func TestExplorationReachesEveryRule(t *testing.T) {
 	sp, err := spec.LoadBundled()
@@ -68,7 +68,7 @@ func TestExplorationReachesEveryRule(t *testing.T) {
 	}
 	var want []string
 	for _, tool := range []string{"claim_task", "claim_discussion", "discover_team_agents"} {
-		want = append(want, tool+" ok", tool+" protocol error")
+		want = append(want, tool+" ok", tool+" HTTP 401")
 	}
 	for _, r := range modelRules {
 		if r == ruleExecCredTool {

@@ -115,9 +115,15 @@ type exploreRun struct {
 }
 
 // outcomeKey names an answer for the report's tally: "TOOL ok", "TOOL
-// refused CODE", "TOOL protocol error".
+// refused CODE", "TOOL HTTP 401", "TOOL JSON-RPC error -32602".
 func outcomeKey(tool string, a *answer) string {
+	var he *wire.HTTPError
+	var re *wire.RPCError
 	switch {
+	case errors.As(a.protoErr, &he):
+		return fmt.Sprintf("%s HTTP %d", tool, he.Status)
+	case errors.As(a.protoErr, &re):
+		return fmt.Sprintf("%s JSON-RPC error %d", tool, re.Code)
 	case a.protoErr != nil:
 		return tool + " protocol error"
 	case a.refused:
