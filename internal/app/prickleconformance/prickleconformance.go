@@ -203,7 +203,7 @@ flags:
 			code = exitUsage
 		}
 	}
-	writeSummary(stdout, rep)
+	writeSummary(stdout, rep, *runRe, len(scripts)+1) // exploration too
 	if code == exitOK && !rep.Clean() {
 		code = exitFail
 	}
