@@ -92,7 +92,8 @@ type Options struct {
 	// SaveDir, if set, receives every shrunk failing sequence as a script.
 	SaveDir string
 	// ExploreFailFast stops exploring at the first failing sequence; the
-	// others are not run.
+	// others are not run, and of those that failed meanwhile only the
+	// first is reported.
 	ExploreFailFast bool
 	// KeepDir, if set, keeps the materialized scripts, fixtures and server
 	// folders there; otherwise they go to a temporary folder removed after

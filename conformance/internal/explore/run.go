@@ -154,7 +154,8 @@ type Config struct {
 	// Timeout bounds one run of a sequence.
 	Timeout time.Duration
 	// FailFast stops at the first failing sequence; the others are not
-	// run.
+	// run. Of the sequences that failed meanwhile (batches run side by
+	// side), only the first by index is reported.
 	FailFast bool
 	// SaveDir, if set, receives every shrunk failing sequence as a script.
 	SaveDir string
@@ -383,7 +384,7 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 			continue
 		}
 		failedSeqs++
-		if seen[x.source()] || len(rep.Failures) >= maxFailures {
+		if seen[x.source()] || len(rep.Failures) >= maxFailures || c.FailFast && len(rep.Failures) > 0 {
 			continue
 		}
 		seen[x.source()] = true
