@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -256,4 +257,50 @@ func worldNames(w *world.World) []string {
 		out = append(out, c.ID, c.IdempotencyKey)
 	}
 	return out
+}
+
+// sharedOnlyBug is the reference server, but one that loads a world of
+// several parts without its memberships: it fails only when sequences
+// share it.
+type sharedOnlyBug struct{ reference }
+
+func (b sharedOnlyBug) Start(ctx context.Context, s *suite.Script, fixtureFile, dir string) (*suite.Instance, error) {
+	fx, err := os.ReadFile(fixtureFile)
+	if err != nil {
+		return nil, err
+	}
+	w, err := world.Decode(fx)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(w.Projects[0].Slug, partPrefix(0)) {
+		w.Memberships = nil
+		fixtureFile = filepath.Join(dir, "without-memberships.json")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(fixtureFile, w.Marshal(), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return b.reference.Start(ctx, s, fixtureFile, dir)
+}
+
+// TestFailureOnlyWhenShared: a failure that a sequence does not show
+// alone on a fresh server still fails the run, and says so; nothing is
+// shrunk from it.
+func TestFailureOnlyWhenShared(t *testing.T) {
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, rep := Run(context.Background(), "explore", Config{Target: sharedOnlyBug{}, Index: wire.NewIndex(sp), Profile: suite.Core,
+		Sequences: 4, Seed: 1, Parallel: 1, Timeout: time.Minute, FailFast: true}, t.TempDir())
+	if r.Status != suite.Fail || len(rep.Failures) != 1 {
+		t.Fatalf("%s, %d failures\n%s", r.Status, len(rep.Failures), r.Log)
+	}
+	f := rep.Failures[0]
+	if f.Script != "" || !strings.Contains(f.Message, "alone on a fresh server the sequence passes") || !strings.Contains(r.Log, f.Message) {
+		t.Errorf("the failure does not say it shows only when shared: %+v\n%s", f, r.Log)
+	}
 }

@@ -6,8 +6,9 @@
 // random sequence of calls by many principals (agents, runners, the
 // execution and discussion credentials the sequence obtains, no token, a
 // token nobody issued), mixing fresh idempotency keys with replays, runs
-// the sequence against a fresh server, and compares every answer with the
-// model (model.go). A failing sequence shrinks to a minimal one
+// the sequence against a server holding the world (sequences share
+// servers, each in a part of one world: shared.go), and compares every
+// answer with the model (model.go). A failing sequence shrinks to a minimal one
 // (fewer calls, then a smaller world) and is printed as a ready testscript
 // file with its fixture. Sequences are reproducible from the seed.
 package explore
@@ -99,7 +100,7 @@ type stepRun struct {
 	ans     *answer
 }
 
-// exploreRun is one run of a sequence against a fresh server.
+// exploreRun is one run of a sequence.
 type exploreRun struct {
 	steps   []*stepRun
 	failAt  int // the failing step, -1 if none
@@ -425,6 +426,10 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		res.Status = suite.Fail
 		res.Reason = fmt.Sprintf("%d of %d sequences broke the model (seed %d)", failedSeqs, rep.Sequences, c.Seed)
 		for _, f := range rep.Failures {
+			if f.Script == "" { // not reproduced alone: nothing shrank
+				fmt.Fprintf(&log, "sequence %d: %s [%s]\n", f.Sequence, suite.OneLine(f.Message), f.Source)
+				continue
+			}
 			fmt.Fprintf(&log, "sequence %d: %s [%s]\nshrunk from %d to %d calls", f.Sequence, suite.OneLine(f.Message), f.Source, f.Original, f.Calls)
 			if f.Saved != "" {
 				fmt.Fprintf(&log, ", saved as %s", f.Saved)
