@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 
@@ -95,19 +94,7 @@ func runShared(ctx context.Context, runner *script.Runner, scripts []*Script, id
 // startSeedWorld starts a server holding the standard seed world,
 // materialized once, in dir.
 func startSeedWorld(ctx context.Context, t Target, dir string) (*script.Shared, func(), error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, err
-	}
-	now := suite.Now()
-	fx, toks, err := suite.Materialize(seed.JSON(), now)
-	if err != nil {
-		return nil, nil, err
-	}
-	file := filepath.Join(dir, suite.FixtureFile)
-	if err := os.WriteFile(file, fx, 0o600); err != nil {
-		return nil, nil, err
-	}
-	inst, err := t.Start(ctx, &Script{Name: "seed world, shared"}, file, filepath.Join(dir, "server"))
+	inst, fx, now, toks, err := suite.StartWorld(ctx, t, &Script{Name: "seed world, shared"}, seed.JSON(), dir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -195,21 +195,8 @@ func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []
 }
 
 // start starts a fresh server holding w, materialized at now.
-func (e *explorer) start(ctx context.Context, name string, w *world.World) (inst *suite.Instance, now time.Time, err error) {
-	dir := e.runDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, now, err
-	}
-	now = suite.Now()
-	fx, _, err := suite.Materialize(w.Marshal(), now)
-	if err != nil {
-		return nil, now, err
-	}
-	file := filepath.Join(dir, suite.FixtureFile)
-	if err := os.WriteFile(file, fx, 0o600); err != nil {
-		return nil, now, err
-	}
-	inst, err = e.c.Target.Start(ctx, &suite.Script{Name: name, OwnFixture: true}, file, filepath.Join(dir, "server"))
+func (e *explorer) start(ctx context.Context, name string, w *world.World) (*suite.Instance, time.Time, error) {
+	inst, _, now, _, err := suite.StartWorld(ctx, e.c.Target, &suite.Script{Name: name, OwnFixture: true}, w.Marshal(), e.runDir())
 	return inst, now, err
 }
 
