@@ -174,7 +174,7 @@ func TestBatchesShareServers(t *testing.T) {
 	for i, alone := range []bool{true, false} {
 		target := &counting{}
 		r, rep := Run(context.Background(), "explore", Config{Target: target, Index: wire.NewIndex(sp), Profile: suite.Reference,
-			Sequences: 40, Seed: 3, Parallel: 2, Timeout: 2 * time.Minute, Alone: alone}, t.TempDir())
+			Sequences: 16, Seed: 3, Parallel: 2, Timeout: 2 * time.Minute, Alone: alone}, t.TempDir())
 		if r.Status != suite.Pass {
 			t.Fatalf("alone %v: %s\n%s", alone, r.Status, r.Log)
 		}
@@ -183,8 +183,8 @@ func TestBatchesShareServers(t *testing.T) {
 	if !maps.Equal(outcomes[0], outcomes[1]) {
 		t.Errorf("outcomes differ:\nalone  %v\nshared %v", outcomes[0], outcomes[1])
 	}
-	if starts[0] != 40 || starts[1] != 2 {
-		t.Errorf("%d starts alone, %d shared; want 40 and 2", starts[0], starts[1])
+	if starts[0] != 16 || starts[1] != 2 {
+		t.Errorf("%d starts alone, %d shared; want 16 and 2", starts[0], starts[1])
 	}
 }
 
