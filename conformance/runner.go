@@ -92,7 +92,8 @@ type Options struct {
 	// SaveDir, if set, receives every shrunk failing sequence as a script.
 	SaveDir string
 	// ExploreFailFast stops exploring at the first failing sequence; the
-	// others are not run.
+	// others are not run, and of those that failed meanwhile only the
+	// first is reported.
 	ExploreFailFast bool
 	// KeepDir, if set, keeps the materialized scripts, fixtures and server
 	// folders there; otherwise they go to a temporary folder removed after
@@ -105,6 +106,10 @@ type Options struct {
 	// pages (--server-cmd 'CMD', --pages DIR, ...): reports repeat them in
 	// the command that reruns a failure (Report.Rerun).
 	RerunArgs []string
+	// FreshStarts gives every script and every explored sequence a server
+	// of its own, instead of sharing servers where that is provably as if
+	// alone (share.go).
+	FreshStarts bool
 }
 
 // Result is one script's outcome.
@@ -141,6 +146,9 @@ type Report struct {
 	Requirements []Requirement `json:"requirements"`
 	// RerunArgs are Options.RerunArgs.
 	RerunArgs []string `json:"rerun_args,omitempty"`
+	// Starts counts the servers the run started (none for an already
+	// running server).
+	Starts int64 `json:"server_starts"`
 }
 
 // Clean reports whether the run certifies the server: nothing failed and
@@ -211,6 +219,9 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer cleanup()
+	starts := &startCounter{Target: o.Target}
+	share := shares(o.Target, &o)
+	o.Target = starts
 	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: o.Spec.Hash,
 		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now(), RerunArgs: o.RerunArgs}
 	var progressMu sync.Mutex
@@ -221,9 +232,9 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 			progressMu.Unlock()
 		}
 	}
-	rep.Results = runScripts(ctx, o.Select(scripts), &o, ix, root, progress)
+	rep.Results = runScripts(ctx, o.Select(scripts), &o, share, ix, root, progress)
 	if o.Explores() {
-		res := runExploration(ctx, &o, ix, root, rep)
+		res := runExploration(ctx, &o, share, ix, root, rep)
 		progress(res)
 		// Results are in the order of the names: exploration's among them.
 		i := slices.IndexFunc(rep.Results, func(r *Result) bool { return r.Name > res.Name })
@@ -232,6 +243,7 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 		}
 		rep.Results = slices.Insert(rep.Results, i, res)
 	}
+	rep.Starts = starts.n.Load()
 	rep.Duration = time.Since(rep.Started)
 	rep.Millis = rep.Duration.Milliseconds()
 	rep.tally()
@@ -301,23 +313,41 @@ func (o *Options) workDir() (root string, cleanup func(), err error) {
 }
 
 // runScripts runs the scripts, o.Parallel at a time, each in a folder of
-// its own under root, and returns their results in their order.
-func runScripts(ctx context.Context, scripts []*Script, o *Options, ix *wire.Index, root string, progress func(*Result)) []*Result {
+// its own under root, and returns their results in their order. With
+// share, the scripts that may share one seed-world server do, taking one
+// of the o.Parallel places.
+func runScripts(ctx context.Context, scripts []*Script, o *Options, share bool, ix *wire.Index, root string, progress func(*Result)) []*Result {
 	runner := &script.Runner{Target: o.Target, Index: ix, Profile: o.Profile, Timeout: o.ScriptTimeout,
 		Keep: o.KeepDir != "", Verbose: o.Verbose}
 	results := make([]*Result, len(scripts))
+	done := func(i int, res *Result) {
+		if o.ExpectedFailures[scripts[i].Name] {
+			expectFailure(res)
+		}
+		results[i] = res
+		progress(res)
+	}
+	var shared []int
+	if share {
+		shared = sharedScripts(scripts, o)
+	}
 	sem := make(chan struct{}, o.Parallel)
 	var wg sync.WaitGroup
-	for i, s := range scripts {
+	if len(shared) > 0 {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			res := runner.Run(ctx, s, filepath.Join(root, script.SafeName(s.Name)))
-			if o.ExpectedFailures[s.Name] {
-				expectFailure(res)
-			}
-			results[i] = res
-			progress(res)
+			runShared(ctx, runner, scripts, shared, o, root, done)
+		})
+	}
+	for i, s := range scripts {
+		if slices.Contains(shared, i) {
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			done(i, runner.Run(ctx, s, filepath.Join(root, script.SafeName(s.Name))))
 		})
 	}
 	wg.Wait()
@@ -325,7 +355,7 @@ func runScripts(ctx context.Context, scripts []*Script, o *Options, ix *wire.Ind
 }
 
 // runExploration runs the exploration phase, its report going to rep.
-func runExploration(ctx context.Context, o *Options, ix *wire.Index, root string, rep *Report) *Result {
+func runExploration(ctx context.Context, o *Options, share bool, ix *wire.Index, root string, rep *Report) *Result {
 	start := time.Now()
 	var res *Result
 	if o.Explore <= 0 {
@@ -333,7 +363,7 @@ func runExploration(ctx context.Context, o *Options, ix *wire.Index, root string
 	} else {
 		res, rep.Explore = explore.Run(ctx, ExploreScript, explore.Config{Target: o.Target, Index: ix, Profile: o.Profile,
 			Sequences: o.Explore, Seed: o.Seed, Parallel: o.Parallel, Timeout: o.ScriptTimeout, FailFast: o.ExploreFailFast,
-			SaveDir: o.SaveDir}, filepath.Join(root, ExploreScript))
+			SaveDir: o.SaveDir, Alone: !share}, filepath.Join(root, ExploreScript))
 		res.Calls = rep.Explore.Calls
 	}
 	res.Duration = time.Since(start)

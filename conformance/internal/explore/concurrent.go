@@ -337,7 +337,7 @@ func (e *explorer) runGroups(ctx context.Context, inst *suite.Instance, x *explo
 			return
 		}
 		for _, o := range ops {
-			x.outcomes = append(x.outcomes, outcomeKey(o.st.cmd.tool, o.st.ans))
+			x.outcomes = append(x.outcomes, outcomeKey(o.st.cmd.tool, o.st.ans)+inARace)
 			if o.wire != nil {
 				x.failAt, x.fails = j-1, o.wire
 				return

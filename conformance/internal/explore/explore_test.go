@@ -5,13 +5,16 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,7 +55,7 @@ func (reference) Start(ctx context.Context, _ *suite.Script, fixtureFile, _ stri
 
 // TestExplorationReachesEveryRule: at the default budget, exploration of
 // the reference server gets every refusal the model knows, every success
-// and a protocol error, for each tool: a generator that stopped reaching
+// and an HTTP 401, for each tool: a generator that stopped reaching
 // a rule would leave it untested without anyone noticing.
 func TestExplorationReachesEveryRule(t *testing.T) {
 	sp, err := spec.LoadBundled()
@@ -66,7 +69,7 @@ func TestExplorationReachesEveryRule(t *testing.T) {
 	}
 	var want []string
 	for _, tool := range []string{"claim_task", "claim_discussion", "discover_team_agents"} {
-		want = append(want, tool+" ok", tool+" protocol error")
+		want = append(want, tool+" ok", tool+" HTTP 401")
 	}
 	for _, r := range modelRules {
 		if r == ruleExecCredTool {
@@ -75,7 +78,7 @@ func TestExplorationReachesEveryRule(t *testing.T) {
 		want = append(want, r.tool+" refused "+r.code)
 	}
 	for _, k := range want {
-		if rep.Outcomes[k] == 0 {
+		if rep.Outcomes[k]+rep.Outcomes[k+inARace] == 0 {
 			t.Errorf("exploration never got %q", k)
 		}
 	}
@@ -193,5 +196,173 @@ func TestRefusalOrder(t *testing.T) {
 		if cmd == task && !tc.ok && len(fs) > 0 && !strings.Contains(fs[0].msg, dOrder) {
 			t.Errorf("the failure does not cite the refusal order: %s", fs[0].msg)
 		}
+	}
+}
+
+// counting starts the reference server and counts the starts.
+type counting struct {
+	reference
+	starts atomic.Int32
+}
+
+func (c *counting) Start(ctx context.Context, s *suite.Script, fixtureFile, dir string) (*suite.Instance, error) {
+	c.starts.Add(1)
+	return c.reference.Start(ctx, s, fixtureFile, dir)
+}
+
+// TestBatchesShareServers: sequences that share a server, each in its own
+// part of its world, get the very answers they get on servers of their
+// own, in far fewer starts.
+func TestBatchesShareServers(t *testing.T) {
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outcomes [2]map[string]int
+	var starts [2]int32
+	for i, alone := range []bool{true, false} {
+		target := &counting{}
+		r, rep := Run(context.Background(), "explore", Config{Target: target, Index: wire.NewIndex(sp), Profile: suite.Reference,
+			Sequences: 16, Seed: 3, Parallel: 2, Timeout: 2 * time.Minute, Alone: alone}, t.TempDir())
+		if r.Status != suite.Pass {
+			t.Fatalf("alone %v: %s\n%s", alone, r.Status, r.Log)
+		}
+		outcomes[i], starts[i] = bySchedule(rep.Outcomes), target.starts.Load()
+	}
+	if !maps.Equal(outcomes[0], outcomes[1]) {
+		t.Errorf("outcomes differ:\nalone  %v\nshared %v", outcomes[0], outcomes[1])
+	}
+	if starts[0] != 16 || starts[1] != 2 {
+		t.Errorf("%d starts alone, %d shared; want 16 and 2", starts[0], starts[1])
+	}
+}
+
+// bySchedule is outcomes with those of races, which the schedule decides,
+// counted by tool alone.
+func bySchedule(outcomes map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, n := range outcomes {
+		if strings.HasSuffix(k, inARace) {
+			k = strings.Fields(k)[0] + inARace
+		}
+		out[k] += n
+	}
+	return out
+}
+
+// TestPartsShareNoName: renamed parts merge into a world the reference
+// store loads, and no name of one part is a name of another.
+func TestPartsShareNoName(t *testing.T) {
+	var parts []*world.World
+	names := map[string]int{}
+	for i := range 5 {
+		s := genSequence(9, i)
+		w, cmds := renamed(s.world, s.cmds, partPrefix(i))
+		parts = append(parts, w)
+		for _, id := range worldNames(w) {
+			if j, ok := names[id]; ok && j != i {
+				t.Errorf("%q is a name of parts %d and %d", id, j, i)
+			}
+			names[id] = i
+		}
+		for _, c := range cmds {
+			if (c.p.kind == "agent" || c.p.kind == "runner") && !strings.HasPrefix(c.p.id, partPrefix(i)) {
+				t.Errorf("part %d calls as %s", i, c.p.id)
+			}
+		}
+		if reflect.DeepEqual(s.cmds, cmds) || s.world.Projects[0].Slug != genProjects[0] {
+			t.Errorf("part %d: renaming changed the sequence as generated", i)
+		}
+	}
+	fx, _, err := suite.Materialize(merged(parts).Marshal(), suite.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.LoadFixture(context.Background(), bytes.NewReader(fx)); err != nil {
+		t.Errorf("the merged world does not load: %v", err)
+	}
+}
+
+// worldNames are the names w gives: the ids of its entities, and keys.
+func worldNames(w *world.World) []string {
+	var out []string
+	for _, p := range w.Projects {
+		out = append(out, p.Slug)
+	}
+	for _, p := range w.People {
+		out = append(out, p.Handle)
+	}
+	for _, a := range w.Agents {
+		out = append(out, a.ID)
+	}
+	for _, r := range w.Runners {
+		out = append(out, r.ID)
+	}
+	for _, r := range w.Rooms {
+		out = append(out, r.ID)
+	}
+	for _, m := range w.Messages {
+		out = append(out, m.ID)
+	}
+	for _, t := range w.Tasks {
+		out = append(out, t.ID)
+	}
+	for _, a := range w.Attempts {
+		out = append(out, a.ID, a.IdempotencyKey)
+	}
+	for _, c := range w.DiscussionClaims {
+		out = append(out, c.ID, c.IdempotencyKey)
+	}
+	return out
+}
+
+// sharedOnlyBug is the reference server, but one that loads a world of
+// several parts without its memberships: it fails only when sequences
+// share it.
+type sharedOnlyBug struct{ reference }
+
+func (b sharedOnlyBug) Start(ctx context.Context, s *suite.Script, fixtureFile, dir string) (*suite.Instance, error) {
+	fx, err := os.ReadFile(fixtureFile)
+	if err != nil {
+		return nil, err
+	}
+	w, err := world.Decode(fx)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(w.Projects[0].Slug, partPrefix(0)) {
+		w.Memberships = nil
+		fixtureFile = filepath.Join(dir, "without-memberships.json")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(fixtureFile, w.Marshal(), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return b.reference.Start(ctx, s, fixtureFile, dir)
+}
+
+// TestFailureOnlyWhenShared: a failure that a sequence does not show
+// alone on a fresh server still fails the run, and says so; nothing is
+// shrunk from it.
+func TestFailureOnlyWhenShared(t *testing.T) {
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, rep := Run(context.Background(), "explore", Config{Target: sharedOnlyBug{}, Index: wire.NewIndex(sp), Profile: suite.Core,
+		Sequences: 4, Seed: 1, Parallel: 1, Timeout: time.Minute, FailFast: true}, t.TempDir())
+	if r.Status != suite.Fail || len(rep.Failures) != 1 {
+		t.Fatalf("%s, %d failures\n%s", r.Status, len(rep.Failures), r.Log)
+	}
+	f := rep.Failures[0]
+	if f.Script != "" || !strings.Contains(f.Message, "alone on a fresh server the sequence passes") || !strings.Contains(r.Log, f.Message) {
+		t.Errorf("the failure does not say it shows only when shared: %+v\n%s", f, r.Log)
 	}
 }

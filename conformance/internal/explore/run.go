@@ -6,8 +6,9 @@
 // random sequence of calls by many principals (agents, runners, the
 // execution and discussion credentials the sequence obtains, no token, a
 // token nobody issued), mixing fresh idempotency keys with replays, runs
-// the sequence against a fresh server, and compares every answer with the
-// model (model.go). A failing sequence shrinks to a minimal one
+// the sequence against a server holding the world (sequences share
+// servers, each in a part of one world: shared.go), and compares every
+// answer with the model (model.go). A failing sequence shrinks to a minimal one
 // (fewer calls, then a smaller world) and is printed as a ready testscript
 // file with its fixture. Sequences are reproducible from the seed.
 package explore
@@ -108,7 +109,7 @@ type stepRun struct {
 	ans     *answer
 }
 
-// exploreRun is one run of a sequence against a fresh server.
+// exploreRun is one run of a sequence.
 type exploreRun struct {
 	steps   []*stepRun
 	failAt  int // the failing step, -1 if none
@@ -121,12 +122,22 @@ type exploreRun struct {
 	// groups and groupCalls count the concurrent groups sent and their
 	// calls; unknown the groups whose check ran out of budget.
 	groups, groupCalls, unknown int
+	// shared names the batch whose server the sequence shared ("" for a
+	// server of its own).
+	shared string
 }
 
 // outcomeKey names an answer for the report's tally: "TOOL ok", "TOOL
-// refused CODE", "TOOL protocol error".
+// refused CODE", "TOOL HTTP 401", "TOOL JSON-RPC error -32602"; an answer
+// to a call of a concurrent group has inARace after it.
 func outcomeKey(tool string, a *answer) string {
+	var he *wire.HTTPError
+	var re *wire.RPCError
 	switch {
+	case errors.As(a.protoErr, &he):
+		return fmt.Sprintf("%s HTTP %d", tool, he.Status)
+	case errors.As(a.protoErr, &re):
+		return fmt.Sprintf("%s JSON-RPC error %d", tool, re.Code)
 	case a.protoErr != nil:
 		return tool + " protocol error"
 	case a.refused:
@@ -134,6 +145,10 @@ func outcomeKey(tool string, a *answer) string {
 	}
 	return tool + " ok"
 }
+
+// inARace ends the outcome of a call sent in a concurrent group, whose
+// answer depends on the schedule: which call of a race wins.
+const inARace = " in a race"
 
 func (x *exploreRun) source() string {
 	if len(x.fails) == 0 {
@@ -157,10 +172,14 @@ type Config struct {
 	// Timeout bounds one run of a sequence.
 	Timeout time.Duration
 	// FailFast stops at the first failing sequence; the others are not
-	// run.
+	// run. Of the sequences that failed meanwhile (batches run side by
+	// side), only the first by index is reported.
 	FailFast bool
 	// SaveDir, if set, receives every shrunk failing sequence as a script.
 	SaveDir string
+	// Alone runs every sequence on a server of its own, instead of in
+	// batches sharing one (shared.go).
+	Alone bool
 }
 
 // explorer runs sequences for one certification run.
@@ -182,31 +201,26 @@ func (e *explorer) runDir() string {
 func (e *explorer) run(ctx context.Context, name string, w *world.World, cmds []*command) *exploreRun {
 	ctx, cancel := context.WithTimeout(ctx, e.c.Timeout)
 	defer cancel()
-	x := &exploreRun{failAt: -1}
-	dir := e.runDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		x.startEr = err
-		return x
-	}
-	now := suite.Now()
-	fx, _, err := suite.Materialize(w.Marshal(), now)
+	inst, now, err := e.start(ctx, name, w)
 	if err != nil {
-		x.startEr = err
-		return x
-	}
-	file := filepath.Join(dir, suite.FixtureFile)
-	if err := os.WriteFile(file, fx, 0o600); err != nil {
-		x.startEr = err
-		return x
-	}
-	inst, err := e.c.Target.Start(ctx, &suite.Script{Name: name, OwnFixture: true}, file, filepath.Join(dir, "server"))
-	if err != nil {
-		x.startEr = err
-		return x
+		return &exploreRun{failAt: -1, startEr: err}
 	}
 	if inst.Stop != nil {
 		defer inst.Stop()
 	}
+	return e.play(ctx, inst, now, w, cmds)
+}
+
+// start starts a fresh server holding w, materialized at now.
+func (e *explorer) start(ctx context.Context, name string, w *world.World) (*suite.Instance, time.Time, error) {
+	inst, _, now, _, err := suite.StartWorld(ctx, e.c.Target, &suite.Script{Name: name, OwnFixture: true}, w.Marshal(), e.runDir())
+	return inst, now, err
+}
+
+// play runs cmds against inst, a server holding w (or a world w is a
+// disjoint part of) materialized at now, and judges every answer.
+func (e *explorer) play(ctx context.Context, inst *suite.Instance, now time.Time, w *world.World, cmds []*command) *exploreRun {
+	x := &exploreRun{failAt: -1}
 	cl := wire.NewClient(inst.Endpoint, nil)
 	defer cl.Close()
 	x.tokens = inst.Tokens
@@ -337,24 +351,34 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 	var stop atomic.Bool
 	jobs := make(chan int)
 	var wg sync.WaitGroup
+	size := batchSize(c.Sequences, c.Parallel)
+	if c.Alone {
+		size = 1
+	}
 	for range c.Parallel {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
+			for lo := range jobs {
 				if stop.Load() {
 					continue
 				}
-				seqs[i] = genSequence(c.Seed, i)
-				runs[i] = e.run(ctx, fmt.Sprintf("%s.%d", name, i), seqs[i].world, seqs[i].cmds)
-				if runs[i].failAt >= 0 && c.FailFast {
-					stop.Store(true)
+				batch := make([]*exploreSequence, 0, size)
+				for i := lo; i < min(lo+size, c.Sequences); i++ {
+					seqs[i] = genSequence(c.Seed, i)
+					batch = append(batch, seqs[i])
+				}
+				for k, x := range e.runBatch(ctx, name, batch, stop.Load) {
+					runs[lo+k] = x
+					if x != nil && x.failAt >= 0 && c.FailFast {
+						stop.Store(true)
+					}
 				}
 			}
 		}()
 	}
-	for i := range c.Sequences {
-		jobs <- i
+	for lo := 0; lo < c.Sequences; lo += size {
+		jobs <- lo
 	}
 	close(jobs)
 	wg.Wait()
@@ -390,11 +414,21 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 			continue
 		}
 		failedSeqs++
-		if seen[x.source()] || len(rep.Failures) >= maxFailures {
+		if seen[x.source()] || len(rep.Failures) >= maxFailures || c.FailFast && len(rep.Failures) > 0 {
 			continue
 		}
 		seen[x.source()] = true
 		name := fmt.Sprintf("%s.%d", name, i)
+		if x.shared != "" {
+			// Found beside other sequences: what it does alone is what
+			// shrinks and what is reported.
+			alone := e.run(ctx, name, seqs[i].world, seqs[i].cmds)
+			if alone.failAt < 0 {
+				rep.Failures = append(rep.Failures, interference(i, x))
+				continue
+			}
+			x = alone
+		}
 		w, cmds, best := e.shrink(ctx, name, seqs[i].world, seqs[i].cmds, x)
 		header := []string{
 			fmt.Sprintf("Stateful exploration (profile %s, seed %d, sequence %d): %d calls, shrunk from %d.", c.Profile, c.Seed, i, len(cmds), x.failAt+1),
@@ -421,6 +455,10 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		res.Status = suite.Fail
 		res.Reason = fmt.Sprintf("%d of %d sequences broke the model (seed %d)", failedSeqs, rep.Sequences, c.Seed)
 		for _, f := range rep.Failures {
+			if f.Script == "" { // not reproduced alone: nothing shrank
+				fmt.Fprintf(&log, "sequence %d: %s [%s]\n", f.Sequence, suite.OneLine(f.Message), f.Source)
+				continue
+			}
 			fmt.Fprintf(&log, "sequence %d: %s [%s]\nshrunk from %d to %d calls", f.Sequence, suite.OneLine(f.Message), f.Source, f.Original, f.Calls)
 			if f.Saved != "" {
 				fmt.Fprintf(&log, ", saved as %s", f.Saved)

@@ -99,7 +99,12 @@ type Runner struct {
 }
 
 // Run runs script s in dir, a folder of its own.
-func (rn *Runner) Run(ctx context.Context, s *suite.Script, dir string) (res *suite.Result) {
+func (rn *Runner) Run(ctx context.Context, s *suite.Script, dir string) *suite.Result {
+	return rn.run(ctx, s, dir, nil)
+}
+
+// run runs script s in dir against a server of its own, or sh's.
+func (rn *Runner) run(ctx context.Context, s *suite.Script, dir string, sh *Shared) (res *suite.Result) {
 	start := time.Now()
 	res = &suite.Result{Name: s.Name, Path: s.Path, Covers: s.Covers, Derived: s.Derived}
 	defer func() {
@@ -110,7 +115,7 @@ func (rn *Runner) Run(ctx context.Context, s *suite.Script, dir string) (res *su
 		res.Status, res.Reason = suite.Skip, reason
 		return res
 	}
-	file, now, tokens, err := rn.materialize(s, dir)
+	file, now, tokens, err := rn.materialize(s, dir, sh)
 	if err != nil {
 		res.Status, res.Reason = suite.Fail, err.Error()
 		return res
@@ -124,7 +129,7 @@ func (rn *Runner) Run(ctx context.Context, s *suite.Script, dir string) (res *su
 	for _, t := range tokens {
 		st.secrets = append(st.secrets, t.Token)
 	}
-	t, inst, setupErr := rn.exec(s, dir, file, st)
+	t, inst, setupErr := rn.exec(s, dir, file, st, sh)
 	res.Checks, res.Calls, res.Served = st.checks, st.calls, st.served
 	if len(st.succeeded) > 0 {
 		res.Succeeded = st.succeeded
@@ -155,8 +160,9 @@ func (rn *Runner) Run(ctx context.Context, s *suite.Script, dir string) (res *su
 // materialize writes s into dir with its world, its own or the standard
 // seed world, materialized at now (fresh tokens, relative times
 // resolved), and returns the file, now and the world's tokens. With Keep,
-// the world is written beside it too.
-func (rn *Runner) materialize(s *suite.Script, dir string) (file string, now time.Time, tokens []world.Token, err error) {
+// the world is written beside it too. With sh, the world is sh's, as
+// its server loaded it.
+func (rn *Runner) materialize(s *suite.Script, dir string, sh *Shared) (file string, now time.Time, tokens []world.Token, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", now, nil, err
 	}
@@ -168,10 +174,15 @@ func (rn *Runner) materialize(s *suite.Script, dir string) (file string, now tim
 			src, at = f.Data, i
 		}
 	}
-	now = suite.Now()
-	fx, tokens, err := suite.Materialize(src, now)
-	if err != nil {
-		return "", now, nil, fmt.Errorf("%s: %w", s.Cite(), err)
+	var fx []byte
+	if sh != nil {
+		fx, now, tokens = sh.Fixture, sh.Now, sh.Tokens
+	} else {
+		now = suite.Now()
+		fx, tokens, err = suite.Materialize(src, now)
+		if err != nil {
+			return "", now, nil, fmt.Errorf("%s: %w", s.Cite(), err)
+		}
 	}
 	if at >= 0 {
 		a.Files[at].Data = fx
@@ -193,7 +204,7 @@ func (rn *Runner) materialize(s *suite.Script, dir string) (file string, now tim
 // exec runs the materialized script file against a server the target
 // starts for it, with the commands sharing st; it returns the run's log
 // and outcome, the server, and why it did not start.
-func (rn *Runner) exec(s *suite.Script, dir, file string, st *scriptState) (t *scriptT, inst *suite.Instance, setupErr error) {
+func (rn *Runner) exec(s *suite.Script, dir, file string, st *scriptState, sh *Shared) (t *scriptT, inst *suite.Instance, setupErr error) {
 	p := testscript.Params{
 		Files: []string{file},
 		Cmds:  commands(),
@@ -208,7 +219,13 @@ func (rn *Runner) exec(s *suite.Script, dir, file string, st *scriptState) (t *s
 		},
 		Setup: func(env *testscript.Env) error {
 			var err error
-			inst, err = rn.Target.Start(st.ctx, s, filepath.Join(env.WorkDir, suite.FixtureFile), filepath.Join(dir, "server"))
+			if sh != nil {
+				shared := *sh.Inst
+				shared.Stop = nil // the server outlives the script
+				inst = &shared
+			} else {
+				inst, err = rn.Target.Start(st.ctx, s, filepath.Join(env.WorkDir, suite.FixtureFile), filepath.Join(dir, "server"))
+			}
 			if err != nil {
 				setupErr = err
 				return fmt.Errorf("starting the server: %w", err)

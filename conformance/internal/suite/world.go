@@ -1,8 +1,11 @@
 package suite
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/prickle-dev/prickle/spec/world"
@@ -50,3 +53,22 @@ func Materialize(src []byte, now time.Time) ([]byte, []world.Token, error) {
 // a server storing times to the second reads back exactly what it was
 // given.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Second) }
+
+// StartWorld materializes the world src at now into dir's fixture file
+// and has t start a server holding it, for s; the server keeps its files
+// in dir/server. It returns the materialized world and its tokens too.
+func StartWorld(ctx context.Context, t Target, s *Script, src []byte, dir string) (inst *Instance, fx []byte, now time.Time, toks []world.Token, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, now, nil, err
+	}
+	now = Now()
+	if fx, toks, err = Materialize(src, now); err != nil {
+		return nil, nil, now, nil, err
+	}
+	file := filepath.Join(dir, FixtureFile)
+	if err := os.WriteFile(file, fx, 0o600); err != nil {
+		return nil, nil, now, nil, err
+	}
+	inst, err = t.Start(ctx, s, file, filepath.Join(dir, "server"))
+	return inst, fx, now, toks, err
+}

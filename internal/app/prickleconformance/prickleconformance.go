@@ -112,6 +112,7 @@ func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pages := fs.String("pages", "", "certify against these pages instead of the bundled ones: a `PATH` to a folder of pages, a page, or a spec file (prickle-gen spec -o FILE.json)")
 	scriptsDir := fs.String("scripts", "", "also run the scripts in `DIR` (your own, or sequences saved by --save)")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "run `N` scripts (and exploration sequences) at once")
+	freshStarts := fs.Bool("fresh-starts", false, "start a server of its own for every script and sequence, none shared (slower)")
 	runRe := fs.String("run", "", "run only the scripts whose names match `REGEX` (exploration is the script \"explore\"); a partial run never certifies")
 	explore := fs.Int("explore", conformance.DefaultExplore, "stateful exploration: `N` random sequences of calls (0: none, and the run cannot certify)")
 	seed := fs.Int64("seed", 0, "seed of exploration (`N`; 0: a random one, which the report names)")
@@ -165,7 +166,7 @@ flags:
 	}
 	opts := conformance.Options{Profile: prof, Spec: sp, SpecSource: source, Parallel: *parallel, Run: filter,
 		Verbose: *verbose, Progress: stdout, Explore: *explore, Seed: *seed, SaveDir: *save, KeepDir: *keep,
-		RerunArgs: rerunArgs(fs)}
+		RerunArgs: rerunArgs(fs), FreshStarts: *freshStarts}
 	if *list {
 		if err := writeList(stdout, opts.Select(scripts), opts.Explores()); err != nil {
 			return usageErr(stderr, "%v", err)
@@ -202,7 +203,7 @@ flags:
 			code = exitUsage
 		}
 	}
-	writeSummary(stdout, rep)
+	writeSummary(stdout, rep, *runRe, len(scripts)+1) // exploration too
 	if code == exitOK && !rep.Clean() {
 		code = exitFail
 	}

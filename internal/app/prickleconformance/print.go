@@ -19,8 +19,10 @@ import (
 // list of scripts, the traceability matrix; and the report files.
 
 // writeSummary writes the end of a run: what failed, what exploration
-// found, what is missing, and the verdict as the last line.
-func writeSummary(w io.Writer, rep *conformance.Report) {
+// found, what is missing, and the verdict as the last line. A run of a
+// selection (the --run regex, of a suite of total scripts) says in one
+// line that it cannot certify, rather than list all it did not run.
+func writeSummary(w io.Writer, rep *conformance.Report, selection string, total int) {
 	fmt.Fprintln(w)
 	var failed []string
 	for _, r := range rep.Results {
@@ -48,13 +50,18 @@ func writeSummary(w io.Writer, rep *conformance.Report) {
 			fmt.Fprintf(w, "  sequence %d: %s [%s] (%d calls, %s)\n", f.Sequence, oneLine(f.Message), f.Source, f.Calls, where)
 		}
 	}
-	if len(rep.Missing) > 0 {
+	switch {
+	case len(rep.Missing) > 0 && selection != "":
+		fmt.Fprintf(w, "not a certification: --run '%s' selected %d of the suite's %d scripts (exploration among them); only a whole run certifies\n",
+			selection, len(rep.Results), total)
+	case len(rep.Missing) > 0:
 		fmt.Fprintln(w, "missing for a certification:")
 		for _, m := range rep.Missing {
 			fmt.Fprintf(w, "  - %s\n", m)
 		}
 	}
-	fmt.Fprintf(w, "%d checks in %.1fs; suite %s, spec %s, profile %s, seed %d\n", rep.Checks, rep.Duration.Seconds(), rep.Suite, spec.ShortHash(rep.SpecHash), rep.Profile, rep.Seed)
+	fmt.Fprintf(w, "%d checks in %.1fs, %d server starts; suite %s, spec %s, profile %s, seed %d\n", rep.Checks, rep.Duration.Seconds(), rep.Starts,
+		rep.Suite, spec.ShortHash(rep.SpecHash), rep.Profile, rep.Seed)
 	fmt.Fprintln(w, rep.Summary())
 }
 
