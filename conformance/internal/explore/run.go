@@ -150,6 +150,12 @@ func outcomeKey(tool string, a *answer) string {
 // answer depends on the schedule: which call of a race wins.
 const inARace = " in a race"
 
+// racing reports whether x failed in a concurrent group: a race, which
+// may need several runs to show again.
+func (x *exploreRun) racing() bool {
+	return x.failAt >= 0 && x.failAt < len(x.steps) && x.steps[x.failAt].cmd.group != 0
+}
+
 func (x *exploreRun) source() string {
 	if len(x.fails) == 0 {
 		return ""
@@ -419,19 +425,41 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		}
 		seen[x.source()] = true
 		name := fmt.Sprintf("%s.%d", name, i)
+		var w *world.World
+		var cmds []*command
+		var best *exploreRun
 		if x.shared != "" {
 			// Found beside other sequences: what it does alone is what
-			// shrinks and what is reported.
-			alone := e.run(ctx, name, seqs[i].world, seqs[i].cmds)
-			if alone.failAt < 0 {
+			// shrinks and what is reported. A race may need several runs
+			// to show again, as in a shrink.
+			var alone *exploreRun
+			for range 2 * retriesOf(seqs[i].cmds) {
+				if alone = e.run(ctx, name, seqs[i].world, seqs[i].cmds); alone.failAt >= 0 {
+					break
+				}
+			}
+			switch {
+			case alone.failAt >= 0:
+				x = alone
+			case x.racing():
+				// A race that did not show again alone: it is kept as found,
+				// its part of the batch's world for its fixture, unshrunk;
+				// the script's tries give it its chances.
+				w, cmds = renamed(seqs[i].world, seqs[i].cmds, partPrefix(seqs[i].index))
+				cmds, best = cmds[:x.failAt+1], x
+			default:
 				rep.Failures = append(rep.Failures, interference(i, x))
 				continue
 			}
-			x = alone
 		}
-		w, cmds, best := e.shrink(ctx, name, seqs[i].world, seqs[i].cmds, x)
+		done := "shrunk from"
+		if best == nil {
+			w, cmds, best = e.shrink(ctx, name, seqs[i].world, seqs[i].cmds, x)
+		} else {
+			done = "a race found beside other sequences, not shown again alone, so not shrunk from"
+		}
 		header := []string{
-			fmt.Sprintf("Stateful exploration (profile %s, seed %d, sequence %d): %d calls, shrunk from %d.", c.Profile, c.Seed, i, len(cmds), x.failAt+1),
+			fmt.Sprintf("Stateful exploration (profile %s, seed %d, sequence %d): %d calls, %s %d.", c.Profile, c.Seed, i, len(cmds), done, x.failAt+1),
 			fmt.Sprintf("Run it again: with this file in DIR, prickle-conformance --profile %s --scripts DIR --run '^%s$' --server-cmd ...", c.Profile, regexp.QuoteMeta(fmt.Sprintf("explore-%d-%d", c.Seed, i))),
 			"Fails: " + suite.OneLine(best.fails[0].msg) + " [" + best.source() + "]",
 		}
