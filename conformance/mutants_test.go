@@ -971,9 +971,7 @@ func runMutant(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m mut
 // core profile must catch it too. A stateful mutant must also be caught by
 // exploration alone, at the default budget.
 func TestMutants(t *testing.T) {
-	if testing.Short() {
-		t.Skip("scripts and exploration against every mutant")
-	}
+	needMutants(t)
 	sp, scripts := loadSuite(t)
 	if len(mutants) < 25 {
 		t.Fatalf("only %d mutants", len(mutants))
@@ -1044,14 +1042,20 @@ func TestMutants(t *testing.T) {
 	}
 }
 
-// TestMutantsFullRun: a full certification run (every script, exploration
-// at the default budget) never certifies a mutant, the stubs included. A
-// full run per mutant outlasts go test's default timeout, so it runs when
-// PRICKLE_FULL_MUTANTS=1 (CI runs it so, with a longer timeout: .ci/run).
-func TestMutantsFullRun(t *testing.T) {
-	if testing.Short() || os.Getenv("PRICKLE_FULL_MUTANTS") != "1" {
-		t.Skip("a full run per mutant: set PRICKLE_FULL_MUTANTS=1 (and -timeout 45m)")
+// needMutants skips the mutant self-test unless PRICKLE_MUTANTS=1: its
+// runs against every mutant outlast go test's default timeout, so CI runs
+// it in a step of its own, with a longer one (.ci/run).
+func needMutants(t *testing.T) {
+	t.Helper()
+	if os.Getenv("PRICKLE_MUTANTS") != "1" {
+		t.Skip("the mutant self-test: set PRICKLE_MUTANTS=1 (and -timeout 60m)")
 	}
+}
+
+// TestMutantsFullRun: a full certification run (every script, exploration
+// at the default budget) never certifies a mutant, the stubs included.
+func TestMutantsFullRun(t *testing.T) {
+	needMutants(t)
 	sp, scripts := loadSuite(t)
 	for _, m := range append(slices.Clone(mutants), stubMutants(sp)...) {
 		t.Run(m.name, func(t *testing.T) {
