@@ -474,7 +474,9 @@ func pingStatus(t *testing.T, addr, token string) int {
 // while another caller is served. Without the bound one token could hold
 // every connection.
 func TestRequestsPerCaller(t *testing.T) {
-	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxRequestsPerPrincipal = 2 }})
+	// The slow bodies outlast the checks, however slow the machine (at the
+	// default 30s ReadTimeout they were cut off under -race in CI).
+	e := newEnv(t, envOpts{config: func(c *server.Config) { c.MaxRequestsPerPrincipal, c.ReadTimeout = 2, 10*time.Minute }})
 	addr, _ := serve(t, e)
 	agent := e.token(store.KindAgent, seed.BuilderAgent)
 	runner := e.token(store.KindRunner, seed.BuilderAgent)
