@@ -669,7 +669,7 @@ func TestCredentialsCountAgainstTheirRunner(t *testing.T) {
 		t.Errorf("the runner's agent, another caller, opened a session: %d sessions, want 3", n)
 	}
 
-	e = newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxRequestsPerPrincipal = 2 }})
+	e = newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxRequestsPerPrincipal, c.ReadTimeout = 2, 10*time.Minute }})
 	tokens := family(e)
 	addr, _ := serve(t, e)
 	status := func(token string) int { return pingStatus(t, addr, token) }
