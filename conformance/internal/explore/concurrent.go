@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
@@ -373,10 +371,9 @@ func groupFailure(ops []*op, res *searchResult) []failure {
 	return fs
 }
 
-// send makes the calls of ops, one group: a
-// lone call on the client seq; two or more at once, each from a session
-// and a connection of its own (the clients of pool), opened before any is
-// sent.
+// send makes the calls of ops, one group: a lone call on the client seq;
+// two or more at once (wire.SendAtOnce), each from a session of its own
+// (the clients of pool).
 func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Client, pool *[]*wire.Client, ops []*op, tokens []string) error {
 	if len(ops) == 1 {
 		a, wf, err := e.callTool(ctx, seq, tokens[0], ops[0].st.cmd, ops[0].step)
@@ -386,31 +383,21 @@ func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Cli
 	for len(*pool) < len(ops) {
 		*pool = append(*pool, wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{}, Timeout: e.c.Timeout}))
 	}
-	clients := *pool
-	for i := range ops {
-		_ = clients[i].Open(ctx, tokens[i]) // a call without a known token fails when sent
-	}
-	start := make(chan struct{})
-	errs := make([]error, len(ops))
-	var wg sync.WaitGroup
+	calls := make([]*wire.AtOnce, len(ops))
 	for i, o := range ops {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			a, wf, err := e.callTool(ctx, clients[i], tokens[i], o.st.cmd, o.step)
-			o.st.ans, o.wire, errs[i] = a, wf, err
-		}()
+		calls[i] = &wire.AtOnce{Client: (*pool)[i], Token: tokens[i], Method: "tools/call", Params: toolCall(o.st.cmd)}
 	}
-	time.Sleep(time.Millisecond) // let every sender reach the start
-	close(start)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return fmt.Errorf("%s: %w", ops[i].st.cmd.tool, err)
+	wire.SendAtOnce(ctx, calls)
+	var first error
+	for i, o := range ops {
+		a := &answer{step: o.step, start: calls[i].Start, end: calls[i].End}
+		var err error
+		o.st.ans, o.wire, err = e.judgeWire(a, o.st.cmd, calls[i].Resp, calls[i].Err)
+		if err != nil && first == nil {
+			first = fmt.Errorf("%s: %w", o.st.cmd.tool, err)
 		}
 	}
-	return nil
+	return first
 }
 
 func init() { script.Linearize = checkHistory }

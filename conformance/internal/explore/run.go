@@ -293,10 +293,24 @@ func principalToken(tokens []world.Token, c caller, p principal) (string, bool) 
 // answer on the wire; err is a failure of the transport that is neither
 // an HTTP nor a JSON-RPC error.
 func (e *explorer) callTool(ctx context.Context, cl *wire.Client, token string, cmd *command, step int) (*answer, []failure, error) {
-	args, _ := json.Marshal(cmd.args)
 	a := &answer{step: step, start: time.Now()}
-	resp, err := cl.Request(ctx, token, "tools/call", map[string]any{"name": cmd.tool, "arguments": json.RawMessage(args)})
+	resp, err := cl.Request(ctx, token, "tools/call", toolCall(cmd))
 	a.end = time.Now()
+	return e.judgeWire(a, cmd, resp, err)
+}
+
+// toolCall is the tools/call params of cmd.
+func toolCall(cmd *command) map[string]any {
+	args, _ := json.Marshal(cmd.args)
+	return map[string]any{"name": cmd.tool, "arguments": json.RawMessage(args)}
+}
+
+// judgeWire completes a, the answer to cmd, from the response: its
+// refusal or result, and what on the wire broke the documented schemas.
+// An error other than an HTTP or JSON-RPC one is returned: the call did
+// not complete.
+func (e *explorer) judgeWire(a *answer, cmd *command, resp *wire.Response, err error) (*answer, []failure, error) {
+	args, _ := json.Marshal(cmd.args)
 	var wireFails []failure
 	var he *wire.HTTPError
 	var re *wire.RPCError

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -115,37 +114,26 @@ func cmdConcurrently(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	for try := 1; try <= tries; try++ {
 		st.group++
-		rs := make([]*wire.Call, len(calls))
-		starts, ends := make([]time.Time, len(calls)), make([]time.Time, len(calls))
-		tokens := make([]string, len(calls))
+		tokens, argTexts := make([]string, len(calls)), make([]string, len(calls))
+		group := make([]*wire.AtOnce, len(calls))
 		for i, c := range calls {
 			token, err := ResolvePrincipal(st.tokens, c.who)
 			ts.Check(err)
-			tokens[i] = token
-			_ = clients[i].Open(st.ctx, token) // a call without a known token fails when sent
-		}
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i, c := range calls {
 			args := strings.ReplaceAll(c.args, "${TRY}", strconv.Itoa(try))
 			if !json.Valid([]byte(args)) {
 				ts.Fatalf("race %s: arguments are not JSON: %s", c.tool, args)
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				starts[i] = time.Now()
-				rs[i] = sendCall(st.ctx, clients[i], tokens[i], c.tool, args)
-				ends[i] = time.Now()
-			}()
+			tokens[i], argTexts[i] = token, args
+			group[i] = &wire.AtOnce{Client: clients[i], Token: token, Method: "tools/call", Params: toolParams(c.tool, args)}
 		}
-		time.Sleep(time.Millisecond) // let every sender reach the start
-		close(start)
-		wg.Wait()
-		for i, r := range rs {
+		wire.SendAtOnce(st.ctx, group)
+		rs := make([]*wire.Call, len(calls))
+		for i, a := range group {
+			rs[i] = callOf(calls[i].tool, argTexts[i], a.Resp, a.Err)
+			st.record(tokens[i], rs[i].Tool, rs[i].Args, st.group, a.Start, a.End, rs[i])
+		}
+		for _, r := range rs {
 			st.calls++
-			st.record(tokens[i], r.Tool, r.Args, st.group, starts[i], ends[i], r)
 			var he *wire.HTTPError
 			var re *wire.RPCError
 			if r.ProtoErr != nil && !errors.As(r.ProtoErr, &he) && !errors.As(r.ProtoErr, &re) {
@@ -172,8 +160,19 @@ func cmdConcurrently(ts *testscript.TestScript, neg bool, args []string) {
 
 // sendCall makes one tool call on cl.
 func sendCall(ctx context.Context, cl *wire.Client, token, tool, args string) *wire.Call {
+	resp, err := cl.Request(ctx, token, "tools/call", toolParams(tool, args))
+	return callOf(tool, args, resp, err)
+}
+
+// toolParams are the tools/call params of a call of tool with args.
+func toolParams(tool, args string) map[string]any {
+	return map[string]any{"name": tool, "arguments": json.RawMessage(args)}
+}
+
+// callOf is a tool call with args and what it got back: a response or an
+// error.
+func callOf(tool, args string, resp *wire.Response, err error) *wire.Call {
 	r := &wire.Call{Tool: tool, Args: args}
-	resp, err := cl.Request(ctx, token, "tools/call", map[string]any{"name": tool, "arguments": json.RawMessage(args)})
 	switch {
 	case err != nil:
 		r.ProtoErr = err
