@@ -50,6 +50,8 @@ type mutant struct {
 	// load rewrites the world the mutant's store loads (a store that
 	// ignores part of it).
 	load func(fixture []byte) []byte
+	// race: the mutant shows only when calls overlap (race_mutants_test.go).
+	race bool
 }
 
 // scene is what a mutant may know: the fixture and the running server.
@@ -951,10 +953,10 @@ func stubMutants(sp *spec.Spec) []mutant {
 // test of a seed of the day would find the mutants that one seed misses).
 const mutantSeed = 20260101
 
-func runMutant(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m mutant, prof conformance.Profile, sel string, explore int, save string) *conformance.Report {
+func runMutant(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m mutant, prof conformance.Profile, sel string, explore int, save string, seed int64) *conformance.Report {
 	t.Helper()
 	o := conformance.Options{Target: mutantTarget(m), Profile: prof, Spec: sp, Parallel: 2,
-		Explore: explore, Seed: mutantSeed, ExploreFailFast: true, SaveDir: save}
+		Explore: explore, Seed: seed, ExploreFailFast: true, SaveDir: save}
 	if sel != "" {
 		o.Run = regexp.MustCompile(sel)
 	}
@@ -969,7 +971,8 @@ func runMutant(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m mut
 // checks that each of them fails: the suite catches a server that breaks
 // that one rule. Where the pages themselves state the rule (core), the
 // core profile must catch it too. A stateful mutant must also be caught by
-// exploration alone, at the default budget.
+// exploration alone, at the default budget (a race mutant in one of
+// raceRuns runs).
 func TestMutants(t *testing.T) {
 	needMutants(t)
 	sp, scripts := loadSuite(t)
@@ -994,7 +997,7 @@ func TestMutants(t *testing.T) {
 				if len(pat) == 0 {
 					break
 				}
-				rep := runMutant(t, sp, scripts, m, prof, "^("+strings.Join(pat, "|")+")$", 0, "")
+				rep := runMutant(t, sp, scripts, m, prof, "^("+strings.Join(pat, "|")+")$", 0, "", mutantSeed)
 				if len(rep.Results) != len(m.caughtBy) {
 					t.Fatalf("%s: ran %d scripts, want %d (a misspelt name?)", prof, len(rep.Results), len(m.caughtBy))
 				}
@@ -1007,38 +1010,70 @@ func TestMutants(t *testing.T) {
 				}
 			}
 			for _, prof := range m.explore {
-				save := t.TempDir()
-				rep := runMutant(t, sp, scripts, m, prof, "^explore$", conformance.DefaultExplore, save)
-				r := rep.Result(conformance.ExploreScript)
-				if r == nil || r.Status != conformance.Fail {
-					t.Errorf("%s profile: exploration alone (seed %d, %d sequences) does not catch mutant %q (%s)", prof, mutantSeed, conformance.DefaultExplore, m.name, m.rule)
-					continue
-				}
-				f := rep.Explore.Failures[0]
-				t.Logf("%s profile: exploration catches it after %d sequences: %s [%s], shrunk to %d calls", prof, rep.Explore.Sequences, f.Message, f.Source, f.Calls)
-				if os.Getenv("SHOW") != "" {
-					t.Logf("%s", f.Script)
-				}
-				// The shrunk sequence, saved as a script, fails against the
-				// mutant and passes against the reference server.
-				saved, err := conformance.LoadScripts(save)
-				if err != nil || len(saved) != 1 {
-					t.Fatalf("--save wrote %d scripts: %v", len(saved), err)
-				}
-				for _, target := range []struct {
-					t    conformance.Target
-					want conformance.Status
-				}{{mutantTarget(m), conformance.Fail}, {referenceTarget("reference", nil, nil), conformance.Pass}} {
-					rep, err := conformance.Run(context.Background(), saved, conformance.Options{Target: target.t, Profile: prof, Spec: sp})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got := rep.Result(saved[0].Name); got.Status != target.want {
-						t.Errorf("%s profile: the shrunk script against %s: %s, want %s\n%s\n%s", prof, target.t, got.Status, target.want, got.Log, f.Script)
-					}
-				}
+				exploreCatches(t, sp, scripts, m, prof)
 			}
 		})
+	}
+}
+
+// raceRuns is how many explorations, from successive seeds, a race mutant
+// gets to be caught in, and how many runs its saved script gets to fail:
+// a race shows only when calls overlap, which a loaded machine can
+// prevent for a whole run. A sequential mutant gets one.
+const raceRuns = 3
+
+// exploreCatches checks that exploration alone, at the default budget,
+// catches mutant m in profile prof, and that the shrunk sequence, saved as
+// a script, fails against the mutant and passes against the reference
+// server.
+func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m mutant, prof conformance.Profile) {
+	t.Helper()
+	runs := 1
+	if m.race {
+		runs = raceRuns
+	}
+	var rep *conformance.Report
+	var save string
+	for i := range runs {
+		save = t.TempDir()
+		rep = runMutant(t, sp, scripts, m, prof, "^explore$", conformance.DefaultExplore, save, mutantSeed+int64(i))
+		if r := rep.Result(conformance.ExploreScript); r != nil && r.Status == conformance.Fail {
+			break
+		}
+		rep = nil
+	}
+	if rep == nil {
+		t.Errorf("%s profile: exploration alone (%d run(s) from seed %d, %d sequences each) does not catch mutant %q (%s)", prof, runs, mutantSeed, conformance.DefaultExplore, m.name, m.rule)
+		return
+	}
+	f := rep.Explore.Failures[0]
+	t.Logf("%s profile: exploration from seed %d catches it after %d sequences: %s [%s], shrunk to %d calls", prof, rep.Explore.Seed, rep.Explore.Sequences, f.Message, f.Source, f.Calls)
+	if os.Getenv("SHOW") != "" {
+		t.Logf("%s", f.Script)
+	}
+	saved, err := conformance.LoadScripts(save)
+	if err != nil || len(saved) != 1 {
+		t.Fatalf("--save wrote %d scripts: %v", len(saved), err)
+	}
+	for _, target := range []struct {
+		t    conformance.Target
+		want conformance.Status
+		runs int
+	}{{mutantTarget(m), conformance.Fail, runs}, {referenceTarget("reference", nil, nil), conformance.Pass, 1}} {
+		var got *conformance.Result
+		for range target.runs {
+			// A loaded machine makes a long race script slow, never wrong.
+			rep, err := conformance.Run(context.Background(), saved, conformance.Options{Target: target.t, Profile: prof, Spec: sp, ScriptTimeout: 10 * time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got = rep.Result(saved[0].Name); got.Status == target.want {
+				break
+			}
+		}
+		if got.Status != target.want {
+			t.Errorf("%s profile: the shrunk script against %s (%d run(s)): %s, want %s\n%s\n%s", prof, target.t, target.runs, got.Status, target.want, got.Log, f.Script)
+		}
 	}
 }
 
@@ -1053,7 +1088,8 @@ func needMutants(t *testing.T) {
 }
 
 // TestMutantsFullRun: a full certification run (every script, exploration
-// at the default budget) never certifies a mutant, the stubs included.
+// at the default budget) never certifies a mutant, the stubs included (a
+// race mutant: one of raceRuns runs).
 func TestMutantsFullRun(t *testing.T) {
 	needMutants(t)
 	sp, scripts := loadSuite(t)
@@ -1063,10 +1099,19 @@ func TestMutantsFullRun(t *testing.T) {
 			if m.core || slices.Contains(m.explore, conformance.Core) || strings.HasPrefix(m.name, "stub-") {
 				profiles = append(profiles, conformance.Core)
 			}
+			runs := 1
+			if m.race {
+				runs = raceRuns
+			}
 			for _, prof := range profiles {
-				rep := runMutant(t, sp, scripts, m, prof, "", conformance.DefaultExplore, "")
+				var rep *conformance.Report
+				for i := range runs {
+					if rep = runMutant(t, sp, scripts, m, prof, "", conformance.DefaultExplore, "", mutantSeed+int64(i)); rep.Verdict != conformance.Certified {
+						break
+					}
+				}
 				if rep.Verdict == conformance.Certified {
-					t.Errorf("%s profile: a full run certifies mutant %q (%s)", prof, m.name, m.rule)
+					t.Errorf("%s profile: %d full run(s) certify mutant %q (%s)", prof, runs, m.name, m.rule)
 				}
 				t.Logf("%s profile: %s; failed: %s; missing: %d", prof, rep.Summary(), failedNames(rep), len(rep.Missing))
 			}

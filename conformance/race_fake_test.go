@@ -72,7 +72,7 @@ func TestCheckThenInsertNotCertified(t *testing.T) {
 	for _, prof := range []conformance.Profile{conformance.Core, conformance.Reference} {
 		t.Run(string(prof), func(t *testing.T) {
 			t.Parallel()
-			rep := runMutant(t, sp, scripts, checkThenInsert, prof, "^explore$", conformance.DefaultExplore, "")
+			rep := runMutant(t, sp, scripts, checkThenInsert, prof, "^explore$", conformance.DefaultExplore, "", mutantSeed)
 			r := rep.Result(conformance.ExploreScript)
 			if r == nil || r.Status != conformance.Fail || rep.Verdict == conformance.Certified {
 				t.Fatalf("%s profile: a check-then-insert claim_task is not caught: %v", prof, r)

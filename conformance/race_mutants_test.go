@@ -32,6 +32,7 @@ func init() {
 			name:    "race-live-attempt-check",
 			rule:    "claim_task (reference): one live attempt per task; this store checks for a live attempt outside the writer's transaction, so concurrent claims under different keys each make an attempt",
 			explore: []conformance.Profile{conformance.Reference},
+			race:    true,
 			handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 				rs := newRaceState(w)
 				return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
@@ -51,6 +52,7 @@ func init() {
 			name:    "race-same-key-upsert",
 			rule:    "claim_task: the same key replays the same attempt; this store looks the key up outside the writer's transaction and writes the claim as an upsert, so concurrent retries each replace the attempt",
 			explore: []conformance.Profile{conformance.Core, conformance.Reference},
+			race:    true,
 			handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 				rs := newRaceState(w)
 				var mu sync.Mutex
@@ -79,6 +81,7 @@ func init() {
 			name:    "race-discussion-live-check",
 			rule:    "claim_discussion (reference): one live discussion claim per agent and turn; this store checks for one outside the writer's transaction, so concurrent claims under different keys each succeed",
 			explore: []conformance.Profile{conformance.Reference},
+			race:    true,
 			handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 				rs := newRaceState(w)
 				return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
