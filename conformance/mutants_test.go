@@ -1016,10 +1016,11 @@ func TestMutants(t *testing.T) {
 	}
 }
 
-// raceRuns is how many explorations, from successive seeds, a race mutant
-// gets to be caught in, and how many runs its saved script gets to fail:
-// a race shows only when calls overlap, which a loaded machine can
-// prevent for a whole run. A sequential mutant gets one.
+// raceRuns is how many attempts a race mutant gets, each an exploration
+// from a seed of its own and a run of the sequence it saved, and how many
+// full runs it gets to be refused certification in: a race shows only
+// when calls overlap, which the machine's load can prevent for a whole
+// run. A sequential mutant gets one.
 const raceRuns = 3
 
 // exploreCatches checks that exploration alone, at the default budget,
@@ -1032,49 +1033,47 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 	if m.race {
 		runs = raceRuns
 	}
-	var rep *conformance.Report
-	var save string
+	var misses []string
 	for i := range runs {
-		save = t.TempDir()
-		rep = runMutant(t, sp, scripts, m, prof, "^explore$", conformance.DefaultExplore, save, mutantSeed+int64(i))
-		if r := rep.Result(conformance.ExploreScript); r != nil && r.Status == conformance.Fail {
-			break
+		seed := mutantSeed + int64(i)
+		save := t.TempDir()
+		rep := runMutant(t, sp, scripts, m, prof, "^explore$", conformance.DefaultExplore, save, seed)
+		if r := rep.Result(conformance.ExploreScript); r == nil || r.Status != conformance.Fail {
+			misses = append(misses, fmt.Sprintf("seed %d: exploration alone (%d sequences) does not catch it", seed, conformance.DefaultExplore))
+			continue
 		}
-		rep = nil
-	}
-	if rep == nil {
-		t.Errorf("%s profile: exploration alone (%d run(s) from seed %d, %d sequences each) does not catch mutant %q (%s)", prof, runs, mutantSeed, conformance.DefaultExplore, m.name, m.rule)
+		f := rep.Explore.Failures[0]
+		t.Logf("%s profile: exploration from seed %d catches it after %d sequences: %s [%s], shrunk to %d calls", prof, seed, rep.Explore.Sequences, f.Message, f.Source, f.Calls)
+		if os.Getenv("SHOW") != "" {
+			t.Logf("%s", f.Script)
+		}
+		saved, err := conformance.LoadScripts(save)
+		if err != nil || len(saved) != 1 {
+			t.Fatalf("--save wrote %d scripts: %v", len(saved), err)
+		}
+		// A loaded machine makes a long race script slow, never wrong.
+		o := conformance.Options{Target: mutantTarget(m), Profile: prof, Spec: sp, ScriptTimeout: 10 * time.Minute}
+		if got := runSaved(t, saved, o); got.Status != conformance.Fail {
+			misses = append(misses, fmt.Sprintf("seed %d: the shrunk script against the mutant: %s, want fail\n%s\n%s", seed, got.Status, got.Log, f.Script))
+			continue
+		}
+		o.Target = referenceTarget("reference", nil, nil)
+		if got := runSaved(t, saved, o); got.Status != conformance.Pass {
+			t.Errorf("%s profile: seed %d: the shrunk script against the reference server: %s, want pass\n%s\n%s", prof, seed, got.Status, got.Log, f.Script)
+		}
 		return
 	}
-	f := rep.Explore.Failures[0]
-	t.Logf("%s profile: exploration from seed %d catches it after %d sequences: %s [%s], shrunk to %d calls", prof, rep.Explore.Seed, rep.Explore.Sequences, f.Message, f.Source, f.Calls)
-	if os.Getenv("SHOW") != "" {
-		t.Logf("%s", f.Script)
+	t.Errorf("%s profile: mutant %q (%s) is not caught, in %d attempt(s):\n%s", prof, m.name, m.rule, runs, strings.Join(misses, "\n"))
+}
+
+// runSaved runs the one script of saved and returns its result.
+func runSaved(t *testing.T, saved []*conformance.Script, o conformance.Options) *conformance.Result {
+	t.Helper()
+	rep, err := conformance.Run(context.Background(), saved, o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	saved, err := conformance.LoadScripts(save)
-	if err != nil || len(saved) != 1 {
-		t.Fatalf("--save wrote %d scripts: %v", len(saved), err)
-	}
-	for _, target := range []struct {
-		t    conformance.Target
-		want conformance.Status
-		runs int
-	}{{mutantTarget(m), conformance.Fail, runs}, {referenceTarget("reference", nil, nil), conformance.Pass, 1}} {
-		var got *conformance.Result
-		for range target.runs {
-			// A loaded machine makes a long race script slow, never wrong.
-			rep, err := conformance.Run(context.Background(), saved, conformance.Options{Target: target.t, Profile: prof, Spec: sp, ScriptTimeout: 10 * time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got = rep.Result(saved[0].Name); got.Status == target.want {
-				break
-			}
-		}
-		if got.Status != target.want {
-			t.Errorf("%s profile: the shrunk script against %s (%d run(s)): %s, want %s\n%s\n%s", prof, target.t, target.runs, got.Status, target.want, got.Log, f.Script)
-		}
-	}
+	return rep.Result(saved[0].Name)
 }
 
 // needMutants skips the mutant self-test unless PRICKLE_MUTANTS=1: its
