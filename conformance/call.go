@@ -97,7 +97,7 @@ func Call(ctx context.Context, o CallOptions) (*CallResult, error) {
 	}
 	c := wire.NewClient(o.Endpoint, o.HTTPClient)
 	defer c.Close()
-	resp, err := c.Request(ctx, o.Token, "tools/call", map[string]any{"name": o.Tool, "arguments": o.Args})
+	resp, err := c.CallTool(ctx, o.Token, o.Tool, o.Args)
 	var he *wire.HTTPError
 	switch {
 	case errors.As(err, &he):

@@ -169,15 +169,18 @@ func privateRoom(w *world.World, owner, project string) string {
 	return id
 }
 
-// groupEnd is the end of the group that starts at cmds[i]: one past its
-// last command (a command outside any group is a group of one).
-func groupEnd(cmds []*command, i int) int {
+// groupEnd is the end of the group that starts at xs[i], where group
+// numbers each x's group: one past its last (an x outside any group, 0,
+// is a group of one).
+func groupEnd[T any](xs []T, i int, group func(T) int) int {
 	j := i + 1
-	for cmds[i].group != 0 && j < len(cmds) && cmds[j].group == cmds[i].group {
+	for group(xs[i]) != 0 && j < len(xs) && group(xs[j]) == group(xs[i]) {
 		j++
 	}
 	return j
 }
+
+func cmdGroup(c *command) int { return c.group }
 
 // resolveIn resolves p in model state m: a credential by its token, since
 // every state has its own copy.
@@ -302,7 +305,7 @@ func (e *explorer) runGroups(ctx context.Context, inst *suite.Instance, x *explo
 		}
 	}()
 	for i := from; i < len(cmds); {
-		j := groupEnd(cmds, i)
+		j := groupEnd(cmds, i, cmdGroup)
 		var ops []*op
 		var tokens []string
 		for k := i; k < j; k++ {
@@ -385,14 +388,14 @@ func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Cli
 	}
 	calls := make([]*wire.AtOnce, len(ops))
 	for i, o := range ops {
-		calls[i] = &wire.AtOnce{Client: (*pool)[i], Token: tokens[i], Method: "tools/call", Params: toolCall(o.st.cmd)}
+		calls[i] = &wire.AtOnce{Client: (*pool)[i], Token: tokens[i], Tool: o.st.cmd.tool, Args: o.st.cmd.argsJSON()}
 	}
 	wire.SendAtOnce(ctx, calls)
 	var first error
 	for i, o := range ops {
 		a := &answer{step: o.step, start: calls[i].Start, end: calls[i].End}
 		var err error
-		o.st.ans, o.wire, err = e.judgeWire(a, o.st.cmd, calls[i].Resp, calls[i].Err)
+		o.st.ans, o.wire, err = e.judgeWire(a, o.st.cmd, calls[i].Args, calls[i].Resp, calls[i].Err)
 		if err != nil && first == nil {
 			first = fmt.Errorf("%s: %w", o.st.cmd.tool, err)
 		}
@@ -409,10 +412,7 @@ func checkHistory(h *script.History) (unknown bool, err error) {
 	hist := newHistory(m)
 	var steps []*stepRun
 	for i := 0; i < len(h.Calls); {
-		j := i + 1
-		for h.Calls[i].Group != 0 && j < len(h.Calls) && h.Calls[j].Group == h.Calls[i].Group {
-			j++
-		}
+		j := groupEnd(h.Calls, i, func(c *script.HistoryCall) int { return c.Group })
 		var ops []*op
 		for k := i; k < j; k++ {
 			hc := h.Calls[k]

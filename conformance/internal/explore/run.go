@@ -293,24 +293,24 @@ func principalToken(tokens []world.Token, c caller, p principal) (string, bool) 
 // answer on the wire; err is a failure of the transport that is neither
 // an HTTP nor a JSON-RPC error.
 func (e *explorer) callTool(ctx context.Context, cl *wire.Client, token string, cmd *command, step int) (*answer, []failure, error) {
+	args := cmd.argsJSON()
 	a := &answer{step: step, start: time.Now()}
-	resp, err := cl.Request(ctx, token, "tools/call", toolCall(cmd))
+	resp, err := cl.CallTool(ctx, token, cmd.tool, args)
 	a.end = time.Now()
-	return e.judgeWire(a, cmd, resp, err)
+	return e.judgeWire(a, cmd, args, resp, err)
 }
 
-// toolCall is the tools/call params of cmd.
-func toolCall(cmd *command) map[string]any {
+// argsJSON is the arguments of cmd's call.
+func (cmd *command) argsJSON() json.RawMessage {
 	args, _ := json.Marshal(cmd.args)
-	return map[string]any{"name": cmd.tool, "arguments": json.RawMessage(args)}
+	return args
 }
 
-// judgeWire completes a, the answer to cmd, from the response: its
-// refusal or result, and what on the wire broke the documented schemas.
-// An error other than an HTTP or JSON-RPC one is returned: the call did
-// not complete.
-func (e *explorer) judgeWire(a *answer, cmd *command, resp *wire.Response, err error) (*answer, []failure, error) {
-	args, _ := json.Marshal(cmd.args)
+// judgeWire completes a, the answer to cmd (called with args), from the
+// response: its refusal or result, and what on the wire broke the
+// documented schemas. An error other than an HTTP or JSON-RPC one is
+// returned: the call did not complete.
+func (e *explorer) judgeWire(a *answer, cmd *command, args json.RawMessage, resp *wire.Response, err error) (*answer, []failure, error) {
 	var wireFails []failure
 	var he *wire.HTTPError
 	var re *wire.RPCError

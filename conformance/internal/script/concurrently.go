@@ -124,7 +124,7 @@ func cmdConcurrently(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Fatalf("race %s: arguments are not JSON: %s", c.tool, args)
 			}
 			tokens[i], argTexts[i] = token, args
-			group[i] = &wire.AtOnce{Client: clients[i], Token: token, Method: "tools/call", Params: toolParams(c.tool, args)}
+			group[i] = &wire.AtOnce{Client: clients[i], Token: token, Tool: c.tool, Args: json.RawMessage(args)}
 		}
 		wire.SendAtOnce(st.ctx, group)
 		rs := make([]*wire.Call, len(calls))
@@ -160,13 +160,8 @@ func cmdConcurrently(ts *testscript.TestScript, neg bool, args []string) {
 
 // sendCall makes one tool call on cl.
 func sendCall(ctx context.Context, cl *wire.Client, token, tool, args string) *wire.Call {
-	resp, err := cl.Request(ctx, token, "tools/call", toolParams(tool, args))
+	resp, err := cl.CallTool(ctx, token, tool, json.RawMessage(args))
 	return callOf(tool, args, resp, err)
-}
-
-// toolParams are the tools/call params of a call of tool with args.
-func toolParams(tool, args string) map[string]any {
-	return map[string]any{"name": tool, "arguments": json.RawMessage(args)}
 }
 
 // callOf is a tool call with args and what it got back: a response or an

@@ -2,27 +2,28 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 )
 
-// AtOnce is one request of a group that SendAtOnce sends together.
+// AtOnce is one tool call of a group that SendAtOnce sends together.
 type AtOnce struct {
-	// Client holds the session the request is made in.
+	// Client holds the session the call is made in.
 	Client *Client
 	// Token is the bearer token ("" for none).
-	Token  string
-	Method string
-	Params any
+	Token string
+	Tool  string
+	Args  json.RawMessage
 
-	// Resp and Err are what came back, as Client.Request returns them.
+	// Resp and Err are what came back, as Client.CallTool returns them.
 	Resp *Response
 	Err  error
 	// Start and End bracket the request.
 	Start, End time.Time
 }
 
-// SendAtOnce sends the requests of calls together, each from its own
+// SendAtOnce sends the tool calls of calls together, each from its own
 // client, and waits for every answer. Every session is opened first, so
 // that the requests leave together: each from a goroutine of its own,
 // all released at once. (Holding each request's last byte until all are
@@ -41,7 +42,7 @@ func SendAtOnce(ctx context.Context, calls []*AtOnce) {
 			defer wg.Done()
 			<-start
 			a.Start = time.Now()
-			a.Resp, a.Err = a.Client.Request(ctx, a.Token, a.Method, a.Params)
+			a.Resp, a.Err = a.Client.CallTool(ctx, a.Token, a.Tool, a.Args)
 			a.End = time.Now()
 		}()
 	}

@@ -65,12 +65,12 @@ func TestSendAtOnce(t *testing.T) {
 		if i%2 == 1 {
 			tool += "-sse"
 		}
-		calls = append(calls, &AtOnce{Client: c, Token: fmt.Sprint(i), Method: "tools/call", Params: map[string]any{"name": tool}})
+		calls = append(calls, &AtOnce{Client: c, Token: fmt.Sprint(i), Tool: tool, Args: json.RawMessage(`{}`)})
 	}
 	SendAtOnce(context.Background(), calls)
 
 	for i, a := range calls {
-		want := fmt.Sprintf(`{"tool":%q,"session":"s-Bearer %d"}`, calls[i].Params.(map[string]any)["name"], i)
+		want := fmt.Sprintf(`{"tool":%q,"session":"s-Bearer %d"}`, a.Tool, i)
 		switch {
 		case a.Err != nil:
 			t.Errorf("call %d: %v", i, a.Err)

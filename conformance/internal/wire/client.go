@@ -104,6 +104,11 @@ func (c *Client) Request(ctx context.Context, token, method string, params any) 
 	return c.post(ctx, token, s, method, params)
 }
 
+// CallTool calls tool with args (a JSON object) as Request does.
+func (c *Client) CallTool(ctx context.Context, token, tool string, args json.RawMessage) (*Response, error) {
+	return c.Request(ctx, token, "tools/call", map[string]any{"name": tool, "arguments": args})
+}
+
 // Open opens the MCP session of token (initialize), if it is not open
 // yet: a server that refuses the token answers it with an *HTTPError.
 func (c *Client) Open(ctx context.Context, token string) error {
