@@ -274,7 +274,7 @@ func TestPartsShareNoName(t *testing.T) {
 			t.Errorf("part %d: renaming changed the sequence as generated", i)
 		}
 	}
-	fx, _, err := suite.Materialize(merged(parts).Marshal(), suite.Now())
+	fx, _, err := suite.Materialize(world.Merge(parts...).Marshal(), suite.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,78 +42,6 @@ func partPrefix(i int) string { return fmt.Sprintf("s%d-", i) }
 
 // renamed returns w and cmds with every name prefixed with pre.
 func renamed(w *world.World, cmds []*command, pre string) (*world.World, []*command) {
-	c := w.Clone()
-	p := func(s *string) {
-		if s != nil {
-			*s = pre + *s
-		}
-	}
-	for i := range c.Projects {
-		p(&c.Projects[i].Slug)
-	}
-	for i := range c.People {
-		p(&c.People[i].Handle)
-	}
-	for i := range c.Memberships {
-		p(&c.Memberships[i].Project)
-		p(&c.Memberships[i].Person)
-	}
-	for i := range c.Agents {
-		p(&c.Agents[i].ID) // owner/name: the owner is prefixed
-	}
-	for i := range c.Runners {
-		r := &c.Runners[i]
-		if r.Name == r.ID {
-			p(&r.Name)
-		}
-		p(&r.ID)
-		p(&r.Agent)
-	}
-	for i := range c.Rooms {
-		p(&c.Rooms[i].ID)
-		p(&c.Rooms[i].Project)
-		p(c.Rooms[i].Owner)
-	}
-	for i := range c.Messages {
-		m := &c.Messages[i]
-		p(&m.ID)
-		p(&m.Room)
-		p(&m.Author) // a person or an agent
-		p(m.ReplyTurn)
-	}
-	for i := range c.Turns {
-		p(&c.Turns[i].Message)
-		for j := range c.Turns[i].Agents {
-			p(&c.Turns[i].Agents[j].Agent)
-		}
-	}
-	for i := range c.Tasks {
-		t := &c.Tasks[i]
-		p(&t.ID)
-		p(&t.Project)
-		p(&t.Agent)
-		p(t.RequestMessage)
-	}
-	for i := range c.Attempts {
-		a := &c.Attempts[i]
-		if a.ID != "" {
-			p(&a.ID)
-		}
-		p(&a.Task)
-		p(&a.Runner)
-		p(&a.IdempotencyKey)
-	}
-	for i := range c.DiscussionClaims {
-		d := &c.DiscussionClaims[i]
-		if d.ID != "" {
-			p(&d.ID)
-		}
-		p(&d.Message)
-		p(&d.Runner)
-		p(&d.IdempotencyKey)
-		p(d.Reviewing)
-		p(d.ReplyMessage)
-	}
 	out := make([]*command, len(cmds))
 	for i, cmd := range cmds {
 		rc := new(*cmd) // its group too: a race stays a race
@@ -135,26 +63,7 @@ func renamed(w *world.World, cmds []*command, pre string) (*world.World, []*comm
 		}
 		out[i] = rc
 	}
-	return c, out
-}
-
-// merged is one world of the parts, in their order.
-func merged(parts []*world.World) *world.World {
-	w := &world.World{Version: world.Version}
-	for _, p := range parts {
-		w.Projects = append(w.Projects, p.Projects...)
-		w.People = append(w.People, p.People...)
-		w.Memberships = append(w.Memberships, p.Memberships...)
-		w.Agents = append(w.Agents, p.Agents...)
-		w.Runners = append(w.Runners, p.Runners...)
-		w.Rooms = append(w.Rooms, p.Rooms...)
-		w.Messages = append(w.Messages, p.Messages...)
-		w.Turns = append(w.Turns, p.Turns...)
-		w.Tasks = append(w.Tasks, p.Tasks...)
-		w.Attempts = append(w.Attempts, p.Attempts...)
-		w.DiscussionClaims = append(w.DiscussionClaims, p.DiscussionClaims...)
-	}
-	return w
+	return w.Prefixed(pre), out
 }
 
 // runBatch runs the sequences seqs on one server, each in its own part of
@@ -179,7 +88,7 @@ func (e *explorer) runBatch(ctx context.Context, name string, seqs []*exploreSeq
 	bctx, cancel := context.WithTimeout(ctx, time.Duration(len(seqs))*e.c.Timeout)
 	defer cancel()
 	label := fmt.Sprintf("%s.%d-%d", name, seqs[0].index, seqs[len(seqs)-1].index)
-	inst, now, err := e.start(bctx, label, merged(parts))
+	inst, now, err := e.start(bctx, label, world.Merge(parts...))
 	if err != nil {
 		for i, s := range seqs {
 			if !stop() {
