@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -438,60 +439,7 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 			continue
 		}
 		seen[x.source()] = true
-		name := fmt.Sprintf("%s.%d", name, i)
-		var w *world.World
-		var cmds []*command
-		var best *exploreRun
-		if x.shared != "" {
-			// Found beside other sequences: what it does alone is what
-			// shrinks and what is reported. A race may need several runs
-			// to show again, as in a shrink.
-			var alone *exploreRun
-			for range 2 * retriesOf(seqs[i].cmds) {
-				if alone = e.run(ctx, name, seqs[i].world, seqs[i].cmds); alone.failAt >= 0 {
-					break
-				}
-			}
-			switch {
-			case alone.failAt >= 0:
-				x = alone
-			case x.racing():
-				// A race that did not show again alone: it is kept as found,
-				// its part of the batch's world for its fixture, unshrunk;
-				// the script's tries give it its chances.
-				w, cmds = renamed(seqs[i].world, seqs[i].cmds, partPrefix(seqs[i].index))
-				cmds, best = cmds[:x.failAt+1], x
-			default:
-				rep.Failures = append(rep.Failures, interference(i, x))
-				continue
-			}
-		}
-		done := "shrunk from"
-		if best == nil {
-			w, cmds, best = e.shrink(ctx, name, seqs[i].world, seqs[i].cmds, x)
-		} else {
-			done = "a race found beside other sequences, not shown again alone, so not shrunk from"
-		}
-		header := []string{
-			fmt.Sprintf("Stateful exploration (profile %s, seed %d, sequence %d): %d calls, %s %d.", c.Profile, c.Seed, i, len(cmds), done, x.failAt+1),
-			fmt.Sprintf("Run it again: with this file in DIR, prickle-conformance --profile %s --scripts DIR --run '^%s$' --server-cmd ...", c.Profile, regexp.QuoteMeta(fmt.Sprintf("explore-%d-%d", c.Seed, i))),
-			"Fails: " + suite.OneLine(best.fails[0].msg) + " [" + best.source() + "]",
-		}
-		f := &Failure{Sequence: i, Source: best.source(), Message: best.fails[0].msg, Calls: len(cmds), Original: x.failAt + 1,
-			Script: renderScript(header, withTries(w, ScriptTries), best, c.Profile)}
-		if c.SaveDir != "" {
-			file := filepath.Join(c.SaveDir, fmt.Sprintf("explore-%d-%d.txtar", c.Seed, i))
-			err := os.MkdirAll(c.SaveDir, 0o755)
-			if err == nil {
-				err = fsx.WriteFileAtomic(file, []byte(f.Script), 0o644)
-			}
-			if err == nil {
-				f.Saved = file
-			} else {
-				fmt.Fprintf(&log, "--save: %v\n", err)
-			}
-		}
-		rep.Failures = append(rep.Failures, f)
+		rep.Failures = append(rep.Failures, e.failure(ctx, fmt.Sprintf("%s.%d", name, i), seqs[i], x, &log))
 	}
 	if failedSeqs > 0 {
 		res.Status = suite.Fail
@@ -537,4 +485,64 @@ func StaleCitations(sp *spec.Spec) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// failure is the failure x of sequence seq, as reported: one found beside
+// other sequences runs alone first, and what it does alone is reported;
+// it shrinks to a script, saved to the SaveDir if there is one (an error
+// saving goes to log).
+func (e *explorer) failure(ctx context.Context, name string, seq *exploreSequence, x *exploreRun, log io.Writer) *Failure {
+	i := seq.index
+	var w *world.World
+	var cmds []*command
+	var best *exploreRun
+	if x.shared != "" {
+		// Found beside other sequences: what it does alone is what
+		// shrinks and what is reported. A race may need several runs
+		// to show again, as in a shrink.
+		var alone *exploreRun
+		for range 2 * retriesOf(seq.cmds) {
+			if alone = e.run(ctx, name, seq.world, seq.cmds); alone.failAt >= 0 {
+				break
+			}
+		}
+		switch {
+		case alone.failAt >= 0:
+			x = alone
+		case x.racing():
+			// A race that did not show again alone: it is kept as found,
+			// its part of the batch's world for its fixture, unshrunk;
+			// the script's tries give it its chances.
+			w, cmds = renamed(seq.world, seq.cmds, partPrefix(seq.index))
+			cmds, best = cmds[:x.failAt+1], x
+		default:
+			return interference(i, x)
+		}
+	}
+	done := "shrunk from"
+	if best == nil {
+		w, cmds, best = e.shrink(ctx, name, seq.world, seq.cmds, x)
+	} else {
+		done = "a race found beside other sequences, not shown again alone, so not shrunk from"
+	}
+	header := []string{
+		fmt.Sprintf("Stateful exploration (profile %s, seed %d, sequence %d): %d calls, %s %d.", e.c.Profile, e.c.Seed, i, len(cmds), done, x.failAt+1),
+		fmt.Sprintf("Run it again: with this file in DIR, prickle-conformance --profile %s --scripts DIR --run '^%s$' --server-cmd ...", e.c.Profile, regexp.QuoteMeta(fmt.Sprintf("explore-%d-%d", e.c.Seed, i))),
+		"Fails: " + suite.OneLine(best.fails[0].msg) + " [" + best.source() + "]",
+	}
+	f := &Failure{Sequence: i, Source: best.source(), Message: best.fails[0].msg, Calls: len(cmds), Original: x.failAt + 1,
+		Script: renderScript(header, withTries(w, ScriptTries), best, e.c.Profile)}
+	if e.c.SaveDir != "" {
+		file := filepath.Join(e.c.SaveDir, fmt.Sprintf("explore-%d-%d.txtar", e.c.Seed, i))
+		err := os.MkdirAll(e.c.SaveDir, 0o755)
+		if err == nil {
+			err = fsx.WriteFileAtomic(file, []byte(f.Script), 0o644)
+		}
+		if err == nil {
+			f.Saved = file
+		} else {
+			fmt.Fprintf(log, "--save: %v\n", err)
+		}
+	}
+	return f
 }
