@@ -10,6 +10,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/prickle-dev/prickle/spec/seed"
@@ -91,7 +93,9 @@ func BenchmarkClaimTaskReplay(b *testing.B) {
 }
 
 // BenchmarkClaimTaskFresh claims a task never claimed, with a new key,
-// on every call: a new attempt and its credential.
+// on every call: a new attempt and its credential. In parallel, 16
+// callers at once (as 16 clients make the server call it): the writer
+// commits the claims that wait together.
 func BenchmarkClaimTaskFresh(b *testing.B) {
 	s, issued := benchStore(b)
 	p, err := s.Authenticate(ctx, benchToken(b, issued, KindRunner))
@@ -107,16 +111,29 @@ func BenchmarkClaimTaskFresh(b *testing.B) {
 	}); err != nil {
 		b.Fatal(err)
 	}
-	i := 0
-	for b.Loop() {
-		if i == tasks {
+	var next atomic.Int64
+	claim := func(b *testing.B) {
+		i := next.Add(1) - 1
+		if i >= tasks {
 			b.Fatal("out of tasks")
 		}
 		if _, err := s.ClaimTask(ctx, p, fmt.Sprintf("bench-task-%d", i), "bench-key", nil); err != nil {
 			b.Fatal(err)
 		}
-		i++
 	}
+	b.Run("serial", func(b *testing.B) {
+		for b.Loop() {
+			claim(b)
+		}
+	})
+	b.Run("parallel-16", func(b *testing.B) {
+		b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				claim(b)
+			}
+		})
+	})
 }
 
 func BenchmarkClaimDiscussionReplay(b *testing.B) {

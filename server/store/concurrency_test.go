@@ -136,7 +136,7 @@ func contend(s *Store, held bool, n int, fn func(i int)) {
 	holding, unhold := make(chan struct{}), make(chan struct{})
 	if held {
 		holder.Go(func() {
-			_ = s.w.do(func(*txn) error {
+			_ = s.w.do(ctx, func(*txn) error {
 				close(holding)
 				<-unhold
 				return nil

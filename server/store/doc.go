@@ -56,16 +56,17 @@
 //     (RevokeToken, RevokeRunner, loading a world) take effect at once; a
 //     change made behind the Store's back (SQL on the same file) is seen
 //     within a second. Credentials are never cached.
-//   - Writing transactions begin IMMEDIATE, so claims serialise on the
-//     write lock instead of failing on a lock upgrade. Each claim is one
-//     transaction, answered once its COMMIT has returned. Every write
-//     goes through the writer (writer.go), on one connection of its own
-//     (readers have a pool): writers queue on a mutex in Go and start as
-//     soon as the previous one commits, instead of polling SQLite's busy
-//     handler, whose sleeps grow to 100 ms. The writer holds its
-//     connection with BEGIN, COMMIT and ROLLBACK prepared; a transaction
-//     runs to completion whatever becomes of its caller's context; a
-//     panic in one rolls it back.
+//   - Writing transactions begin IMMEDIATE, on one connection of the
+//     writer's own (writer.go; readers have a pool). The writes that wait
+//     for the writer share a transaction (group commit): each runs in a
+//     SAVEPOINT of it, released when it succeeds and rolled back alone
+//     when it fails or is refused, and one COMMIT makes the batch durable
+//     before any of its writes is answered; if the COMMIT fails, every
+//     write of the batch fails. Writers wait in a bounded queue in Go, not
+//     in SQLite's busy handler (whose sleeps grow to 100 ms); a write
+//     whose context ends before it starts is dropped, one that has
+//     started runs to completion; a panic in one rolls back its own
+//     savepoint and reaches its caller.
 //     Uniqueness is still the database's (UNIQUE constraints), not the
 //     queue's.
 //   - Versioned migrations: embedded migrations/NNNN_name.sql, applied in

@@ -314,8 +314,8 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 // otherwise, and inTx returns once it is durable. fn's error is returned
 // unchanged. Like every txn, fn's statements run to completion whatever
 // becomes of ctx.
-func (s *Store) inTx(_ context.Context, fn func(tx *txn) error) error {
-	return s.w.do(fn)
+func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
+	return s.w.do(ctx, fn)
 }
 
 // inTxValue runs fn in one write transaction and returns its value, or the
