@@ -19,7 +19,8 @@ import (
 //     queued works, runs each in a SAVEPOINT of one transaction (BEGIN
 //     IMMEDIATE), RELEASEs it when it succeeds and ROLLs BACK TO it when
 //     it fails (a refusal is an answer, not a failure of the batch),
-//     COMMITs once, then answers each; it leads until its own work is
+//     COMMITs once, then answers each (a work alone in its batch needs no
+//     savepoint: it has the transaction); it leads until its own work is
 //     answered, then hands the lead to another waiting caller. An idle
 //     writer is led at once by the caller that arrives, on its own
 //     goroutine: no hand-off;
@@ -303,6 +304,20 @@ func (w *writer) runTx(batch []*work) int {
 	tx, ctl, end, err := w.begin()
 	if err != nil {
 		batch[0].err = fmt.Errorf("begin: %w", err)
+		return 1
+	}
+	if len(batch) == 1 {
+		// A work alone needs no savepoint: the transaction is its own.
+		wk := batch[0]
+		if wk.err, wk.panic = runWork(wk.fn, tx); wk.err != nil || wk.panic != nil {
+			_ = end(false)
+			return 1
+		}
+		if err := end(true); err != nil {
+			wk.err = fmt.Errorf("commit: %w", err)
+			return 1
+		}
+		w.commits.Add(1)
 		return 1
 	}
 	n, broken := 0, error(nil)
