@@ -216,10 +216,7 @@ func (w *writer) do(ctx context.Context, fn func(tx *txn) error) error {
 		case <-wk.done:
 			return wk.result()
 		case w.lead <- struct{}{}:
-			// Lead until this caller's own work is answered.
-			for !wk.answered() && w.runBatch() {
-			}
-			<-w.lead
+			w.leadUntil(wk)
 		case <-ctx.Done():
 			if wk.state.CompareAndSwap(workQueued, workDropped) {
 				return ctx.Err()
@@ -227,6 +224,14 @@ func (w *writer) do(ctx context.Context, fn func(tx *txn) error) error {
 			<-wk.done // started: it runs to completion
 			return wk.result()
 		}
+	}
+}
+
+// leadUntil runs batches, holding the lead, until wk is answered (or the
+// queue is empty), then hands the lead on.
+func (w *writer) leadUntil(wk *work) {
+	defer func() { <-w.lead }()
+	for !wk.answered() && w.runBatch() {
 	}
 }
 
@@ -285,6 +290,17 @@ take:
 	if len(batch) == 0 {
 		return len(w.queue) > 0 // only dropped works were taken
 	}
+	defer func() {
+		// A panic outside the works (theirs are recovered) still answers
+		// every work taken, none as done, and goes on up.
+		if v := recover(); v != nil {
+			failAll(batch, fmt.Errorf("store: writer panicked: %v", v))
+			for _, wk := range batch {
+				close(wk.done)
+			}
+			panic(v)
+		}
+	}()
 	for len(batch) > 0 {
 		n := w.runTx(batch)
 		for _, wk := range batch[:n] {
