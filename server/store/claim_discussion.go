@@ -118,7 +118,8 @@ func turnRefusal(t turnInfo, now time.Time) error {
 }
 
 // ClaimDiscussion claims a discussion credential for messageID for the
-// runner p, in one transaction.
+// runner p, atomically (one write of the writer, writer.go: all of it
+// committed, or none).
 //
 // Rules, in order: p must be a runner (not_runner); harness must be 2
 // (missing or below: harness_outdated, telling the runner to update

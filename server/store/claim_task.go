@@ -30,7 +30,8 @@ type ClaimTaskResult struct {
 	Replayed bool `json:"-"`
 }
 
-// ClaimTask claims task taskID for the runner p, in one transaction.
+// ClaimTask claims task taskID for the runner p, atomically (one write of
+// the writer, writer.go: all of it committed, or none).
 //
 // Rules, in order: p must be a runner (not_runner); the task must exist in a
 // project the runner's owner belongs to (task_not_found) and be routed to
