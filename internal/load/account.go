@@ -44,8 +44,9 @@ var Causes = []Cause{
 	{"GC (background marking, sweeping, assists)", regexp.MustCompile(`^runtime\.(gcBgMarkWorker|bgsweep|bgscavenge|gcAssistAlloc|gcStart)$`)},
 	{"yields (runtime.Gosched)", regexp.MustCompile(`^runtime\.gosched_m$`)},
 	{"token check", regexp.MustCompile(`^github\.com/prickle-dev/prickle/server(/store)?\.\(\*(Server|Store)\)\.(verify|authorize|Authenticate|AuthenticateHash|lookupToken)$`)},
-	{"SQLite begin", regexp.MustCompile(`^github\.com/prickle-dev/prickle/server/store\.\(\*writer\)\.begin|^database/sql\.\(\*(DB|Conn)\)\.BeginTx$`)},
-	{"SQLite commit and WAL", regexp.MustCompile(`^database/sql\.\(\*Tx\)\.Commit$|^modernc\.org/sqlite/lib\._sqlite3(WalFrames|PagerCommitPhaseOne|VdbeHalt)$`)},
+	// The writer's begin returns its commit as a closure (begin.funcN).
+	{"SQLite commit and WAL", regexp.MustCompile(`^github\.com/prickle-dev/prickle/server/store\.\(\*writer\)\.(begin\.func\d+|commit\w*)$|^database/sql\.\(\*Tx\)\.Commit$|^modernc\.org/sqlite/lib\._sqlite3(WalFrames|PagerCommitPhaseOne)$`)},
+	{"SQLite begin", regexp.MustCompile(`^github\.com/prickle-dev/prickle/server/store\.\(\*writer\)\.begin$|^database/sql\.\(\*(DB|Conn)\)\.BeginTx$`)},
 	{"SQLite statements", regexp.MustCompile(`^modernc\.org/(sqlite|libc)|^database/sql\.|^github\.com/prickle-dev/prickle/server/store\.`)},
 	{"validation", regexp.MustCompile(`^github\.com/prickle-dev/prickle/(gen/rt\.(Validate|\(\*Validator\)|\(\*Checker\)|\(\*Pattern\))|api\.check)`)},
 	{"arguments and results (JSON)", regexp.MustCompile(`^github\.com/prickle-dev/prickle/gen/rt\.(Unmarshal|MarshalJSON|Marshal)`)},

@@ -42,18 +42,22 @@ func TestAccountChargesEachSampleOnce(t *testing.T) {
 		"runtime.mallocgc < github.com/prickle-dev/prickle/api.checkClaimTaskInput < " + sdk:                                                                          1000,
 		"github.com/segmentio/encoding/json.(*Decoder).Decode < " + sdk:                                                                                               3000,
 		"somewhere.else": 2000,
+		"modernc.org/sqlite.(*stmt).exec < github.com/prickle-dev/prickle/server/store.(*writer).begin < github.com/prickle-dev/prickle/server/store.(*writer).do":       800,
+		"modernc.org/sqlite.(*stmt).exec < github.com/prickle-dev/prickle/server/store.(*writer).begin.func2 < github.com/prickle-dev/prickle/server/store.(*writer).do": 1200,
 	})
 	a, err := account(p, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]float64{
-		Causes[0].Name:         2, // GC
-		"SQLite statements":    3,
-		"token check":          1,
-		"validation":           0.5,
-		"MCP SDK and JSON-RPC": 1.5,
-		otherCause:             1,
+		Causes[0].Name:          2, // GC
+		"SQLite statements":     3,
+		"token check":           1,
+		"validation":            0.5,
+		"MCP SDK and JSON-RPC":  1.5,
+		otherCause:              1,
+		"SQLite begin":          0.4,
+		"SQLite commit and WAL": 0.6,
 	}
 	for c, us := range want {
 		if got := a.ByCause[c]; got != us {
@@ -63,8 +67,8 @@ func TestAccountChargesEachSampleOnce(t *testing.T) {
 	if len(a.ByCause) != len(want) {
 		t.Errorf("causes charged: %v, want only %v", a.ByCause, want)
 	}
-	if a.Total != 9 {
-		t.Errorf("total %.2f µs/call, want 9", a.Total)
+	if a.Total != 10 {
+		t.Errorf("total %.2f µs/call, want 10", a.Total)
 	}
 	if _, err := account(&profile.Profile{SampleType: []*profile.ValueType{{Type: "alloc_space", Unit: "bytes"}}}, 1); err == nil {
 		t.Error("a heap profile was accounted as CPU")
