@@ -2,7 +2,7 @@
 # `make help` lists the targets.
 GO ?= go
 
-.PHONY: all help generate check test bench bench-compare fuzz lint fmt
+.PHONY: all help generate check test bench bench-compare account fuzz lint fmt
 
 all: check test
 
@@ -30,6 +30,17 @@ bench: ## every benchmark, once
 BASE ?= main
 bench-compare: ## the generator's benchmarks on BASE (default main) and the work tree, interleaved, with ratios
 	$(GO) run ./internal/cmd/bench-compare -base $(BASE) $(BENCHFLAGS)
+
+# ACCOUNTFLAGS passes more flags to prickle-load compare (-run, -runs,
+# -calls, -clients, -json FILE); PROFILES is where the profiles go.
+PROFILES ?= profiles
+account: ## prickled's CPU per call beside the bare server, by cause (CPU profiles of both, out of process)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(GO) build -tags pprof -o "$$tmp/prickled" ./cmd/prickled && \
+	$(GO) build -o "$$tmp/prickle-load" ./cmd/prickle-load && \
+	"$$tmp/prickle-load" compare -sustain 0 -profile $(PROFILES) \
+	  -run '^(claim_task|claim_task_fresh|discover_team_agents), 1 client' $(ACCOUNTFLAGS) \
+	  -server-cmd "exec '$$tmp/prickled' --addr \$$PRICKLE_ADDR --db \$$PRICKLE_STATE_DIR/db.sqlite --fixture \$$PRICKLE_FIXTURE"
 
 fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./spec/

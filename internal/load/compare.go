@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/internal/fsx"
 )
@@ -60,6 +61,13 @@ type CompareConfig struct {
 	Run *regexp.Regexp
 	// Progress receives a line per round (nil: none).
 	Progress io.Writer
+	// Profile, if set, is a folder: both servers are CPU-profiled over
+	// every measured phase, each scenario's profiles are merged and
+	// written there, and the comparison accounts for the CPU per call by
+	// cause (Comparison.Accounts). Each server gets a pprof address of its
+	// own in $PRICKLE_PPROF_ADDR (also $PRICKLED_PPROF, which a prickled
+	// built with -tags pprof serves); the default baseline serves it.
+	Profile string
 }
 
 // Scenario is one measured comparison.
@@ -147,6 +155,11 @@ type Comparison struct {
 	LoadEnd   [3]float64 `json:"loadavg_end"`
 	// WorkDir is the work folder, when kept (CompareConfig.Keep).
 	WorkDir string `json:"work_dir,omitempty"`
+	// Accounts is the CPU per call by cause of each scenario, when
+	// profiled (CompareConfig.Profile).
+	Accounts []AccountRow `json:"accounts,omitempty"`
+	// ProfileDir is where the profiles were written.
+	ProfileDir string `json:"profile_dir,omitempty"`
 }
 
 func (c *CompareConfig) defaults() {
@@ -253,7 +266,28 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 		}
 		return inst, nil
 	}
-	srv, err := start("server", cfg.ServerCmd)
+	var srvPprof, basePprof string
+	var profs *profiles
+	if cfg.Profile != "" {
+		if err := os.MkdirAll(cfg.Profile, 0o755); err != nil {
+			return nil, err
+		}
+		if srvPprof, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		if basePprof, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		profs = &profiles{parts: map[string][]*profile.Profile{}, calls: map[string]int64{}}
+		cmp.ProfileDir = cfg.Profile
+	}
+	pprofEnv := func(addr string) []string {
+		if addr == "" {
+			return nil
+		}
+		return []string{"PRICKLE_PPROF_ADDR=" + addr, "PRICKLED_PPROF=" + addr}
+	}
+	srv, err := start("server", cfg.ServerCmd, pprofEnv(srvPprof)...)
 	if err != nil {
 		return nil, err
 	}
@@ -277,8 +311,11 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 			return nil, fmt.Errorf("baseline: %w", err)
 		}
 		cmp.BaselineCmd = "exec " + shellQuote(bare) + ` bare -addr "$PRICKLE_ADDR" -outputs "$PRICKLE_LOAD_OUTPUTS"`
+		if basePprof != "" {
+			cmp.BaselineCmd += ` -pprof "$PRICKLE_PPROF_ADDR"`
+		}
 	}
-	base, err := start("baseline", cmp.BaselineCmd, "PRICKLE_LOAD_OUTPUTS="+outputsFile)
+	base, err := start("baseline", cmp.BaselineCmd, append(pprofEnv(basePprof), "PRICKLE_LOAD_OUTPUTS="+outputsFile)...)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +344,6 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 	for _, s := range scenarios {
 		res := ScenarioResult{Scenario: s}
 		for run := range cfg.Runs {
-			rc := Config{Mix: []Weighted{{s.Op, 1}}, Clients: s.Clients, Calls: s.Calls, WarmupCalls: cfg.WarmupCalls}
 			order := []bool{true, false}
 			if run%2 == 1 {
 				order = []bool{false, true}
@@ -315,11 +351,29 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 			var rs, rb *Report
 			first := fresh
 			for _, isServer := range order {
-				inst := base
+				rc := Config{Mix: []Weighted{{s.Op, 1}}, Clients: s.Clients, Calls: s.Calls, WarmupCalls: cfg.WarmupCalls}
+				inst, side, addr := base, "baseline", basePprof
 				if isServer {
-					inst = srv
+					inst, side, addr = srv, "server", srvPprof
+				}
+				var perr error
+				if profs != nil {
+					rc.Measure = func() func(int64) {
+						p := startProfiler(ctx, addr)
+						return func(calls int64) {
+							prof, err := p.finish()
+							if err != nil {
+								perr = fmt.Errorf("%s: %w", side, err)
+								return
+							}
+							profs.add(s.Name()+"/"+side, prof, calls)
+						}
+					}
 				}
 				rep, err := runOn(inst, rc, isServer, first)
+				if err == nil {
+					err = perr
+				}
 				if err != nil {
 					return nil, fmt.Errorf("%s, run %d: %w", s.Name(), run+1, err)
 				}
@@ -359,6 +413,11 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 		}
 	}
 	cmp.LoadEnd, _ = loadAverage()
+	if profs != nil {
+		if cmp.Accounts, err = profs.accounts(scenarios, cfg.Profile); err != nil {
+			return nil, err
+		}
+	}
 	return cmp, nil
 }
 
@@ -470,6 +529,7 @@ func (cmp *Comparison) WriteText(w io.Writer) {
 			fmt.Fprintln(w, "  "+line)
 		}
 	}
+	writeAccounts(w, cmp.Accounts, cmp.ProfileDir)
 	if cmp.WorkDir != "" {
 		fmt.Fprintf(w, "work folder kept: %s\n", cmp.WorkDir)
 	}

@@ -64,6 +64,10 @@ type Config struct {
 	// memory and CPU time are sampled every SampleEvery (default 1s).
 	PID         int
 	SampleEvery time.Duration
+	// Measure, if set, is called as the measured phase starts; what it
+	// returns is called with the calls made when the phase ends (a
+	// profiler, say, brackets the measured calls with them).
+	Measure func() (end func(calls int64))
 }
 
 // ErrFreshExhausted reports that the measured phase had no fresh task left
@@ -288,6 +292,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if sampler != nil {
 		sampler.mark()
 	}
+	var endMeasure func(int64)
+	if cfg.Measure != nil {
+		endMeasure = cfg.Measure()
+	}
 	start := time.Now()
 	r.phase(ctx, workers, true, cfg.Calls, cfg.Duration)
 	elapsed := time.Since(start)
@@ -301,6 +309,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.LoadEnd, _ = loadAverage()
 	rep.Measured = elapsed.Seconds()
 	rep.summarize(cfg.Mix, workers, elapsed)
+	if endMeasure != nil {
+		endMeasure(int64(rep.Total.Calls))
+	}
 	if rep.Total.Calls > 0 {
 		rep.ClientCPUPerCallUS = us(time.Duration(int64(cpu1-cpu0) / int64(rep.Total.Calls)))
 		if s := rep.Server; s != nil {

@@ -322,6 +322,7 @@ func mainCompare(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	runRe := fs.String("run", "", "only the scenarios whose names match `REGEX` (e.g. 'discover|, 1 client')")
 	jsonOut := fs.String("json", "", "also write every measurement as JSON to `FILE`")
 	quiet := fs.Bool("q", false, "no progress lines")
+	fs.StringVar(&cfg.Profile, "profile", "", "CPU-profile both servers over every measured phase, write the profiles to `DIR` and account for the CPU per call by cause (the server needs net/http/pprof at $PRICKLE_PPROF_ADDR: prickled built with -tags pprof)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work folder (world, outputs, each server's state folder and what it wrote there) and name it")
 	if code, ok := cmdline.Parse(fs, args, false); !ok {
 		return code
