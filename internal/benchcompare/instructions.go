@@ -35,7 +35,9 @@ func (c *config) callgrind(ctx context.Context, t *tree, l Loc, n int) (int64, e
 		"-test.benchtime", strconv.Itoa(n) + "x"}
 	cmd := exec.CommandContext(ctx, "valgrind", args...)
 	cmd.Dir = filepath.Join(t.root, filepath.FromSlash(l.Pkg))
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
+	// cpu.rdtscp=off: valgrind's CPUID offers RDTSCP on hosts whose
+	// instruction it cannot decode (SIGILL in runtime.cputicks).
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return 0, fmt.Errorf("%s: valgrind %s: %w\n%s", t.label, l, err, out)
