@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -409,6 +410,29 @@ func offsetOf(p *Page, pos Pos) int {
 // abbreviations do not end a sentence.
 var abbreviations = []string{"e.g.", "i.e.", "etc.", "vs.", "cf."}
 
+// hasSuffixFold reports whether strings.ToLower(s) ends with suffix, an
+// ASCII string, without lowering all of s when its end is ASCII: ASCII
+// lowers byte for byte, and other runes lower rune by rune.
+func hasSuffixFold(s, suffix string) bool {
+	if len(s) < len(suffix) {
+		return false
+	}
+	tail := s[len(s)-len(suffix):]
+	for i := 0; i < len(tail); i++ {
+		c := tail[i]
+		if c >= utf8.RuneSelf {
+			return strings.HasSuffix(strings.ToLower(s), suffix)
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != suffix[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // sentenceRanges returns [start, end) byte ranges of the sentences in s: a
 // sentence ends at '.', '!' or '?' followed by white space or the end.
 func sentenceRanges(s string) [][2]int {
@@ -424,7 +448,7 @@ func sentenceRanges(s string) [][2]int {
 		}
 		abbr := false
 		for _, a := range abbreviations {
-			if strings.HasSuffix(strings.ToLower(s[:i+1]), a) {
+			if hasSuffixFold(s[:i+1], a) {
 				abbr = true
 			}
 		}

@@ -704,3 +704,18 @@ func TestSchemaOnce(t *testing.T) {
 		t.Fatalf("Schema gave %p, then %p", d, b.Schema())
 	}
 }
+
+// An abbreviation ends no sentence in any case, as strings.ToLower reads
+// it: also where the text's end is not ASCII (İ lowers to i).
+func TestAbbreviationsFold(t *testing.T) {
+	for _, s := range []string{"e.g.", "xx E.G.", "İ.E.", "İ.e.", "I.E.", "ETC.", "eTc.", "\u212A.", "vS.", "x\xffe.g.", "éé.e.g.", "é.g.", "a", ""} {
+		for _, a := range abbreviations {
+			if got, want := hasSuffixFold(s, a), strings.HasSuffix(strings.ToLower(s), a); got != want {
+				t.Errorf("hasSuffixFold(%q, %q) = %v, want %v", s, a, got, want)
+			}
+		}
+	}
+	if got := sentenceRanges("Call it, E.G. twice. İ.e. once. Done."); len(got) != 3 {
+		t.Errorf("sentences: %v", got)
+	}
+}
