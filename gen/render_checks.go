@@ -12,7 +12,12 @@ import (
 // functions of its schemas (checks.go decides them). The file is written
 // as gofmt prints it (goSrc), not rendered and formatted.
 func (m *model) validateFile() []byte {
-	w := &goSrc{}
+	// Room for the file at once: a check function takes about 650 bytes.
+	size := 4096
+	for _, tm := range m.tools {
+		size += 2048 + 640*(len(tm.in.checkOrder)+len(tm.out.checkOrder))
+	}
+	w := &goSrc{b: make([]byte, 0, size)}
 	w.line("// ", Header)
 	w.blank()
 	w.line("package ", m.pkg)
