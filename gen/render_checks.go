@@ -170,21 +170,22 @@ func renderCheck(w *goSrc, n *vnode) {
 	w.close()
 	w.blank()
 	if n.members != "" {
-		w.comment(fmt.Sprintf("%s checks the members of an object against %s.", n.members, where(n)))
-		w.open("func ", n.members, "(c *rt.Checker)")
-		w.line(c("Read"))
-		objectGroup(w, n)
-		w.close()
-		w.blank()
+		partFunc(w, n, n.members, "members of an object", objectGroup)
 	}
 	if n.itemsFn != "" {
-		w.comment(fmt.Sprintf("%s checks the items of an array against %s.", n.itemsFn, where(n)))
-		w.open("func ", n.itemsFn, "(c *rt.Checker)")
-		w.line(c("Read"))
-		arrayGroup(w, n)
-		w.close()
-		w.blank()
+		partFunc(w, n, n.itemsFn, "items of an array", arrayGroup)
 	}
+}
+
+// partFunc writes fn, which checks the parts (what) of a value whose
+// start c has read against n.
+func partFunc(w *goSrc, n *vnode, fn, what string, parts func(*goSrc, *vnode)) {
+	w.comment(fmt.Sprintf("%s checks the %s against %s.", fn, what, where(n)))
+	w.open("func ", fn, "(c *rt.Checker)")
+	w.line(c("Read"))
+	parts(w, n)
+	w.close()
+	w.blank()
 }
 
 // prechecks are the keywords that stop at their first failure, in the
