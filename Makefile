@@ -2,7 +2,7 @@
 # `make help` lists the targets.
 GO ?= go
 
-.PHONY: all help generate check test bench bench-compare account fuzz lint fmt
+.PHONY: all help generate check test bench bench-compare bench-gate account fuzz lint fmt
 
 all: check test
 
@@ -30,6 +30,12 @@ bench: ## every benchmark, once
 BASE ?= main
 bench-compare: ## the generator's benchmarks on BASE (default main) and the work tree, interleaved, with ratios
 	$(GO) run ./internal/cmd/bench-compare -base $(BASE) $(BENCHFLAGS)
+
+# CI_BENCH_BASE is the commit CI's benchmark gate compares the work tree
+# with. Move it forward by hand after a change that costs more on purpose.
+CI_BENCH_BASE = e340716
+bench-gate: ## CI's gate: bench-compare with CI_BENCH_BASE in instructions at 100 pages; fails below 0.9×
+	$(MAKE) --no-print-directory bench-compare BASE=$(CI_BENCH_BASE) BENCHFLAGS='-instructions -fail-below 0.9'
 
 # ACCOUNTFLAGS passes more flags to prickle-load compare (-run, -runs,
 # -calls, -clients, -json FILE); PROFILES is where the profiles go.

@@ -160,30 +160,25 @@ func GenerateAll(s *spec.Spec, opts Options) (goFiles, docFiles []File, notes sp
 }
 
 func (m *model) goFiles() ([]File, spec.Diagnostics, error) {
-	files := []*jen.File{
-		m.catalogFile(), m.typesFile(), m.enumsFile(), m.schemasFile(), m.validateFile(), m.serverFile(), m.clientFile(),
+	// Each file is made by jennifer and formatted, except the validators,
+	// which are written formatted (validateFile).
+	files := []func() ([]byte, error){
+		rendered(m.catalogFile), rendered(m.typesFile), rendered(m.enumsFile), rendered(m.schemasFile),
+		func() ([]byte, error) { return m.validateFile(), nil },
+		rendered(m.serverFile), rendered(m.clientFile),
 	}
 	out := make([]File, len(files))
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
 	for i, f := range files {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Formatted once, below, after the imports are grouped.
-			f.NoFormat = true
-			var b bytes.Buffer
-			if err := f.Render(&b); err != nil {
-				errs[i] = fmt.Errorf("generate %s: %w", GoFiles[i], err)
-				return
-			}
-			src, err := format.Source(groupImports(b.Bytes()))
+		wg.Go(func() {
+			src, err := f()
 			if err != nil {
 				errs[i] = fmt.Errorf("generate %s: %w", GoFiles[i], err)
 				return
 			}
 			out[i] = File{Path: GoFiles[i], Data: src}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -194,6 +189,20 @@ func (m *model) goFiles() ([]File, spec.Diagnostics, error) {
 	notes := m.b.notes
 	notes.Sort()
 	return out, notes, nil
+}
+
+// rendered renders the file file makes and formats it once, after its
+// imports are grouped.
+func rendered(file func() *jen.File) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		f := file()
+		f.NoFormat = true
+		var b bytes.Buffer
+		if err := f.Render(&b); err != nil {
+			return nil, err
+		}
+		return format.Source(groupImports(b.Bytes()))
+	}
 }
 
 // groupImports puts the standard library's imports of src, a Go file,

@@ -31,9 +31,19 @@ func newFile(pkg string) *jen.File {
 
 // comment renders text as // lines wrapped at 77 columns.
 func comment(text string) *jen.Statement {
+	lines := commentLines(text)
+	if len(lines) == 0 {
+		return jen.Null()
+	}
+	return jen.Comment(strings.Join(lines, "\n"))
+}
+
+// commentLines are the // lines of text wrapped at 77 columns, a blank
+// line between paragraphs; none for no text.
+func commentLines(text string) []string {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return jen.Null()
+		return nil
 	}
 	var lines []string
 	for _, para := range strings.Split(text, "\n\n") {
@@ -50,7 +60,7 @@ func comment(text string) *jen.Statement {
 		}
 		lines = append(lines, line)
 	}
-	return jen.Comment(strings.Join(lines, "\n"))
+	return lines
 }
 
 // typeExpr is the Go type of t used where a value is always present.

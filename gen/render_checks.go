@@ -3,45 +3,57 @@ package gen
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
-
-	"github.com/dave/jennifer/jen"
 )
 
 // validateFile writes the validators: for each tool's input and output a
 // Validate function, a Validate method on its root type, and the check
-// functions of its schemas (checks.go decides them).
-func (m *model) validateFile() *jen.File {
-	f := newFile(m.pkg)
-	f.Add(comment("The validators of the documented schemas: generated Go, one check function per schema (JSON Schema 2020-12, ECMA-262 patterns, format asserted), as the validators of rt run them."))
-	f.Var().DefsFunc(func(g *jen.Group) {
-		for _, tm := range m.tools {
-			for _, sec := range []struct {
-				name string
-				d    *docCtx
-			}{{"Input", tm.in}, {"Output", tm.out}} {
-				g.Id(tm.lower+sec.name+"Validator").Op("=").Qual(pkgRT, "NewValidator").Call(
-					jen.Lit(tm.t.Name+"/"+strings.ToLower(sec.name)), jen.Index().Byte().Call(jen.Id(tm.goName+sec.name+"Schema")), checkRef(sec.d.check))
-			}
+// functions of its schemas (checks.go decides them). The file is written
+// as gofmt prints it (goSrc), not rendered and formatted.
+func (m *model) validateFile() []byte {
+	// Room for the file at once: a check function takes about 650 bytes.
+	size := 4096
+	for _, tm := range m.tools {
+		size += 2048 + 640*(len(tm.in.checkOrder)+len(tm.out.checkOrder))
+	}
+	w := &goSrc{b: make([]byte, 0, size)}
+	w.line("// ", Header)
+	w.blank()
+	w.line("package ", m.pkg)
+	w.blank()
+	w.line("import ", goLit(pkgRT))
+	w.blank()
+	w.comment("The validators of the documented schemas: generated Go, one check function per schema (JSON Schema 2020-12, ECMA-262 patterns, format asserted), as the validators of rt run them.")
+	var names, values []string
+	for _, tm := range m.tools {
+		for _, sec := range []struct {
+			name string
+			d    *docCtx
+		}{{"Input", tm.in}, {"Output", tm.out}} {
+			names = append(names, tm.lower+sec.name+"Validator")
+			values = append(values, goCall("rt.NewValidator", goLit(tm.t.Name+"/"+strings.ToLower(sec.name)),
+				goCall("[]byte", tm.goName+sec.name+"Schema"), checkRef(sec.d.check)))
 		}
-	})
-	f.Line()
-	f.Add(comment("CompileSchemas compiles the patterns of every validator now rather than on first use, e.g. at server start-up, and reports one that does not compile."))
-	f.Func().Id("CompileSchemas").Params().Error().BlockFunc(func(g *jen.Group) {
-		if len(m.checks.patterns) == 0 {
-			g.Return(jen.Nil())
-			return
+	}
+	w.varBlock(names, values)
+	w.blank()
+	w.comment("CompileSchemas compiles the patterns of every validator now rather than on first use, e.g. at server start-up, and reports one that does not compile.")
+	w.open("func CompileSchemas() error")
+	if len(m.checks.patterns) > 0 {
+		ids := make([]string, len(m.checks.patterns))
+		for i, p := range m.checks.patterns {
+			ids[i] = p.id
 		}
-		g.For(jen.List(jen.Id("_"), jen.Id("p")).Op(":=").Range().Index().Op("*").Qual(pkgRT, "Pattern").ValuesFunc(func(vg *jen.Group) {
-			for _, p := range m.checks.patterns {
-				vg.Id(p.id)
-			}
-		})).Block(
-			jen.If(jen.Id("err").Op(":=").Id("p").Dot("Compile").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
-		)
-		g.Return(jen.Nil())
-	})
-	f.Line()
+		w.open("for _, p := range []*rt.Pattern{", strings.Join(ids, ", "), "}")
+		w.open("if err := p.Compile(); err != nil")
+		w.line("return err")
+		w.close()
+		w.close()
+	}
+	w.line("return nil")
+	w.close()
+	w.blank()
 	for _, tm := range m.tools {
 		for _, sec := range []struct {
 			name string
@@ -49,57 +61,59 @@ func (m *model) validateFile() *jen.File {
 		}{{"Input", tm.in}, {"Output", tm.out}} {
 			v := tm.lower + sec.name + "Validator"
 			fn := "Validate" + tm.goName + sec.name
-			f.Add(comment(fmt.Sprintf("%s validates JSON against the %s schema of %s: nil, a *rt.ValidationError listing every violation by JSON pointer, or another error when the validation could not finish (a pattern match that timed out): the value is then neither valid nor invalid.", fn, strings.ToLower(sec.name), tm.t.Name)))
-			f.Func().Id(fn).Params(jen.Id("raw").Index().Byte()).Error().Block(
-				jen.Return(jen.Id(v).Dot("Validate").Call(jen.Id("raw"))),
-			)
-			f.Line()
+			w.comment(fmt.Sprintf("%s validates JSON against the %s schema of %s: nil, a *rt.ValidationError listing every violation by JSON pointer, or another error when the validation could not finish (a pattern match that timed out): the value is then neither valid nor invalid.", fn, strings.ToLower(sec.name), tm.t.Name))
+			w.open("func ", fn, "(raw []byte) error")
+			w.line("return ", v, ".Validate(raw)")
+			w.close()
+			w.blank()
 			root := sec.d.root
 			if root.kind == kAlias {
 				continue
 			}
-			f.Add(comment("Validate marshals v as Register sends it and validates the JSON against its schema."))
-			f.Func().Params(jen.Id("v").Op("*").Id(root.name)).Id("Validate").Params().Error().Block(
-				jen.Return(jen.Id(v).Dot("ValidateValue").Call(jen.Id("v"))),
-			)
-			f.Line()
+			w.comment("Validate marshals v as Register sends it and validates the JSON against its schema.")
+			w.open("func (v *", root.name, ") Validate() error")
+			w.line("return ", v, ".ValidateValue(v)")
+			w.close()
+			w.blank()
 		}
 	}
-	sharedVars(f, "The patterns of the schemas, compiled on first use.", "NewPattern", m.checks.patterns)
-	sharedVars(f, "The values of the schemas' enums and consts.", "NewValues", m.checks.values)
+	sharedVars(w, "The patterns of the schemas, compiled on first use.", "NewPattern", m.checks.patterns)
+	sharedVars(w, "The values of the schemas' enums and consts.", "NewValues", m.checks.values)
 	for _, tm := range m.tools {
 		for _, d := range []*docCtx{tm.in, tm.out} {
 			for _, n := range d.checkOrder {
 				if n.fn != "" {
-					renderCheck(f, n)
+					renderCheck(w, n)
 				}
 			}
 		}
 	}
-	return f
+	// gofmt ends the file after its last declaration.
+	w.b = w.b[:len(w.b)-1]
+	return w.b
 }
 
 // sharedVars writes the package-level variables the check functions
 // share, each made by rt's constructor from its source.
-func sharedVars(f *jen.File, doc, constructor string, vs []*vshared) {
+func sharedVars(w *goSrc, doc, constructor string, vs []*vshared) {
 	if len(vs) == 0 {
 		return
 	}
-	f.Add(comment(doc))
-	f.Var().DefsFunc(func(g *jen.Group) {
-		for _, v := range vs {
-			g.Id(v.id).Op("=").Qual(pkgRT, constructor).Call(rawLit(v.src))
-		}
-	})
-	f.Line()
+	w.comment(doc)
+	names, values := make([]string, len(vs)), make([]string, len(vs))
+	for i, v := range vs {
+		names[i], values[i] = v.id, goCall("rt."+constructor, rawLit(v.src))
+	}
+	w.varBlock(names, values)
+	w.blank()
 }
 
 // rawLit is s as a Go string literal, raw when it can be.
-func rawLit(s string) jen.Code {
+func rawLit(s string) string {
 	if !strings.ContainsAny(s, "`\r\n") {
-		return jen.Op("`" + s + "`")
+		return "`" + s + "`"
 	}
-	return jen.Lit(s)
+	return goLit(s)
 }
 
 // where says which schema n is, for its function's comment.
@@ -117,93 +131,96 @@ func where(n *vnode) string {
 
 // checkRef is the function that checks n's values: its own, its
 // target's, or rt.Any for a schema that admits every value.
-func checkRef(n *vnode) jen.Code {
+func checkRef(n *vnode) string {
 	t := n.target()
 	if t.admitsAll() {
-		return jen.Qual(pkgRT, "Any")
+		return "rt.Any"
 	}
-	return jen.Id(t.fn)
+	return t.fn
 }
 
 // checkValue checks the next value with n.
-func checkValue(n *vnode) jen.Code {
+func checkValue(n *vnode) string {
 	t := n.target()
 	if t.admitsAll() {
-		return jen.Id("c").Dot("Skip").Call()
+		return "c.Skip()"
 	}
-	return jen.Id(t.fn).Call(jen.Id("c"))
+	return t.fn + "(c)"
 }
 
-func c(method string, args ...jen.Code) *jen.Statement {
-	return jen.Id("c").Dot(method).Call(args...)
+// c is the call of the checker's method with args.
+func c(method string, args ...string) string {
+	return goCall("c."+method, args...)
 }
 
-func renderCheck(f *jen.File, n *vnode) {
-	f.Add(comment(fmt.Sprintf("%s checks a value against %s.", n.fn, where(n))))
-	var body []jen.Code
+func renderCheck(w *goSrc, n *vnode) {
+	w.comment(fmt.Sprintf("%s checks a value against %s.", n.fn, where(n)))
+	w.open("func ", n.fn, "(c *rt.Checker)")
 	switch {
 	case n.isFalse:
-		body = []jen.Code{c("False", jen.Lit(n.ptr))}
+		w.line(c("False", goLit(n.ptr)))
 	case n.raw:
-		body = rawBody(n)
+		rawBody(w, n)
 	default:
-		rest := streamGroups(n)
-		body = append([]jen.Code{jen.Id("v").Op(":=").Add(c("Read"))}, prechecks(n, len(rest) == 0)...)
-		body = append(body, rest...)
+		groups, unread := n.streamGroups()
+		w.line("v := ", c("Read"))
+		prechecks(w, n, len(groups) == 0 && !unread)
+		streamGroups(w, n, groups, unread)
 	}
-	f.Func().Id(n.fn).Params(jen.Id("c").Op("*").Qual(pkgRT, "Checker")).Block(body...)
-	f.Line()
+	w.close()
+	w.blank()
 	if n.members != "" {
-		f.Add(comment(fmt.Sprintf("%s checks the members of an object against %s.", n.members, where(n))))
-		f.Func().Id(n.members).Params(jen.Id("c").Op("*").Qual(pkgRT, "Checker")).Block(
-			append([]jen.Code{c("Read")}, objectGroup(n)...)...)
-		f.Line()
+		partFunc(w, n, n.members, "members of an object", objectGroup)
 	}
 	if n.itemsFn != "" {
-		f.Add(comment(fmt.Sprintf("%s checks the items of an array against %s.", n.itemsFn, where(n))))
-		f.Func().Id(n.itemsFn).Params(jen.Id("c").Op("*").Qual(pkgRT, "Checker")).Block(
-			append([]jen.Code{c("Read")}, arrayGroup(n)...)...)
-		f.Line()
+		partFunc(w, n, n.itemsFn, "items of an array", arrayGroup)
 	}
+}
+
+// partFunc writes fn, which checks the parts (what) of a value whose
+// start c has read against n.
+func partFunc(w *goSrc, n *vnode, fn, what string, parts func(*goSrc, *vnode)) {
+	w.comment(fmt.Sprintf("%s checks the %s against %s.", fn, what, where(n)))
+	w.open("func ", fn, "(c *rt.Checker)")
+	w.line(c("Read"))
+	parts(w, n)
+	w.close()
+	w.blank()
 }
 
 // prechecks are the keywords that stop at their first failure, in the
 // order the library checks them: type, const, enum, format. last: no check
 // follows them.
-func prechecks(n *vnode, last bool) []jen.Code {
-	var calls []jen.Code
-	stop := func(call jen.Code) { calls = append(calls, call) }
+func prechecks(w *goSrc, n *vnode, last bool) {
+	var calls []string
 	if n.types != nil {
-		var ts []jen.Code
-		for i, t := range checkedTypes(n.types) {
-			if i > 0 {
-				ts = append(ts, jen.Op("|"))
-			}
-			ts = append(ts, jen.Qual(pkgRT, t))
+		ts := checkedTypes(n.types)
+		for i, t := range ts {
+			ts[i] = "rt." + t
 		}
-		stop(c("Type", jen.Id("v"), jen.Lit(n.loc("type")), jen.Add(ts...)))
+		calls = append(calls, c("Type", "v", goLit(n.loc("type")), strings.Join(ts, "|")))
 	}
 	if n.constant != "" {
-		stop(c("Const", jen.Id("v"), jen.Lit(n.loc("const")), jen.Id(n.constValues.id)))
+		calls = append(calls, c("Const", "v", goLit(n.loc("const")), n.constValues.id))
 	}
 	if n.enum != "" {
-		stop(c("Enum", jen.Id("v"), jen.Lit(n.loc("enum")), jen.Id(n.enumValues.id)))
+		calls = append(calls, c("Enum", "v", goLit(n.loc("enum")), n.enumValues.id))
 	}
 	if n.format != "" {
-		stop(c("Format", jen.Id("v"), jen.Lit(n.loc("format")), jen.Lit(n.format)))
+		calls = append(calls, c("Format", "v", goLit(n.loc("format")), goLit(n.format)))
 	}
-	var out []jen.Code
 	if n.unasserted != "" {
-		out = append(out, jen.Comment(fmt.Sprintf("format %q is an annotation: the validators assert no such format.", n.unasserted)))
+		w.line(fmt.Sprintf("// format %q is an annotation: the validators assert no such format.", n.unasserted))
 	}
 	for i, call := range calls {
 		if last && i == len(calls)-1 {
-			out = append(out, call)
+			w.line(call)
 		} else {
-			out = append(out, jen.If(jen.Op("!").Add(call)).Block(jen.Return()))
+			w.open("if !", call)
+			w.line("return")
+			w.close()
 		}
 	}
-	return out
 }
 
 // kinds lists the kinds of value n admits ("type"), in a fixed order.
@@ -217,80 +234,103 @@ func (n *vnode) kinds() []string {
 	return out
 }
 
-var kindIDs = map[string]string{"null": "KindNull", "boolean": "KindBool", "number": "KindNumber", "string": "KindString", "array": "KindArray", "object": "KindObject"}
+var kindIDs = map[string]string{"null": "rt.KindNull", "boolean": "rt.KindBool", "number": "rt.KindNumber", "string": "rt.KindString", "array": "rt.KindArray", "object": "rt.KindObject"}
 
-// streamGroups are the checks of the value v, read as it comes, by its
-// kind.
-func streamGroups(n *vnode) []jen.Code {
-	type group struct {
-		kind  string
-		codes []jen.Code
-	}
-	var groups []group
+// streamGroups returns the kinds of value whose checks n's function
+// reads as the value comes, and whether objects or arrays are left that
+// it must read to their end.
+func (n *vnode) streamGroups() (groups []string, unread bool) {
 	if n.hasStringGroup() {
-		groups = append(groups, group{"string", stringChecks(n)})
+		groups = append(groups, "string")
 	}
 	if n.hasNumberGroup() {
-		groups = append(groups, group{"number", numberChecks(n)})
+		groups = append(groups, "number")
 	}
 	if n.hasObjectGroup() {
-		groups = append(groups, group{"object", objectGroup(n)})
+		groups = append(groups, "object")
 	}
 	if n.hasArrayGroup() {
-		groups = append(groups, group{"array", arrayGroup(n)})
+		groups = append(groups, "array")
 	}
-	kinds := n.kinds()
-	// Objects and arrays the groups leave are read to their end.
-	unread := false
-	for _, k := range kinds {
+	for _, k := range n.kinds() {
 		if k == "object" && !n.hasObjectGroup() || k == "array" && !n.hasArrayGroup() {
 			unread = true
 		}
 	}
+	return groups, unread
+}
+
+// streamGroups writes the checks of the value v, read as it comes, by its
+// kind.
+func streamGroups(w *goSrc, n *vnode, groups []string, unread bool) {
 	switch {
-	case len(kinds) == 1 && len(groups) == 1:
-		return groups[0].codes
+	case len(n.kinds()) == 1 && len(groups) == 1:
+		group(w, n, groups[0])
+		return
 	case len(groups) == 0:
 		if unread {
-			return []jen.Code{c("Rest", jen.Id("v"))}
+			w.line(c("Rest", "v"))
 		}
-		return nil
+		return
 	}
-	var cases []jen.Code
-	for _, gr := range groups {
-		cases = append(cases, jen.Case(jen.Qual(pkgRT, kindIDs[gr.kind])).Block(gr.codes...))
+	w.open("switch v.Kind")
+	for _, g := range groups {
+		w.label("case ", kindIDs[g])
+		group(w, n, g)
 	}
 	if unread {
-		cases = append(cases, jen.Default().Block(c("Rest", jen.Id("v"))))
+		w.label("default")
+		w.line(c("Rest", "v"))
 	}
-	return []jen.Code{jen.Switch(jen.Id("v").Dot("Kind")).Block(cases...)}
+	w.close()
+}
+
+// group writes the checks of a v of one kind.
+func group(w *goSrc, n *vnode, kind string) {
+	switch kind {
+	case "string":
+		lines(w, stringChecks(n))
+	case "number":
+		lines(w, numberChecks(n))
+	case "object":
+		objectGroup(w, n)
+	case "array":
+		arrayGroup(w, n)
+	}
+}
+
+// lines writes each statement of stmts on a line of its own.
+func lines(w *goSrc, stmts []string) {
+	for _, s := range stmts {
+		w.line(s)
+	}
 }
 
 // stringChecks are the checks of a string v.
-func stringChecks(n *vnode) []jen.Code {
-	var out []jen.Code
+func stringChecks(n *vnode) []string {
+	var out []string
 	if n.minLength != nil {
-		out = append(out, c("MinLength", jen.Id("v"), jen.Lit(n.loc("minLength")), jen.Lit(*n.minLength)))
+		out = append(out, c("MinLength", "v", goLit(n.loc("minLength")), intLit(n.minLength)))
 	}
 	if n.maxLength != nil {
-		out = append(out, c("MaxLength", jen.Id("v"), jen.Lit(n.loc("maxLength")), jen.Lit(*n.maxLength)))
+		out = append(out, c("MaxLength", "v", goLit(n.loc("maxLength")), intLit(n.maxLength)))
 	}
 	if n.pattern != nil {
-		out = append(out, c("Pattern", jen.Id("v"), jen.Lit(n.loc("pattern")), jen.Id(n.pattern.id)))
+		out = append(out, c("Pattern", "v", goLit(n.loc("pattern")), n.pattern.id))
 	}
 	return out
 }
 
 // numberChecks are the checks of a number v.
-func numberChecks(n *vnode) []jen.Code {
-	var out []jen.Code
+func numberChecks(n *vnode) []string {
+	var out []string
 	for _, b := range []struct{ method, kw, lit string }{
 		{"Minimum", "minimum", n.minimum}, {"Maximum", "maximum", n.maximum},
 		{"ExclusiveMinimum", "exclusiveMinimum", n.exclMin}, {"ExclusiveMaximum", "exclusiveMaximum", n.exclMax},
 		{"MultipleOf", "multipleOf", n.multipleOf},
 	} {
 		if b.lit != "" {
-			out = append(out, c(b.method, jen.Id("v"), jen.Lit(n.loc(b.kw)), jen.Lit(b.lit)))
+			out = append(out, c(b.method, "v", goLit(n.loc(b.kw)), goLit(b.lit)))
 		}
 	}
 	return out
@@ -325,193 +365,219 @@ func (n *vnode) tracked() (names []string, vars map[string]string) {
 	return names, vars
 }
 
-// objectGroup are the checks of an object whose opening brace c has read:
-// its members, then what the object as a whole must satisfy.
-func objectGroup(n *vnode) []jen.Code {
-	var out []jen.Code
+// objectGroup writes the checks of an object whose opening brace c has
+// read: its members, then what the object as a whole must satisfy.
+func objectGroup(w *goSrc, n *vnode) {
 	names, vars := n.tracked()
 	if len(names) > 0 {
-		var ids []jen.Code
-		for _, name := range names {
-			ids = append(ids, jen.Id(vars[name]))
+		ids := make([]string, len(names))
+		for i, name := range names {
+			ids[i] = vars[name]
 		}
-		out = append(out, jen.Var().List(ids...).Bool())
+		w.line("var ", strings.Join(ids, ", "), " bool")
 	}
 	count := n.minProps != nil || n.maxProps != nil
 	if count {
-		out = append(out, jen.Id("n").Op(":=").Lit(0))
+		w.line("n := 0")
 	}
 	if n.additionalFalse {
-		out = append(out, jen.Var().Id("extra").Index().String())
+		w.line("var extra []string")
 	}
 	isProp := map[string]bool{}
 	for _, p := range n.props {
 		isProp[p.name] = true
 	}
-	out = append(out, jen.For(c("Member")).BlockFunc(func(lg *jen.Group) {
-		if count {
-			lg.Id("n").Op("++")
-		}
-		if pn := n.propertyNames; pn != nil && !pn.target().admitsAll() {
-			lg.Add(c("PropertyName", checkRef(pn)))
-		}
-		// The names to track that no property checks.
-		var loose []jen.Code
-		for _, name := range names {
-			if !isProp[name] {
-				loose = append(loose, jen.Case(jen.Lit(name)).Block(jen.Id(vars[name]).Op("=").True()))
-			}
-		}
-		if len(loose) > 0 {
-			lg.Switch(jen.String().Call(c("Name"))).Block(loose...)
-		}
-		if len(n.patternProps) > 0 {
-			eachMember(lg, n, vars)
-			return
-		}
-		var cases []jen.Code
-		for _, p := range n.props {
-			var body []jen.Code
-			if id, ok := vars[p.name]; ok {
-				body = append(body, jen.Id(id).Op("=").True())
-			}
-			body = append(body, checkValue(p.n))
-			cases = append(cases, jen.Case(jen.Lit(p.name)).Block(body...))
-		}
-		other := additionalMember(n)
-		if len(cases) == 0 {
-			for _, o := range other {
-				lg.Add(o)
-			}
-			return
-		}
-		cases = append(cases, jen.Default().Block(other...))
-		lg.Switch(jen.String().Call(c("Name"))).Block(cases...)
-	}))
+	w.open("for ", c("Member"))
+	members(w, n, count, names, vars, isProp)
+	w.close()
 	if len(n.required) > 0 {
-		out = append(out, jen.Var().Id("missing").Index().String())
+		w.line("var missing []string")
 		for _, r := range n.required {
-			out = append(out, jen.If(jen.Op("!").Id(vars[r])).Block(jen.Id("missing").Op("=").Append(jen.Id("missing"), jen.Lit(r))))
+			missing(w, vars[r], r)
 		}
-		out = append(out, c("Required", jen.Lit(n.loc("required")), jen.Id("missing")))
+		w.line(c("Required", goLit(n.loc("required")), "missing"))
 	}
 	for _, dr := range n.dependentRequired {
-		out = append(out, jen.If(jen.Id(vars[dr.prop])).BlockFunc(func(bg *jen.Group) {
-			bg.Var().Id("missing").Index().String()
-			for _, r := range dr.names {
-				bg.If(jen.Op("!").Id(vars[r])).Block(jen.Id("missing").Op("=").Append(jen.Id("missing"), jen.Lit(r)))
-			}
-			bg.Add(c("DependentRequired", jen.Lit(n.loc("dependentRequired", dr.prop)), jen.Lit(dr.prop), jen.Id("missing")))
-		}))
+		w.open("if ", vars[dr.prop])
+		w.line("var missing []string")
+		for _, r := range dr.names {
+			missing(w, vars[r], r)
+		}
+		w.line(c("DependentRequired", goLit(n.loc("dependentRequired", dr.prop)), goLit(dr.prop), "missing"))
+		w.close()
 	}
 	if n.minProps != nil {
-		out = append(out, c("MinProperties", jen.Lit(n.loc("minProperties")), jen.Id("n"), jen.Lit(*n.minProps)))
+		w.line(c("MinProperties", goLit(n.loc("minProperties")), "n", intLit(n.minProps)))
 	}
 	if n.maxProps != nil {
-		out = append(out, c("MaxProperties", jen.Lit(n.loc("maxProperties")), jen.Id("n"), jen.Lit(*n.maxProps)))
+		w.line(c("MaxProperties", goLit(n.loc("maxProperties")), "n", intLit(n.maxProps)))
 	}
 	if n.additionalFalse {
-		out = append(out, c("AdditionalProperties", jen.Lit(n.loc("additionalProperties")), jen.Id("extra")))
+		w.line(c("AdditionalProperties", goLit(n.loc("additionalProperties")), "extra"))
 	}
-	return out
+}
+
+// missing adds name to missing unless the object has it (has).
+func missing(w *goSrc, has, name string) {
+	w.open("if !", has)
+	w.line("missing = append(missing, ", goLit(name), ")")
+	w.close()
+}
+
+// members writes the body of the loop over an object's members.
+func members(w *goSrc, n *vnode, count bool, names []string, vars map[string]string, isProp map[string]bool) {
+	if count {
+		w.line("n++")
+	}
+	if pn := n.propertyNames; pn != nil && !pn.target().admitsAll() {
+		w.line(c("PropertyName", checkRef(pn)))
+	}
+	// The names to track that no property checks.
+	var loose []string
+	for _, name := range names {
+		if !isProp[name] {
+			loose = append(loose, name)
+		}
+	}
+	if len(loose) > 0 {
+		w.open("switch string(c.Name())")
+		for _, name := range loose {
+			w.label("case ", goLit(name))
+			w.line(vars[name], " = true")
+		}
+		w.close()
+	}
+	if len(n.patternProps) > 0 {
+		eachMember(w, n, vars)
+		return
+	}
+	if len(n.props) == 0 {
+		additionalMember(w, n)
+		return
+	}
+	w.open("switch string(c.Name())")
+	for _, p := range n.props {
+		w.label("case ", goLit(p.name))
+		if id, ok := vars[p.name]; ok {
+			w.line(id, " = true")
+		}
+		w.line(checkValue(p.n))
+	}
+	w.label("default")
+	additionalMember(w, n)
+	w.close()
 }
 
 // additionalMember checks the value of a member no property names
 // (additionalProperties), without patternProperties.
-func additionalMember(n *vnode) []jen.Code {
+func additionalMember(w *goSrc, n *vnode) {
 	switch {
 	case n.additional != nil:
-		return []jen.Code{checkValue(n.additional)}
+		w.line(checkValue(n.additional))
 	case n.additionalFalse:
-		return []jen.Code{
-			jen.Id("extra").Op("=").Append(jen.Id("extra"), jen.String().Call(c("Name"))),
-			c("Skip"),
-		}
+		w.line("extra = append(extra, string(c.Name()))")
+		w.line(c("Skip"))
+	default:
+		w.line(c("Skip"))
 	}
-	return []jen.Code{c("Skip")}
 }
 
 // eachMember checks a member's value against every schema that applies to
 // it: its property's, every matching pattern's, else additionalProperties.
-func eachMember(g *jen.Group, n *vnode, vars map[string]string) {
-	g.Id("name").Op(":=").Add(c("Name"))
-	g.Var().Id("each").Qual(pkgRT, "Each")
+func eachMember(w *goSrc, n *vnode, vars map[string]string) {
+	w.line("name := ", c("Name"))
+	w.line("var each rt.Each")
 	if len(n.props) > 0 {
-		var cases []jen.Code
+		w.open("switch string(name)")
 		for _, p := range n.props {
-			var body []jen.Code
+			w.label("case ", goLit(p.name))
 			if id, ok := vars[p.name]; ok {
-				body = append(body, jen.Id(id).Op("=").True())
+				w.line(id, " = true")
 			}
-			body = append(body, jen.Id("each").Dot("Add").Call(checkRef(p.n)))
-			cases = append(cases, jen.Case(jen.Lit(p.name)).Block(body...))
+			w.line("each.Add(", checkRef(p.n), ")")
 		}
-		g.Switch(jen.String().Call(jen.Id("name"))).Block(cases...)
+		w.close()
 	}
 	for _, pp := range n.patternProps {
-		g.If(c("Match", jen.Id("name"), jen.Id(pp.p.id))).Block(jen.Id("each").Dot("Add").Call(checkRef(pp.n)))
+		w.open("if ", c("Match", "name", pp.p.id))
+		w.line("each.Add(", checkRef(pp.n), ")")
+		w.close()
 	}
 	switch {
 	case n.additional != nil:
-		g.If(jen.Id("each").Dot("None").Call()).Block(jen.Id("each").Dot("Add").Call(checkRef(n.additional)))
+		w.open("if each.None()")
+		w.line("each.Add(", checkRef(n.additional), ")")
+		w.close()
 	case n.additionalFalse:
-		g.If(jen.Id("each").Dot("None").Call()).Block(jen.Id("extra").Op("=").Append(jen.Id("extra"), jen.String().Call(jen.Id("name"))))
+		w.open("if each.None()")
+		w.line("extra = append(extra, string(name))")
+		w.close()
 	}
-	g.Add(c("CheckEach", jen.Op("&").Id("each")))
+	w.line(c("CheckEach", "&each"))
 }
 
-// arrayGroup are the checks of an array whose opening bracket c has read:
-// its items, then its length.
-func arrayGroup(n *vnode) []jen.Code {
-	var out []jen.Code
+// arrayGroup writes the checks of an array whose opening bracket c has
+// read: its items, then its length.
+func arrayGroup(w *goSrc, n *vnode) {
 	count := len(n.prefixItems) > 0 || n.minItems != nil || n.maxItems != nil
 	if count {
-		out = append(out, jen.Id("n").Op(":=").Lit(0))
+		w.line("n := 0")
 	}
 	rest := c("Skip")
 	if n.items != nil {
-		rest = checkValue(n.items).(*jen.Statement)
+		rest = checkValue(n.items)
 	}
-	out = append(out, jen.For(c("Item")).BlockFunc(func(lg *jen.Group) {
-		if len(n.prefixItems) == 0 {
-			lg.Add(rest)
-		} else {
-			var cases []jen.Code
-			for i, p := range n.prefixItems {
-				cases = append(cases, jen.Case(jen.Lit(i)).Block(checkValue(p)))
-			}
-			cases = append(cases, jen.Default().Block(rest))
-			lg.Switch(jen.Id("n")).Block(cases...)
+	w.open("for ", c("Item"))
+	if len(n.prefixItems) == 0 {
+		w.line(rest)
+	} else {
+		w.open("switch n")
+		for i, p := range n.prefixItems {
+			w.label("case ", strconv.Itoa(i))
+			w.line(checkValue(p))
 		}
-		if count {
-			lg.Id("n").Op("++")
-		}
-	}))
+		w.label("default")
+		w.line(rest)
+		w.close()
+	}
+	if count {
+		w.line("n++")
+	}
+	w.close()
 	if n.minItems != nil {
-		out = append(out, c("MinItems", jen.Lit(n.loc("minItems")), jen.Id("n"), jen.Lit(*n.minItems)))
+		w.line(c("MinItems", goLit(n.loc("minItems")), "n", intLit(n.minItems)))
 	}
 	if n.maxItems != nil {
-		out = append(out, c("MaxItems", jen.Lit(n.loc("maxItems")), jen.Id("n"), jen.Lit(*n.maxItems)))
+		w.line(c("MaxItems", goLit(n.loc("maxItems")), "n", intLit(n.maxItems)))
 	}
-	return out
 }
 
-// rawBody are the checks of a schema that reads its value whole, to apply
-// several schemas to it.
-func rawBody(n *vnode) []jen.Code {
+// guarded is a statement of a raw body: its lines, under if cond when
+// cond is set.
+type guarded struct {
+	cond string
+	body []string
+}
+
+// rawBody writes the checks of a schema that reads its value whole, to
+// apply several schemas to it.
+func rawBody(w *goSrc, n *vnode) {
 	kinds := n.kinds()
-	var rest []jen.Code
+	var rest []guarded
 	usesV := false // the checks read v
-	when := func(kind string, body ...jen.Code) {
+	when := func(kind string, body ...string) {
 		if len(kinds) == 1 {
-			rest = append(rest, body...)
+			for _, b := range body {
+				rest = append(rest, guarded{body: []string{b}})
+			}
 			return
 		}
 		usesV = true
-		rest = append(rest, jen.If(jen.Id("v").Dot("Kind").Op("==").Qual(pkgRT, kindIDs[kind])).Block(body...))
+		rest = append(rest, guarded{cond: "v.Kind == " + kindIDs[kind], body: body})
 	}
+	do := func(stmt string) { rest = append(rest, guarded{body: []string{stmt}}) }
 	if n.ref != nil && !n.ref.target().admitsAll() {
-		rest = append(rest, c("Check", jen.Id("raw"), checkRef(n.ref)))
+		do(c("Check", "raw", checkRef(n.ref)))
 	}
 	if n.hasStringGroup() {
 		usesV = true
@@ -522,66 +588,73 @@ func rawBody(n *vnode) []jen.Code {
 		when("number", numberChecks(n)...)
 	}
 	if n.members != "" {
-		when("object", c("Check", jen.Id("raw"), jen.Id(n.members)))
+		when("object", c("Check", "raw", n.members))
 	}
 	for _, ds := range n.dependentSchemas {
 		if ds.n.target().admitsAll() {
 			continue
 		}
 		usesV = true
-		rest = append(rest, jen.If(jen.Id("v").Dot("Kind").Op("==").Qual(pkgRT, "KindObject").Op("&&").Add(c("Has", jen.Id("raw"), jen.Lit(ds.prop)))).Block(
-			c("Check", jen.Id("raw"), checkRef(ds.n))))
+		rest = append(rest, guarded{cond: "v.Kind == rt.KindObject && " + c("Has", "raw", goLit(ds.prop)),
+			body: []string{c("Check", "raw", checkRef(ds.n))}})
 	}
 	if n.itemsFn != "" {
-		when("array", c("Check", jen.Id("raw"), jen.Id(n.itemsFn)))
+		when("array", c("Check", "raw", n.itemsFn))
 	}
 	if n.unique && n.admits("array") {
-		when("array", c("UniqueItems", jen.Id("raw"), jen.Lit(n.loc("uniqueItems"))))
+		when("array", c("UniqueItems", "raw", goLit(n.loc("uniqueItems"))))
 	}
 	if n.contains != nil && n.admits("array") {
-		min, max := jen.Lit(-1), jen.Lit(-1)
+		min, max := "-1", "-1"
 		if n.minContains != nil {
-			min = jen.Lit(*n.minContains)
+			min = intLit(n.minContains)
 		}
 		if n.maxContains != nil {
-			max = jen.Lit(*n.maxContains)
+			max = intLit(n.maxContains)
 		}
-		when("array", c("Contains", jen.Id("raw"), jen.Lit(n.ptr), checkRef(n.contains), min, max))
+		when("array", c("Contains", "raw", goLit(n.ptr), checkRef(n.contains), min, max))
 	}
-	refs := func(ns []*vnode) []jen.Code {
-		var out []jen.Code
+	refs := func(ns []*vnode) []string {
+		var out []string
 		for _, m := range ns {
 			out = append(out, checkRef(m))
 		}
 		return out
 	}
 	if len(n.allOf) > 0 {
-		rest = append(rest, c("AllOf", append([]jen.Code{jen.Id("raw")}, refs(n.allOf)...)...))
+		do(c("AllOf", append([]string{"raw"}, refs(n.allOf)...)...))
 	}
 	if len(n.anyOf) > 0 {
-		rest = append(rest, c("AnyOf", append([]jen.Code{jen.Id("raw")}, refs(n.anyOf)...)...))
+		do(c("AnyOf", append([]string{"raw"}, refs(n.anyOf)...)...))
 	}
 	if len(n.oneOf) > 0 {
-		rest = append(rest, c("OneOf", append([]jen.Code{jen.Id("raw"), jen.Lit(n.loc("oneOf"))}, refs(n.oneOf)...)...))
+		do(c("OneOf", append([]string{"raw", goLit(n.loc("oneOf"))}, refs(n.oneOf)...)...))
 	}
 	if n.not != nil {
-		rest = append(rest, c("Not", jen.Id("raw"), jen.Lit(n.ptr), checkRef(n.not)))
+		do(c("Not", "raw", goLit(n.ptr), checkRef(n.not)))
 	}
 	if n.ifN != nil {
-		var then, els jen.Code = jen.Nil(), jen.Nil()
+		then, els := "nil", "nil"
 		if n.thenN != nil {
 			then = checkRef(n.thenN)
 		}
 		if n.elseN != nil {
 			els = checkRef(n.elseN)
 		}
-		rest = append(rest, c("If", jen.Id("raw"), checkRef(n.ifN), then, els))
+		do(c("If", "raw", checkRef(n.ifN), then, els))
 	}
-	pre := prechecks(n, len(rest) == 0)
-	out := []jen.Code{jen.Id("raw").Op(":=").Add(c("Raw"))}
+	w.line("raw := ", c("Raw"))
 	if usesV || n.types != nil || n.constant != "" || n.enum != "" || n.format != "" {
-		out = append(out, jen.Id("v").Op(":=").Add(c("ValueOf", jen.Id("raw"))))
+		w.line("v := ", c("ValueOf", "raw"))
 	}
-	out = append(out, pre...)
-	return append(out, rest...)
+	prechecks(w, n, len(rest) == 0)
+	for _, g := range rest {
+		if g.cond == "" {
+			lines(w, g.body)
+			continue
+		}
+		w.open("if ", g.cond)
+		lines(w, g.body)
+		w.close()
+	}
 }

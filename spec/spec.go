@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"hash/maphash"
 	"io"
 	"net/url"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -41,7 +43,18 @@ type Spec struct {
 	Tools    []*Tool        `json:"tools"`
 
 	size int // the length of the document Build hashed, to make room for
+	// built is the hash of the document Build hashed, and the document's
+	// seeded 64-bit fingerprint: Marshal, encoding a document of that
+	// length and fingerprint, takes the hash rather than hashing again.
+	built struct {
+		hash        string
+		fingerprint uint64
+	}
 }
+
+// fingerprintSeed seeds the fingerprints of Build's documents: random for
+// each process, so that no document is made to match another's.
+var fingerprintSeed = maphash.MakeSeed()
 
 // CatalogEntry is one tool name the API knows: a tool with a page, or a
 // name listed in an allowed_tools enum.
@@ -129,7 +142,8 @@ func Build(pages []*Page) (*Spec, Diagnostics) {
 	}
 	ds = append(ds, shared(s, kept)...)
 	ds = append(ds, catalog(s)...)
-	s.Hash, s.size, _ = s.hash() // a spec always encodes; an empty hash would only say it could not
+	s.Hash, s.size, s.built.fingerprint, _ = s.hash() // a spec always encodes; an empty hash would only say it could not
+	s.built.hash = s.Hash
 	return s, ds
 }
 
@@ -409,6 +423,29 @@ func offsetOf(p *Page, pos Pos) int {
 // abbreviations do not end a sentence.
 var abbreviations = []string{"e.g.", "i.e.", "etc.", "vs.", "cf."}
 
+// hasSuffixFold reports whether strings.ToLower(s) ends with suffix, an
+// ASCII string, without lowering all of s when its end is ASCII: ASCII
+// lowers byte for byte, and other runes lower rune by rune.
+func hasSuffixFold(s, suffix string) bool {
+	if len(s) < len(suffix) {
+		return false
+	}
+	tail := s[len(s)-len(suffix):]
+	for i := 0; i < len(tail); i++ {
+		c := tail[i]
+		if c >= utf8.RuneSelf {
+			return strings.HasSuffix(strings.ToLower(s), suffix)
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != suffix[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // sentenceRanges returns [start, end) byte ranges of the sentences in s: a
 // sentence ends at '.', '!' or '?' followed by white space or the end.
 func sentenceRanges(s string) [][2]int {
@@ -424,7 +461,7 @@ func sentenceRanges(s string) [][2]int {
 		}
 		abbr := false
 		for _, a := range abbreviations {
-			if strings.HasSuffix(strings.ToLower(s[:i+1]), a) {
+			if hasSuffixFold(s[:i+1], a) {
 				abbr = true
 			}
 		}
@@ -467,24 +504,29 @@ func (s *Spec) Marshal() ([]byte, error) {
 	if !bytes.HasPrefix(doc, []byte(prefix)) {
 		return nil, fmt.Errorf("encode spec: unexpected start %.40q", doc)
 	}
-	sum := sha256.Sum256(doc)
+	hash := s.built.hash // the document Build hashed
+	if hash == "" || len(doc) != s.size || maphash.Bytes(fingerprintSeed, doc) != s.built.fingerprint {
+		sum := sha256.Sum256(doc)
+		hash = hashPrefix + hex.EncodeToString(sum[:])
+	}
 	copy(out, prefix)
-	n := len(prefix) + copy(out[len(prefix):], hashPrefix)
-	hex.Encode(out[n:], sum[:])
+	copy(out[len(prefix):], hash)
 	return out, nil
 }
 
 const hashPrefix = "sha256:"
 
-// hash returns the spec's hash, and the length of the document it hashes.
-func (s *Spec) hash() (string, int, error) {
+// hash returns the spec's hash, and the length and the fingerprint of the
+// document it hashes.
+func (s *Spec) hash() (string, int, uint64, error) {
 	c := *s
 	c.Hash = ""
 	h := &hashSink{h: sha256.New()}
+	h.f.SetSeed(fingerprintSeed)
 	if err := encode(h, &c); err != nil {
-		return "", 0, err
+		return "", 0, 0, err
 	}
-	return hashPrefix + hex.EncodeToString(h.h.Sum(nil)), h.n, nil
+	return hashPrefix + hex.EncodeToString(h.h.Sum(nil)), h.n, h.f.Sum64(), nil
 }
 
 // A sink is where encode writes, and can start over.
@@ -493,18 +535,20 @@ type sink interface {
 	restart()
 }
 
-// hashSink hashes what is written to it and counts it.
+// hashSink hashes what is written to it, fingerprints it and counts it.
 type hashSink struct {
 	h hash.Hash
+	f maphash.Hash
 	n int
 }
 
 func (w *hashSink) Write(p []byte) (int, error) {
 	w.n += len(p)
+	w.f.Write(p)
 	return w.h.Write(p)
 }
 
-func (w *hashSink) restart() { w.h.Reset(); w.n = 0 }
+func (w *hashSink) restart() { w.h.Reset(); w.f.Reset(); w.n = 0 }
 
 // bufferSink appends to b after mark.
 type bufferSink struct {

@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"math/rand"
@@ -335,7 +336,7 @@ func TestHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	built := s.Hash
+	built, title := s.Hash, s.Title
 	if !strings.HasPrefix(built, "sha256:") {
 		t.Fatalf("Build left hash %q", built)
 	}
@@ -357,6 +358,38 @@ func TestHash(t *testing.T) {
 	if bytes.Contains(b2, []byte(built)) {
 		t.Error("a changed spec marshals with its old hash")
 	}
+	// A change that keeps the document's length is seen too: what Marshal
+	// writes is always the hash of what the spec holds.
+	s.Title = strings.ToUpper(title[:1]) + strings.ToLower(title[1:2]) + title[2:]
+	if s.Title == title {
+		t.Fatalf("title %q unchanged", title)
+	}
+	b3, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range [][]byte{b, b2, b3} {
+		if got, want := writtenHash(b), contentHash(b); got != want {
+			t.Errorf("document %d: hash %s, want %s", i, got, want)
+		}
+	}
+	if writtenHash(b3) == writtenHash(b2) {
+		t.Error("a spec changed to a document of the same length marshals with the old hash")
+	}
+}
+
+// writtenHash is the hash a marshalled spec holds.
+func writtenHash(doc []byte) string {
+	var v struct{ Hash string }
+	json.Unmarshal(doc, &v)
+	return v.Hash
+}
+
+// contentHash is the SHA-256 of a marshalled spec with its hash emptied.
+func contentHash(doc []byte) string {
+	h := writtenHash(doc)
+	sum := sha256.Sum256(bytes.Replace(doc, []byte(`"hash": "`+h+`"`), []byte(`"hash": ""`), 1))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // testPage builds a page of the canonical layout around the given parts.
@@ -702,5 +735,20 @@ func TestSchemaOnce(t *testing.T) {
 	b := s.Tools[0].OutputSchema
 	if d := b.Schema(); d == nil || d != b.Schema() {
 		t.Fatalf("Schema gave %p, then %p", d, b.Schema())
+	}
+}
+
+// An abbreviation ends no sentence in any case, as strings.ToLower reads
+// it: also where the text's end is not ASCII (İ lowers to i).
+func TestAbbreviationsFold(t *testing.T) {
+	for _, s := range []string{"e.g.", "xx E.G.", "İ.E.", "İ.e.", "I.E.", "ETC.", "eTc.", "\u212A.", "vS.", "x\xffe.g.", "éé.e.g.", "é.g.", "a", ""} {
+		for _, a := range abbreviations {
+			if got, want := hasSuffixFold(s, a), strings.HasSuffix(strings.ToLower(s), a); got != want {
+				t.Errorf("hasSuffixFold(%q, %q) = %v, want %v", s, a, got, want)
+			}
+		}
+	}
+	if got := sentenceRanges("Call it, E.G. twice. İ.e. once. Done."); len(got) != 3 {
+		t.Errorf("sentences: %v", got)
 	}
 }

@@ -4,7 +4,7 @@
 // benchmark's growth from its smallest size to its largest.
 //
 //	go run ./internal/cmd/bench-compare [-base main] [-count 6] [-benchtime 1s] [-bench REGEXP] [-out DIR]
-//	go run ./internal/cmd/bench-compare -instructions [-sub '=100$'] [-base main] [-bench REGEXP]
+//	go run ./internal/cmd/bench-compare -instructions [-sub '=100$'] [-base main] [-bench REGEXP] [-fail-below 0.9]
 //
 // The base is checked out in a temporary git worktree. Both trees' test
 // binaries are built first; then, round after round, each benchmark runs
@@ -12,7 +12,8 @@
 // machine's load falls on both alike. On a machine too loaded for timings
 // to mean much, -instructions counts each tree's instructions per
 // iteration with valgrind instead (see instructions.go). It is a tool, not
-// a test: nothing fails on a number.
+// a test: nothing fails on a number, unless -fail-below asks it to (CI's
+// gate: an instruction count's ratio below it fails the run).
 package benchcompare
 
 import (
@@ -55,6 +56,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "keep the raw results (base.txt, work.txt) in `dir`")
 	instr := fs.Bool("instructions", false, "count instructions with valgrind's callgrind instead of timing (one run per tree)")
 	sub := fs.String("sub", "=100$", "with -instructions, the sub-benchmarks to count, a `regexp` (1,000 pages take many minutes under valgrind)")
+	failBelow := fs.Float64("fail-below", 0, "with -instructions, fail when a benchmark's `ratio` (base ÷ work) is below it")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: bench-compare [flags]\n\nRuns the generator's benchmarks on a base commit and on the work tree, interleaved, and compares them.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -79,12 +81,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitUsage
 		}
 	}
+	if *failBelow != 0 && !*instr {
+		fmt.Fprintln(stderr, "bench-compare: -fail-below needs -instructions: timings on a shared machine are too noisy to fail on")
+		return ExitUsage
+	}
 	if _, err := regexp.Compile(*sub); err != nil {
 		fmt.Fprintf(stderr, "bench-compare: -sub: %v\n", err)
 		return ExitUsage
 	}
 	cfg := config{base: *base, count: *count, benchtime: *benchtime, suite: suite, out: *out, instructions: *instr, sub: *sub,
-		stdout: stdout, log: stderr, benchstat: runBenchstat}
+		failBelow: *failBelow, stdout: stdout, log: stderr, benchstat: runBenchstat}
 	if err := cfg.run(ctx); err != nil {
 		fmt.Fprintf(stderr, "bench-compare: %v\n", err)
 		return ExitFail
@@ -102,8 +108,11 @@ type config struct {
 	// match sub, instead of timing the benchmarks.
 	instructions bool
 	sub          string
-	stdout       io.Writer
-	log          io.Writer
+	// failBelow, when not 0, is the lowest ratio of instructions (base ÷
+	// work) that passes.
+	failBelow float64
+	stdout    io.Writer
+	log       io.Writer
 	// benchstat runs benchstat in dir with args and returns what it printed.
 	benchstat func(ctx context.Context, dir string, args ...string) ([]byte, error)
 }

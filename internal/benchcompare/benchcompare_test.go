@@ -3,6 +3,7 @@ package benchcompare
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,6 +133,23 @@ func ` + name + `(b *testing.B) {
 		if !row.Match(stdout.Bytes()) {
 			t.Errorf("-instructions printed:\n%s", stdout.Bytes())
 		}
+
+		// The same benchmark in both trees: about 1.00×, below a gate of
+		// 100×, above one of 0.5×.
+		stdout.Reset()
+		ic.failBelow = 100
+		err := ic.run(context.Background())
+		var re *RatioError
+		if !errors.As(err, &re) || re.Bench != "Now/=10$" || re.Ratio < 0.5 || re.Ratio > 2 {
+			t.Errorf("-fail-below 100: %v", err)
+		}
+		if !row.Match(stdout.Bytes()) {
+			t.Errorf("-fail-below: the table is not printed first:\n%s", stdout.Bytes())
+		}
+		ic.failBelow = 0.5
+		if err := ic.run(context.Background()); err != nil {
+			t.Errorf("-fail-below 0.5: %v", err)
+		}
 	}
 
 	// A base with neither name is an error that says what to do.
@@ -178,5 +196,14 @@ geomean,3162,,2828,,-10.00%,
 		if !lines[want] {
 			t.Errorf("no line %q in:\n%s", want, b.Bytes())
 		}
+	}
+}
+
+// -fail-below gates on instruction counts only: timings on a shared
+// machine are too noisy to fail a run on.
+func TestFailBelowNeedsInstructions(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"-fail-below", "0.9"}, &stdout, &stderr); code != ExitUsage || !strings.Contains(stderr.String(), "-instructions") {
+		t.Errorf("exit %d: %s", code, stderr.Bytes())
 	}
 }

@@ -35,7 +35,9 @@ func (c *config) callgrind(ctx context.Context, t *tree, l Loc, n int) (int64, e
 		"-test.benchtime", strconv.Itoa(n) + "x"}
 	cmd := exec.CommandContext(ctx, "valgrind", args...)
 	cmd.Dir = filepath.Join(t.root, filepath.FromSlash(l.Pkg))
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
+	// cpu.rdtscp=off: valgrind's CPUID offers RDTSCP on hosts whose
+	// instruction it cannot decode (SIGILL in runtime.cputicks).
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return 0, fmt.Errorf("%s: valgrind %s: %w\n%s", t.label, l, err, out)
@@ -50,8 +52,21 @@ func (c *config) callgrind(ctx context.Context, t *tree, l Loc, n int) (int64, e
 	return strconv.ParseInt(string(m[1]), 10, 64)
 }
 
+// RatioError is a benchmark whose ratio of instructions (base ÷ work) is
+// below -fail-below.
+type RatioError struct {
+	Bench      string
+	Ratio, Min float64
+	Base, Work float64 // instructions per iteration
+}
+
+func (e *RatioError) Error() string {
+	return fmt.Sprintf("%s: %.2f× the base's instructions (%.1fM → %.1fM), below %.2f×", e.Bench, e.Ratio, e.Base/1e6, e.Work/1e6, e.Min)
+}
+
 // countInstructions prints, per benchmark, the instructions of one
-// iteration in each tree and their ratio.
+// iteration in each tree and their ratio; with c.failBelow, the
+// benchmarks whose ratio is below it are the error, after the table.
 func (c *config) countInstructions(ctx context.Context, trees []*tree, w io.Writer) error {
 	if _, err := exec.LookPath("valgrind"); err != nil {
 		return errors.New("-instructions needs valgrind (apt-get install valgrind)")
@@ -59,6 +74,7 @@ func (c *config) countInstructions(ctx context.Context, trees []*tree, w io.Writ
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "instructions per iteration (callgrind, GOMAXPROCS=1, GOGC=off; a run of 3 iterations less a run of 1, halved), sub-benchmarks matching %q\n", c.sub)
 	fmt.Fprintf(tw, "\tbase\twork\tbase ÷ work\t\n")
+	var below []error
 	for i, b := range c.suite {
 		per := make([]float64, len(trees))
 		for j, t := range trees {
@@ -73,11 +89,19 @@ func (c *config) countInstructions(ctx context.Context, trees []*tree, w io.Writ
 			}
 			per[j] = float64(three-one) / 2
 		}
+		name := strings.TrimPrefix(b.Func, "Benchmark") + "/" + c.sub
 		ratio := "-" // too few instructions to compare
 		if per[0] > 0 && per[1] > 0 {
-			ratio = fmt.Sprintf("%.2f×", per[0]/per[1])
+			r := per[0] / per[1]
+			ratio = fmt.Sprintf("%.2f×", r)
+			if r < c.failBelow {
+				below = append(below, &RatioError{Bench: name, Ratio: r, Min: c.failBelow, Base: per[0], Work: per[1]})
+			}
 		}
-		fmt.Fprintf(tw, "%s/%s\t%.1fM\t%.1fM\t%s\t\n", strings.TrimPrefix(b.Func, "Benchmark"), c.sub, per[0]/1e6, per[1]/1e6, ratio)
+		fmt.Fprintf(tw, "%s\t%.1fM\t%.1fM\t%s\t\n", name, per[0]/1e6, per[1]/1e6, ratio)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return errors.Join(below...)
 }
