@@ -134,12 +134,12 @@ type Report struct {
 	Seed int64 `json:"seed"`
 	// Verdict is certified only when nothing failed and coverage is
 	// complete; Missing says what is missing.
-	Verdict  Verdict        `json:"verdict"`
-	Missing  []string       `json:"missing,omitempty"`
-	Explore  *ExploreReport `json:"explore,omitempty"`
+	Verdict Verdict        `json:"verdict"`
+	Missing []string       `json:"missing,omitempty"`
+	Explore *ExploreReport `json:"explore,omitempty"`
 	// Races is the race evidence per class (evidence.go); nil if no
 	// race was run.
-	Races []RaceEvidence `json:"race_evidence"`
+	Races    []RaceEvidence `json:"race_evidence"`
 	Started  time.Time      `json:"started"`
 	Duration time.Duration  `json:"-"`
 	Millis   int64          `json:"duration_ms"`
