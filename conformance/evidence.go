@@ -94,3 +94,20 @@ func shortClasses(ev []RaceEvidence) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// raceRows are the race evidence as a table's rows: class, groups run,
+// groups overlapped, K, miss bound (and "short" where it is).
+func raceRows(ev []RaceEvidence) [][]string {
+	var rows [][]string
+	for _, e := range ev {
+		k := fmt.Sprint(e.K)
+		if e.Short() {
+			k += " (short)"
+		}
+		rows = append(rows, []string{e.Class, fmt.Sprint(e.Groups), fmt.Sprint(e.Overlapped), k, missBound(e.MissBound)})
+	}
+	return rows
+}
+
+// raceHeader heads raceRows.
+var raceHeader = []string{"Race class", "Groups run", "Overlapped", "K", "Miss bound"}
