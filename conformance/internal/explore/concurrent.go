@@ -85,6 +85,9 @@ func addRaces(seed int64, seq *exploreSequence, class RaceClass, tries int) {
 	}
 	// Larger groups show a race more often: the larger of two draws.
 	n := 2 + max(r.IntN(maxGroup-1), r.IntN(maxGroup-1))
+	if measure.group > 0 {
+		n = measure.group
+	}
 	// keys: all one (same-key retries), all different, or a mix, which
 	// races both a key's replays and the other keys; a discussion's
 	// claims most often mix them.
@@ -365,6 +368,10 @@ func (e *explorer) runGroups(ctx context.Context, inst *suite.Instance, x *explo
 			}
 			o.judge = func(mm *model) []failure { return judgeIn(mm, o.st, x.steps) }
 		}
+		if measure.noCheck {
+			i = j
+			continue
+		}
 		res := h.check(ops, x.steps)
 		switch {
 		case res.unknown:
@@ -405,13 +412,21 @@ func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Cli
 		return false, err
 	}
 	for len(*pool) < len(ops) {
-		*pool = append(*pool, wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{}, Timeout: e.c.Timeout}))
+		*pool = append(*pool, wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{DisableKeepAlives: measure.noKeepAlive}, Timeout: e.c.Timeout}))
 	}
 	calls := make([]*wire.AtOnce, len(ops))
 	for i, o := range ops {
 		calls[i] = &wire.AtOnce{Client: (*pool)[i], Token: tokens[i], Tool: o.st.cmd.tool, Args: o.st.cmd.argsJSON()}
+		if measure.cold {
+			calls[i].Client = wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{}, Timeout: e.c.Timeout})
+			defer calls[i].Client.Close()
+		}
 	}
-	wire.SendAtOnce(ctx, calls)
+	if measure.cold {
+		wire.SendCold(ctx, calls)
+	} else {
+		wire.SendAtOnce(ctx, calls)
+	}
 	var first error
 	for i, o := range ops {
 		a := &answer{step: o.step, start: calls[i].Start, end: calls[i].End}
@@ -422,6 +437,16 @@ func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Cli
 		}
 	}
 	return wire.Overlapped(calls), first
+}
+
+// measure varies how groups are sent, for the overlap measurements of
+// conformance/README.md (overlap_test.go); its zero value is exploration's
+// way.
+var measure struct {
+	group       int  // every group this size (0: drawn)
+	noKeepAlive bool // a connection of its own for every request
+	cold        bool // a client of its own per call, its session opened after the barrier
+	noCheck     bool // count overlap only, no linearizability check (groups past maxGroup)
 }
 
 func b2i(b bool) int {
