@@ -15,7 +15,6 @@ import (
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/spec"
-	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // prickledProc starts a prickled binary per world, on a database file.
@@ -25,11 +24,7 @@ func (prickledProc) Skip(*suite.Script) string { return "" }
 func (p prickledProc) String() string          { return p.bin }
 
 func (p prickledProc) Start(ctx context.Context, _ *suite.Script, fixtureFile, dir string) (*suite.Instance, error) {
-	fx, err := os.ReadFile(fixtureFile)
-	if err != nil {
-		return nil, err
-	}
-	w, err := world.Decode(fx)
+	w, _, err := readWorld(fixtureFile)
 	if err != nil {
 		return nil, err
 	}
