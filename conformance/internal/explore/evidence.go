@@ -146,7 +146,7 @@ func genRaceSequence(seed int64, index int, class RaceClass, tries int) *explore
 // budget ends (budgetOut). A run the budget's end cut short is dropped,
 // its groups uncounted; a failing sequence ends the phase.
 func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally) (seqs []*exploreSequence, runs []*exploreRun, budgetOut bool) {
-	k := e.c.raceK()
+	k := RaceK
 	if len(tally.short(k)) == 0 {
 		return nil, nil, false
 	}

@@ -206,8 +206,6 @@ type Config struct {
 	RaceBudget time.Duration
 }
 
-func (c *Config) raceK() int { return RaceK }
-
 // explorer runs sequences for one certification run.
 type explorer struct {
 	c   *Config
@@ -373,7 +371,8 @@ func genSequence(seed int64, index int) *exploreSequence {
 
 // Run runs the exploration of one certification run, named name among
 // the run's results, in dir: c.Sequences sequences from c.Seed,
-// c.Parallel at a time.
+// c.Parallel at a time; then, if none failed, the race phase
+// (gatherRaces), within c.RaceBudget.
 func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result, *Report) {
 	res := &suite.Result{Name: name}
 	rep := &Report{Seed: c.Seed, Sequences: c.Sequences, Outcomes: map[string]int{}}
@@ -405,7 +404,7 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		seqs, runs = append(seqs, more...), append(runs, moreRuns...)
 	}
 	rep.Races = tally.counts()
-	rep.RaceK, rep.RaceP, rep.RaceBudget = c.raceK(), RaceP, c.RaceBudget.String()
+	rep.RaceK, rep.RaceP, rep.RaceBudget = RaceK, RaceP, c.RaceBudget.String()
 	var log strings.Builder
 	seen := map[string]bool{}
 	failedSeqs := 0
@@ -472,7 +471,7 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		res.Status = suite.Pass
 	}
 	if budgetOut {
-		fmt.Fprintf(&log, "the race budget (%s) ran out with %d race classes short of %d overlapping groups\n", c.RaceBudget, len(tally.short(c.raceK())), c.raceK())
+		fmt.Fprintf(&log, "the race budget (%s) ran out with %d race classes short of %d overlapping groups\n", c.RaceBudget, len(tally.short(RaceK)), RaceK)
 	}
 	res.Log = log.String()
 	return res, rep
