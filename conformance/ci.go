@@ -213,6 +213,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "\nRerun a sequence: %s\n", cireport.Code(r.rerunFailure(x.Failures[0])))
 		}
 	}
+	if len(r.Races) > 0 {
+		fmt.Fprintf(&b, "\n### Race evidence\n\nConcurrent groups whose calls overlapped on the wire, per race class; a bug showing in %g of them is missed with at most the miss bound.\n\n", RaceP)
+		cireport.Table(&b, raceHeader, raceRows(r.Races))
+	}
 	if len(r.Missing) > 0 {
 		b.WriteString("\n### Missing for a certification\n\n")
 		for _, m := range r.Missing {
@@ -250,12 +254,17 @@ type badge struct {
 }
 
 // WriteBadge writes the run as a shields.io endpoint badge: the verdict
-// and the scripts passed of those run, labelled with the profile.
+// and the scripts passed of those run, and the race classes short of
+// evidence, labelled with the profile.
 func (r *Report) WriteBadge(w io.Writer) error {
 	color := map[Verdict]string{Certified: "brightgreen", Failed: "red", Incomplete: "yellow"}[r.Verdict]
 	total := r.Passed + r.Failed + r.Skipped + r.XFailed
+	msg := fmt.Sprintf("%s %d/%d", r.Verdict, r.Passed, total)
+	if short := shortClasses(r.Races); short != "" {
+		msg += ", races short: " + short
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(badge{SchemaVersion: 1, Label: "prickle conformance (" + string(r.Profile) + ")",
-		Message: fmt.Sprintf("%s %d/%d", r.Verdict, r.Passed, total), Color: color})
+		Message: msg, Color: color})
 }

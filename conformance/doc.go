@@ -42,8 +42,9 @@
 // Run judges a run: certified only when nothing failed and the coverage is
 // complete (every documented tool served and answering, every example
 // succeeding or explained in examples.md, every sentence tested or
-// explained, the whole suite run, exploration included); otherwise failed
-// or incomplete.
+// explained, the whole suite run, exploration included, and every race
+// class with its RaceK groups whose calls overlapped on the wire:
+// [RaceEvidence]); otherwise failed or incomplete.
 //
 // The engines live below the package, in internal/: wire (the MCP client
 // and the checks every answer gets), script (the commands below, and the

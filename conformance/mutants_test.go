@@ -1016,17 +1016,19 @@ func TestMutants(t *testing.T) {
 	}
 }
 
-// raceRuns is how many attempts a race mutant gets, each an exploration
-// from a seed of its own and a run of the sequence it saved, and how many
-// full runs it gets to be refused certification in: a race shows only
-// when calls overlap, which the machine's load can prevent for a whole
-// run. A sequential mutant gets one.
+// raceRuns is how many explorations a race mutant gets to be caught in,
+// each from a seed of its own, with a run of the sequence it saved: a
+// saved race that shrank to a few calls may need a quieter moment to show
+// again. A run that does not catch it must not certify it either: its
+// race evidence is short (the machine could not make its calls overlap),
+// and the test ends there, about the verdict, not about luck.
 const raceRuns = 3
 
 // exploreCatches checks that exploration alone, at the default budget,
 // catches mutant m in profile prof, and that the shrunk sequence, saved as
 // a script, fails against the mutant and passes against the reference
-// server.
+// server. A race mutant that exploration does not catch must leave the
+// run short of race evidence: never a pass by luck.
 func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m mutant, prof conformance.Profile) {
 	t.Helper()
 	runs := 1
@@ -1039,7 +1041,16 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 		save := t.TempDir()
 		rep := runMutant(t, sp, scripts, m, prof, "^explore$", conformance.DefaultExplore, save, seed)
 		if r := rep.Result(conformance.ExploreScript); r == nil || r.Status != conformance.Fail {
-			misses = append(misses, fmt.Sprintf("seed %d: exploration alone (%d sequences) does not catch it", seed, conformance.DefaultExplore))
+			if m.race {
+				if short := shortRaces(rep); short != "" {
+					t.Logf("%s profile: seed %d: not caught, and not certified: race evidence short (%s)", prof, seed, short)
+					return
+				}
+			}
+			misses = append(misses, fmt.Sprintf("seed %d: exploration alone (%d sequences) does not catch it; race evidence: %v", seed, conformance.DefaultExplore, rep.Races))
+			if m.race {
+				break // with its evidence complete, a miss is a miss
+			}
 			continue
 		}
 		f := rep.Explore.Failures[0]
@@ -1066,6 +1077,18 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 	t.Errorf("%s profile: mutant %q (%s) is not caught, in %d attempt(s):\n%s", prof, m.name, m.rule, runs, strings.Join(misses, "\n"))
 }
 
+// shortRaces names the race classes of rep short of evidence ("" if
+// none is).
+func shortRaces(rep *conformance.Report) string {
+	var out []string
+	for _, e := range rep.Races {
+		if e.Short() {
+			out = append(out, e.String())
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // runSaved runs the one script of saved and returns its result.
 func runSaved(t *testing.T, saved []*conformance.Script, o conformance.Options) *conformance.Result {
 	t.Helper()
@@ -1087,8 +1110,10 @@ func needMutants(t *testing.T) {
 }
 
 // TestMutantsFullRun: a full certification run (every script, exploration
-// at the default budget) never certifies a mutant, the stubs included (a
-// race mutant: one of raceRuns runs).
+// at the default budget) never certifies a mutant, the stubs included. A
+// race mutant gets one run, as a user's server would: FAILED or
+// INCOMPLETE (its race evidence short, on a loaded machine) are both
+// right, CERTIFIED never.
 func TestMutantsFullRun(t *testing.T) {
 	needMutants(t)
 	sp, scripts := loadSuite(t)
@@ -1098,21 +1123,12 @@ func TestMutantsFullRun(t *testing.T) {
 			if m.core || slices.Contains(m.explore, conformance.Core) || strings.HasPrefix(m.name, "stub-") {
 				profiles = append(profiles, conformance.Core)
 			}
-			runs := 1
-			if m.race {
-				runs = raceRuns
-			}
 			for _, prof := range profiles {
-				var rep *conformance.Report
-				for i := range runs {
-					if rep = runMutant(t, sp, scripts, m, prof, "", conformance.DefaultExplore, "", mutantSeed+int64(i)); rep.Verdict != conformance.Certified {
-						break
-					}
-				}
+				rep := runMutant(t, sp, scripts, m, prof, "", conformance.DefaultExplore, "", mutantSeed)
 				if rep.Verdict == conformance.Certified {
-					t.Errorf("%s profile: %d full run(s) certify mutant %q (%s)", prof, runs, m.name, m.rule)
+					t.Errorf("%s profile: a full run certifies mutant %q (%s); race evidence: %v", prof, m.name, m.rule, rep.Races)
 				}
-				t.Logf("%s profile: %s; failed: %s; missing: %d", prof, rep.Summary(), failedNames(rep), len(rep.Missing))
+				t.Logf("%s profile: %s; failed: %s; missing: %d; races short: %s", prof, rep.Summary(), failedNames(rep), len(rep.Missing), shortRaces(rep))
 			}
 		})
 	}

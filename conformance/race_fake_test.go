@@ -66,7 +66,9 @@ var checkThenInsert = mutant{
 
 // TestCheckThenInsertNotCertified: concurrent exploration catches a
 // check-then-insert race that every call made one at a time misses, in
-// both profiles, and the run does not certify the server.
+// both profiles, and the run does not certify the server; on a machine
+// too loaded for calls to overlap, the run's race evidence is short
+// instead (skipped: nothing to see of the race).
 func TestCheckThenInsertNotCertified(t *testing.T) {
 	sp, scripts := loadSuite(t)
 	for _, prof := range []conformance.Profile{conformance.Core, conformance.Reference} {
@@ -74,8 +76,13 @@ func TestCheckThenInsertNotCertified(t *testing.T) {
 			t.Parallel()
 			rep := runMutant(t, sp, scripts, checkThenInsert, prof, "^explore$", conformance.DefaultExplore, "", mutantSeed)
 			r := rep.Result(conformance.ExploreScript)
+			if r != nil && r.Status == conformance.Pass {
+				if short := shortRaces(rep); short != "" {
+					t.Skipf("%s profile: not caught, and not certified: race evidence short (%s)", prof, short)
+				}
+			}
 			if r == nil || r.Status != conformance.Fail || rep.Verdict == conformance.Certified {
-				t.Fatalf("%s profile: a check-then-insert claim_task is not caught: %v", prof, r)
+				t.Fatalf("%s profile: a check-then-insert claim_task is not caught, its race evidence complete: %v %v", prof, r, rep.Races)
 			}
 			f := rep.Explore.Failures[0]
 			if !strings.Contains(f.Message, "sent at once") {

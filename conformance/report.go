@@ -68,6 +68,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			{Name: "checks", Value: fmt.Sprint(r.Checks)},
 		},
 	}
+	for _, e := range r.Races {
+		s.Props = append(s.Props, junitProp{Name: "race_evidence." + e.Class, Value: e.String()})
+	}
 	for _, res := range r.Results {
 		c := junitCase{Name: res.Name, Classname: "conformance." + string(r.Profile), Time: fmt.Sprintf("%.3f", res.Duration.Seconds())}
 		switch res.Status {

@@ -106,6 +106,11 @@ type Options struct {
 	// pages (--server-cmd 'CMD', --pages DIR, ...): reports repeat them in
 	// the command that reruns a failure (Report.Rerun).
 	RerunArgs []string
+	// RaceBudget bounds the race phase of exploration: after its
+	// sequences, it races each class short of RaceK overlapping groups
+	// until it has them; a class still short leaves the run incomplete.
+	// Default DefaultRaceBudget.
+	RaceBudget time.Duration
 	// FreshStarts gives every script and every explored sequence a server
 	// of its own, instead of sharing servers where that is provably as if
 	// alone (share.go).
@@ -129,9 +134,12 @@ type Report struct {
 	Seed int64 `json:"seed"`
 	// Verdict is certified only when nothing failed and coverage is
 	// complete; Missing says what is missing.
-	Verdict  Verdict        `json:"verdict"`
-	Missing  []string       `json:"missing,omitempty"`
-	Explore  *ExploreReport `json:"explore,omitempty"`
+	Verdict Verdict        `json:"verdict"`
+	Missing []string       `json:"missing,omitempty"`
+	Explore *ExploreReport `json:"explore,omitempty"`
+	// Races is the race evidence per class (evidence.go); nil if no
+	// race was run.
+	Races    []RaceEvidence `json:"race_evidence"`
 	Started  time.Time      `json:"started"`
 	Duration time.Duration  `json:"-"`
 	Millis   int64          `json:"duration_ms"`
@@ -251,14 +259,17 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Missing = missing
+	if o.Explores() {
+		rep.Races = raceEvidence(rep.Explore)
+	}
+	rep.Missing = append(missing, raceMissing(rep.Races, o.RaceBudget.String())...)
 	if rep.Requirements, err = requirements(o.Spec, scripts, rep.Results, rep.Explore); err != nil {
 		return nil, err
 	}
 	switch {
 	case rep.Failed > 0:
 		rep.Verdict = Failed
-	case len(missing) > 0:
+	case len(rep.Missing) > 0:
 		rep.Verdict = Incomplete
 	default:
 		rep.Verdict = Certified
@@ -289,6 +300,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.ScriptTimeout <= 0 {
 		o.ScriptTimeout = 2 * time.Minute
+	}
+	if o.RaceBudget <= 0 {
+		o.RaceBudget = DefaultRaceBudget
 	}
 	if o.Seed == 0 {
 		o.Seed = 1 + rand.Int64N(1<<40) // positive, never 0
@@ -363,7 +377,7 @@ func runExploration(ctx context.Context, o *Options, share bool, ix *wire.Index,
 	} else {
 		res, rep.Explore = explore.Run(ctx, ExploreScript, explore.Config{Target: o.Target, Index: ix, Profile: o.Profile,
 			Sequences: o.Explore, Seed: o.Seed, Parallel: o.Parallel, Timeout: o.ScriptTimeout, FailFast: o.ExploreFailFast,
-			SaveDir: o.SaveDir, Alone: !share}, filepath.Join(root, ExploreScript))
+			SaveDir: o.SaveDir, Alone: !share, RaceBudget: o.RaceBudget}, filepath.Join(root, ExploreScript))
 		res.Calls = rep.Explore.Calls
 	}
 	res.Duration = time.Since(start)

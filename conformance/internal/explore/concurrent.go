@@ -53,9 +53,10 @@ const tryVar = "${TRY}"
 // raceID is the part of race r's ids and keys that names try t.
 func raceID(r, t int) string { return fmt.Sprintf("%s%d-%d-", racePrefix, r, t) }
 
-// addRaces appends one race to seq, Tries times: its world part and its
-// calls, drawn from a stream of their own.
-func addRaces(seed int64, seq *exploreSequence) {
+// addRaces appends one race to seq, tries times: its world part and its
+// calls, drawn from a stream of their own. The race is of class, or of a
+// class drawn if class is "".
+func addRaces(seed int64, seq *exploreSequence, class RaceClass, tries int) {
 	r := rand.New(rand.NewPCG(uint64(seed)^raceSalt, uint64(seq.index)))
 	w := seq.world
 	runnersOf := map[string][]string{}
@@ -78,12 +79,27 @@ func addRaces(seed int64, seq *exploreSequence) {
 	runners := runnersOf[agent]
 	const race = 1
 	group := 1 + slices.MaxFunc(append([]*command{{}}, seq.cmds...), func(a, b *command) int { return a.group - b.group }).group
-	kind := r.IntN(10)
+	drawn := RaceClasses[r.IntN(len(RaceClasses))]
+	if class == "" {
+		class = drawn
+	}
 	// Larger groups show a race more often: the larger of two draws.
 	n := 2 + max(r.IntN(maxGroup-1), r.IntN(maxGroup-1))
-	// keys: all one (same-key retries), all different, or most often a
-	// mix, which races both a key's replays and the other keys.
+	if measure.group > 0 {
+		n = measure.group
+	}
+	// keys: all one (same-key retries), all different, or a mix, which
+	// races both a key's replays and the other keys; a discussion's
+	// claims most often mix them.
 	keyMode := [5]int{0, 1, 2, 2, 2}[r.IntN(5)]
+	switch class {
+	case TaskSameKey:
+		keyMode = 0
+	case TaskDifferentKeys:
+		keyMode = 1
+	case TaskMixedKeys:
+		keyMode = 2
+	}
 	key := func(t, i int) string {
 		switch keyMode {
 		case 0:
@@ -103,30 +119,36 @@ func addRaces(seed int64, seq *exploreSequence) {
 	for i := range callers {
 		callers[i] = runnerFor(i)
 	}
-	for t := 1; t <= Tries; t++ {
+	add := func(c *command) {
+		if c.group != 0 {
+			c.class = class
+		}
+		seq.cmds = append(seq.cmds, c)
+	}
+	for t := 1; t <= tries; t++ {
 		id := raceID(race, t)
-		switch {
-		case kind < 4: // claims of one task
+		switch class {
+		case TaskSameKey, TaskDifferentKeys, TaskMixedKeys:
 			task := id + "task"
 			w.Tasks = append(w.Tasks, world.Task{ID: task, Project: project, Agent: agent})
 			for i := range n {
-				seq.cmds = append(seq.cmds, &command{p: callers[i], tool: "claim_task", group: group,
+				add(&command{p: callers[i], tool: "claim_task", group: group,
 					args: map[string]any{"task_id": task, "idempotency_key": key(t, i)}})
 			}
-		case kind < 7: // claims of one message's discussion
+		case Discussion:
 			room := privateRoom(w, owner, project)
 			msg := id + "message"
 			w.Messages = append(w.Messages, world.Message{ID: msg, Room: room, Kind: "room_message", Author: owner, Body: "race"})
 			w.Turns = append(w.Turns, world.Turn{Message: msg, Agents: []world.TurnAgent{{Agent: agent}}})
 			for i := range n {
-				seq.cmds = append(seq.cmds, &command{p: callers[i], tool: "claim_discussion", group: group,
+				add(&command{p: callers[i], tool: "claim_discussion", group: group,
 					args: map[string]any{"message_id": msg, "idempotency_key": key(t, i), "harness": 2}})
 			}
-		default: // a credential's use racing its replacement, and its use after
+		case CredentialReplay: // a credential's use racing its replacement, and its use after
 			task := id + "task"
 			w.Tasks = append(w.Tasks, world.Task{ID: task, Project: project, Agent: agent})
 			claim := &command{p: callers[0], tool: "claim_task", args: map[string]any{"task_id": task, "idempotency_key": id + "k"}}
-			seq.cmds = append(seq.cmds, claim)
+			add(claim)
 			cred := principal{kind: "cred", step: len(seq.cmds) - 1}
 			use := func() *command {
 				return &command{p: cred, tool: "discover_team_agents", args: map[string]any{"project": project}}
@@ -137,9 +159,9 @@ func addRaces(seed int64, seq *exploreSequence) {
 					c = &command{p: claim.p, tool: "claim_task", args: claim.args}
 				}
 				c.group = group
-				seq.cmds = append(seq.cmds, c)
+				add(c)
 			}
-			seq.cmds = append(seq.cmds, use())
+			add(use())
 		}
 		group++
 	}
@@ -327,11 +349,12 @@ func (e *explorer) runGroups(ctx context.Context, inst *suite.Instance, x *explo
 			i = j
 			continue
 		}
+		overlapped, err := e.send(ctx, inst, seq, &pool, ops, tokens)
 		if cmds[i].group != 0 {
 			x.groups++
 			x.groupCalls += len(ops)
+			x.races.add(cmds[i].class, 1, b2i(overlapped && err == nil))
 		}
-		err := e.send(ctx, inst, seq, &pool, ops, tokens)
 		x.calls += len(ops)
 		if err != nil {
 			x.failAt, x.fails = j-1, []failure{{src: srcWire, msg: err.Error()}}
@@ -344,6 +367,10 @@ func (e *explorer) runGroups(ctx context.Context, inst *suite.Instance, x *explo
 				return
 			}
 			o.judge = func(mm *model) []failure { return judgeIn(mm, o.st, x.steps) }
+		}
+		if measure.noCheck {
+			i = j
+			continue
 		}
 		res := h.check(ops, x.steps)
 		switch {
@@ -376,21 +403,30 @@ func groupFailure(ops []*op, res *searchResult) []failure {
 
 // send makes the calls of ops, one group: a lone call on the client seq;
 // two or more at once (wire.SendAtOnce), each from a session of its own
-// (the clients of pool).
-func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Client, pool *[]*wire.Client, ops []*op, tokens []string) error {
+// (the clients of pool). overlapped says whether the calls were all on
+// the wire at once (wire.Overlapped): a lone call never is.
+func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Client, pool *[]*wire.Client, ops []*op, tokens []string) (overlapped bool, err error) {
 	if len(ops) == 1 {
 		a, wf, err := e.callTool(ctx, seq, tokens[0], ops[0].st.cmd, ops[0].step)
 		ops[0].st.ans, ops[0].wire = a, wf
-		return err
+		return false, err
 	}
 	for len(*pool) < len(ops) {
-		*pool = append(*pool, wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{}, Timeout: e.c.Timeout}))
+		*pool = append(*pool, wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{DisableKeepAlives: measure.noKeepAlive}, Timeout: e.c.Timeout}))
 	}
 	calls := make([]*wire.AtOnce, len(ops))
 	for i, o := range ops {
 		calls[i] = &wire.AtOnce{Client: (*pool)[i], Token: tokens[i], Tool: o.st.cmd.tool, Args: o.st.cmd.argsJSON()}
+		if measure.cold {
+			calls[i].Client = wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{}, Timeout: e.c.Timeout})
+			defer calls[i].Client.Close()
+		}
 	}
-	wire.SendAtOnce(ctx, calls)
+	if measure.cold {
+		wire.SendCold(ctx, calls)
+	} else {
+		wire.SendAtOnce(ctx, calls)
+	}
 	var first error
 	for i, o := range ops {
 		a := &answer{step: o.step, start: calls[i].Start, end: calls[i].End}
@@ -400,7 +436,24 @@ func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Cli
 			first = fmt.Errorf("%s: %w", o.st.cmd.tool, err)
 		}
 	}
-	return first
+	return wire.Overlapped(calls), first
+}
+
+// measure varies how groups are sent, for the overlap measurements of
+// conformance/README.md (overlap_test.go); its zero value is exploration's
+// way.
+var measure struct {
+	group       int  // every group this size (0: drawn)
+	noKeepAlive bool // a connection of its own for every request
+	cold        bool // a client of its own per call, its session opened after the barrier
+	noCheck     bool // count overlap only, no linearizability check (groups past maxGroup)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func init() { script.Linearize = checkHistory }

@@ -32,12 +32,18 @@ type reference struct{}
 func (reference) Skip(*suite.Script) string { return "" }
 func (reference) String() string            { return "reference (in-process)" }
 
-func (reference) Start(ctx context.Context, _ *suite.Script, fixtureFile, _ string) (*suite.Instance, error) {
+// readWorld reads the world of a fixture file.
+func readWorld(fixtureFile string) (*world.World, []byte, error) {
 	fx, err := os.ReadFile(fixtureFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w, err := world.Decode(fx)
+	return w, fx, err
+}
+
+func (reference) Start(ctx context.Context, _ *suite.Script, fixtureFile, _ string) (*suite.Instance, error) {
+	w, fx, err := readWorld(fixtureFile)
 	if err != nil {
 		return nil, err
 	}
@@ -327,11 +333,7 @@ func worldNames(w *world.World) []string {
 type sharedOnlyBug struct{ reference }
 
 func (b sharedOnlyBug) Start(ctx context.Context, s *suite.Script, fixtureFile, dir string) (*suite.Instance, error) {
-	fx, err := os.ReadFile(fixtureFile)
-	if err != nil {
-		return nil, err
-	}
-	w, err := world.Decode(fx)
+	w, _, err := readWorld(fixtureFile)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance/internal/script"
@@ -64,6 +63,16 @@ type Report struct {
 	GroupCalls int        `json:"group_calls"`
 	Unknown    int        `json:"unknown"`
 	Failures   []*Failure `json:"failures,omitempty"`
+	// Races counts the concurrent groups per race class, and those whose
+	// calls overlapped on the wire; RaceK is the overlapping groups each
+	// class needs, RaceP the fraction of them a race bug is assumed to
+	// show in; RaceSequences the sequences of races alone the race phase
+	// added to reach RaceK, within RaceBudget.
+	Races         []RaceCount `json:"races"`
+	RaceK         int         `json:"race_k"`
+	RaceP         float64     `json:"race_p"`
+	RaceBudget    string      `json:"race_budget"`
+	RaceSequences int         `json:"race_sequences"`
 }
 
 // Failure is one shrunk failing sequence.
@@ -99,6 +108,8 @@ type command struct {
 	// group, if not 0, makes the command one of a concurrent group: the
 	// consecutive commands of one group are sent at once (concurrent.go).
 	group int
+	// class is the race class of a group's command.
+	class RaceClass
 }
 
 // stepRun is one step of a sequence as it ran.
@@ -123,6 +134,8 @@ type exploreRun struct {
 	// groups and groupCalls count the concurrent groups sent and their
 	// calls; unknown the groups whose check ran out of budget.
 	groups, groupCalls, unknown int
+	// races counts the groups by race class, and those that overlapped.
+	races raceTally
 	// shared names the batch whose server the sequence shared ("" for a
 	// server of its own).
 	shared string
@@ -187,6 +200,10 @@ type Config struct {
 	// Alone runs every sequence on a server of its own, instead of in
 	// batches sharing one (shared.go).
 	Alone bool
+	// RaceBudget bounds the race phase: after the sequences, the races of
+	// every class short of RaceK overlapping groups, until each has them
+	// (evidence.go). 0 runs none.
+	RaceBudget time.Duration
 }
 
 // explorer runs sequences for one certification run.
@@ -227,7 +244,7 @@ func (e *explorer) start(ctx context.Context, name string, w *world.World) (*sui
 // play runs cmds against inst, a server holding w (or a world w is a
 // disjoint part of) materialized at now, and judges every answer.
 func (e *explorer) play(ctx context.Context, inst *suite.Instance, now time.Time, w *world.World, cmds []*command) *exploreRun {
-	x := &exploreRun{failAt: -1}
+	x := &exploreRun{failAt: -1, races: raceTally{}}
 	cl := wire.NewClient(inst.Endpoint, nil)
 	defer cl.Close()
 	x.tokens = inst.Tokens
@@ -348,13 +365,14 @@ func genSequence(seed int64, index int) *exploreSequence {
 	r := rand.New(rand.NewPCG(uint64(seed), uint64(index)))
 	w := genWorld(r)
 	seq := &exploreSequence{index: index, world: w, cmds: genCommands(r, w, Calls)}
-	addRaces(seed, seq)
+	addRaces(seed, seq, "", Tries)
 	return seq
 }
 
 // Run runs the exploration of one certification run, named name among
 // the run's results, in dir: c.Sequences sequences from c.Seed,
-// c.Parallel at a time.
+// c.Parallel at a time; then, if none failed, the race phase
+// (gatherRaces), within c.RaceBudget.
 func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result, *Report) {
 	res := &suite.Result{Name: name}
 	rep := &Report{Seed: c.Seed, Sequences: c.Sequences, Outcomes: map[string]int{}}
@@ -367,42 +385,26 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		return res, rep
 	}
 	e := &explorer{c: &c, dir: dir}
-	runs := make([]*exploreRun, c.Sequences)
 	seqs := make([]*exploreSequence, c.Sequences)
-	var stop atomic.Bool
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	size := batchSize(c.Sequences, c.Parallel)
-	if c.Alone {
-		size = 1
+	for i := range seqs {
+		seqs[i] = genSequence(c.Seed, i)
 	}
-	for range c.Parallel {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for lo := range jobs {
-				if stop.Load() {
-					continue
-				}
-				batch := make([]*exploreSequence, 0, size)
-				for i := lo; i < min(lo+size, c.Sequences); i++ {
-					seqs[i] = genSequence(c.Seed, i)
-					batch = append(batch, seqs[i])
-				}
-				for k, x := range e.runBatch(ctx, name, batch, stop.Load) {
-					runs[lo+k] = x
-					if x != nil && x.failAt >= 0 && c.FailFast {
-						stop.Store(true)
-					}
-				}
-			}
-		}()
+	runs, failed := e.runAll(ctx, name, seqs, c.Parallel)
+	tally := raceTally{}
+	for _, x := range runs {
+		if x != nil {
+			tally.merge(x.races)
+		}
 	}
-	for lo := 0; lo < c.Sequences; lo += size {
-		jobs <- lo
+	var budgetOut bool
+	if !failed {
+		var more []*exploreSequence
+		var moreRuns []*exploreRun
+		more, moreRuns, budgetOut = e.gatherRaces(ctx, name, tally)
+		seqs, runs = append(seqs, more...), append(runs, moreRuns...)
 	}
-	close(jobs)
-	wg.Wait()
+	rep.Races = tally.counts()
+	rep.RaceK, rep.RaceP, rep.RaceBudget = RaceK, RaceP, c.RaceBudget.String()
 	var log strings.Builder
 	seen := map[string]bool{}
 	failedSeqs := 0
@@ -411,7 +413,11 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		if x == nil {
 			continue // not run: an earlier sequence failed (ExploreFailFast)
 		}
-		rep.Sequences++
+		if i < c.Sequences {
+			rep.Sequences++
+		} else {
+			rep.RaceSequences++
+		}
 		rep.Calls += x.calls
 		res.Checks += x.calls
 		rep.Groups += x.groups
@@ -463,6 +469,9 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 	}
 	if res.Status == "" {
 		res.Status = suite.Pass
+	}
+	if budgetOut {
+		fmt.Fprintf(&log, "the race budget (%s) ran out with %d race classes short of %d overlapping groups\n", c.RaceBudget, len(tally.short(RaceK)), RaceK)
 	}
 	res.Log = log.String()
 	return res, rep

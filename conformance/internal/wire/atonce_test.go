@@ -86,3 +86,61 @@ func TestSendAtOnce(t *testing.T) {
 		t.Errorf("the methods as they arrived: %q; want every session opened (initialize, notifications/initialized) before the first tools/call", methods)
 	}
 }
+
+// TestOverlapped: a group counts as overlapped from what was on the wire.
+// A server that answers one call at a time (a global lock) had every
+// request before it answered the first; calls the client queued behind
+// one connection (MaxConnsPerHost 1) were not all sent before an answer
+// began, although their goroutines all started at once.
+func TestOverlapped(t *testing.T) {
+	var lock sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg struct {
+			ID     int64 `json:"id"`
+			Method string
+		}
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &msg)
+		switch msg.Method {
+		case "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"result":{"protocolVersion":%q}}`, msg.ID, ProtocolVersion)
+		case "tools/call":
+			lock.Lock() // one call at a time
+			defer lock.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"result":{}}`, msg.ID)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer srv.Close()
+	group := func(hc func() *http.Client) []*AtOnce {
+		var calls []*AtOnce
+		for range 4 {
+			c := NewClient(srv.URL, hc())
+			t.Cleanup(c.Close)
+			calls = append(calls, &AtOnce{Client: c, Tool: "t", Args: json.RawMessage(`{}`)})
+		}
+		SendAtOnce(context.Background(), calls)
+		for i, a := range calls {
+			if a.Err != nil {
+				t.Fatalf("call %d: %v", i, a.Err)
+			}
+		}
+		return calls
+	}
+	own := func() *http.Client { return &http.Client{Transport: &http.Transport{}} }
+	if calls := group(own); !Overlapped(calls) {
+		t.Errorf("a group on connections of its own, against a global lock, is not counted overlapped: %+v", calls)
+	}
+	one := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	shared := func() *http.Client { return one }
+	if calls := group(shared); Overlapped(calls) {
+		t.Errorf("calls queued behind one connection are counted overlapped: %+v", calls)
+	}
+	if Overlapped(nil) || Overlapped([]*AtOnce{{Wrote: time.Now(), FirstByte: time.Now().Add(time.Second)}}) {
+		t.Error("fewer than two calls counted overlapped")
+	}
+}

@@ -115,6 +115,7 @@ func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	freshStarts := fs.Bool("fresh-starts", false, "start a server of its own for every script and sequence, none shared (slower)")
 	runRe := fs.String("run", "", "run only the scripts whose names match `REGEX` (exploration is the script \"explore\"); a partial run never certifies")
 	explore := fs.Int("explore", conformance.DefaultExplore, "stateful exploration: `N` random sequences of calls (0: none, and the run cannot certify)")
+	raceBudget := fs.Duration("race-budget", conformance.DefaultRaceBudget, "after exploration's sequences, race each race class short of evidence (its K groups whose calls overlapped on the wire) for at most `DURATION`; a class still short leaves the run incomplete")
 	seed := fs.Int64("seed", 0, "seed of exploration (`N`; 0: a random one, which the report names)")
 	save := fs.String("save", "", "write every shrunk failing exploration sequence as a script to `DIR`")
 	keep := fs.String("keep", "", "keep the materialized scripts, fixtures and server folders in `DIR`")
@@ -160,13 +161,16 @@ flags:
 	if *explore < 0 {
 		return usageErr(stderr, "--explore: %d is negative", *explore)
 	}
+	if *raceBudget <= 0 {
+		return usageErr(stderr, "--race-budget: %s is not positive", *raceBudget)
+	}
 	sp, source, scripts, ok := loadSpec(stderr, *pages, *scriptsDir)
 	if !ok {
 		return exitUsage
 	}
 	opts := conformance.Options{Profile: prof, Spec: sp, SpecSource: source, Parallel: *parallel, Run: filter,
 		Verbose: *verbose, Progress: stdout, Explore: *explore, Seed: *seed, SaveDir: *save, KeepDir: *keep,
-		RerunArgs: rerunArgs(fs), FreshStarts: *freshStarts}
+		RerunArgs: rerunArgs(fs), FreshStarts: *freshStarts, RaceBudget: *raceBudget}
 	if *list {
 		if err := writeList(stdout, opts.Select(scripts), opts.Explores()); err != nil {
 			return usageErr(stderr, "%v", err)

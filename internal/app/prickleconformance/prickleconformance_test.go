@@ -110,6 +110,11 @@ func TestServerCmd(t *testing.T) {
 					t.Errorf("no progress line for %s:\n%s", name, out)
 				}
 			}
+			for _, class := range []string{"task-same-key", "task-different-keys", "task-mixed-keys", "discussion", "credential-replay"} {
+				if !regexp.MustCompile(`(?m)^  ` + class + `: \d+ of \d+ groups overlapped \(66 needed\), miss bound `).MatchString(out) {
+					t.Errorf("no race evidence line for %s:\n%s", class, out)
+				}
+			}
 			var rep struct {
 				Suite, Profile, Verdict string
 				SpecHash                string `json:"spec_hash"`
@@ -320,6 +325,9 @@ func TestURLMode(t *testing.T) {
 	if !strings.Contains(out, "SKIP  explore: stateful exploration needs its own world") {
 		t.Errorf("exploration is not skipped with its reason:\n%s", out)
 	}
+	if !strings.Contains(out, "  - races were not checked: exploration did not race") {
+		t.Errorf("the run does not say races were not checked:\n%s", out)
+	}
 	for _, name := range []string{"claim_task_replay", "claim_discussion_roles", "discover_team_agents_empty_lists"} {
 		if !strings.Contains(out, "SKIP  "+name+": needs its own world") {
 			t.Errorf("%s is not skipped with its reason:\n%s", name, out)
@@ -347,6 +355,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"--url", "x", "--server-cmd", "y"}, "exclude each other"},
 		{[]string{"--profile", "strict", "--server-cmd", "y"}, `unknown profile "strict"`},
 		{[]string{"--run", "(", "--server-cmd", "y"}, "--run"},
+		{[]string{"--race-budget", "0s", "--server-cmd", "y"}, "--race-budget: 0s is not positive"},
 	} {
 		code, _, errOut := runCLI(t, c.args...)
 		if code != 2 || !strings.Contains(errOut, c.want) {

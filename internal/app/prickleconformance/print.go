@@ -50,6 +50,16 @@ func writeSummary(w io.Writer, rep *conformance.Report, selection string, total 
 			fmt.Fprintf(w, "  sequence %d: %s [%s] (%d calls, %s)\n", f.Sequence, oneLine(f.Message), f.Source, f.Calls, where)
 		}
 	}
+	if len(rep.Races) > 0 {
+		fmt.Fprintf(w, "race evidence (groups whose calls overlapped on the wire, of those run; %d sequences of races alone added):\n", rep.Explore.RaceSequences)
+		for _, e := range rep.Races {
+			mark := ""
+			if e.Short() {
+				mark = "  SHORT"
+			}
+			fmt.Fprintf(w, "  %s%s\n", e, mark)
+		}
+	}
 	switch {
 	case len(rep.Missing) > 0 && selection != "":
 		fmt.Fprintf(w, "not a certification: --run '%s' selected %d of the suite's %d scripts (exploration among them); only a whole run certifies\n",

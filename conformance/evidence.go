@@ -1,0 +1,113 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prickle-dev/prickle/conformance/internal/explore"
+)
+
+// Evidence: what a run must have gathered, beyond scripts that passed,
+// before it certifies. Races: a race shows only in concurrent calls the
+// server had all at once, so each race class needs RaceK groups whose
+// calls overlapped on the wire; a class short of them leaves the run
+// incomplete, never certified by luck.
+
+// RaceK is the overlapping groups each race class needs; RaceP the
+// fraction of them a race bug is assumed to show in (conformance/README.md,
+// "Race evidence").
+const (
+	RaceK = explore.RaceK
+	RaceP = explore.RaceP
+)
+
+// DefaultRaceBudget bounds the race phase: after the explored sequences,
+// the races of each class short of RaceK overlapping groups, until it has
+// them (see conformance/README.md for the measurements behind it).
+const DefaultRaceBudget = 60 * time.Second
+
+// RaceEvidence is what a run gathered of one race class: the concurrent
+// groups run, those whose calls overlapped on the wire, the K it needs,
+// and the probability that a bug showing in a fraction P of overlapping
+// groups showed in none of them, (1-P)^Overlapped.
+type RaceEvidence struct {
+	Class      string  `json:"class"`
+	Groups     int     `json:"groups"`
+	Overlapped int     `json:"overlapped"`
+	K          int     `json:"k"`
+	P          float64 `json:"p"`
+	MissBound  float64 `json:"miss_bound"`
+}
+
+// Short reports whether the class has fewer than K overlapping groups.
+func (e RaceEvidence) Short() bool { return e.Overlapped < e.K }
+
+// String is "CLASS: O of G groups overlapped (K needed), miss bound B".
+func (e RaceEvidence) String() string {
+	return fmt.Sprintf("%s: %d of %d groups overlapped (%d needed), miss bound %s", e.Class, e.Overlapped, e.Groups, e.K, missBound(e.MissBound))
+}
+
+// missBound formats a probability: "< 0.001" style, three significant
+// digits.
+func missBound(p float64) string { return fmt.Sprintf("%.3g", p) }
+
+// raceEvidence is the evidence exploration's report x holds, a class a
+// row; nil if exploration did not race (it did not run, or was skipped).
+func raceEvidence(x *ExploreReport) []RaceEvidence {
+	if x == nil || x.Races == nil {
+		return nil
+	}
+	out := make([]RaceEvidence, 0, len(x.Races))
+	for _, c := range x.Races {
+		out = append(out, RaceEvidence{Class: string(c.Class), Groups: c.Groups, Overlapped: c.Overlapped,
+			K: x.RaceK, P: x.RaceP, MissBound: explore.MissBound(x.RaceP, c.Overlapped)})
+	}
+	return out
+}
+
+// raceMissing is what the race evidence of a run lacks for a
+// certification: that races were not checked at all, or each class short
+// of K, with what to do.
+func raceMissing(ev []RaceEvidence, budget string) []string {
+	if ev == nil {
+		return []string{"races were not checked: exploration did not race (--explore 0, a --run selection without explore, or exploration skipped), so no concurrent call was sent"}
+	}
+	var out []string
+	for _, e := range ev {
+		if e.Short() {
+			out = append(out, fmt.Sprintf("race class %s is short of evidence: %d of %d concurrent groups overlapped on the wire, %d needed (a bug showing in %g of them is missed with probability up to %s); run on a quieter machine, give the race phase more time (--race-budget, %s this run), or try more or less --parallel",
+				e.Class, e.Overlapped, e.Groups, e.K, e.P, missBound(e.MissBound), budget))
+		}
+	}
+	return out
+}
+
+// shortClasses is "CLASS O/K, ..." of the classes short of K, for the
+// badge; "" if none is.
+func shortClasses(ev []RaceEvidence) string {
+	var s []string
+	for _, e := range ev {
+		if e.Short() {
+			s = append(s, fmt.Sprintf("%s %d/%d", e.Class, e.Overlapped, e.K))
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
+// raceRows are the race evidence as a table's rows: class, groups run,
+// groups overlapped, K, miss bound (and "short" where it is).
+func raceRows(ev []RaceEvidence) [][]string {
+	var rows [][]string
+	for _, e := range ev {
+		k := fmt.Sprint(e.K)
+		if e.Short() {
+			k += " (short)"
+		}
+		rows = append(rows, []string{e.Class, fmt.Sprint(e.Groups), fmt.Sprint(e.Overlapped), k, missBound(e.MissBound)})
+	}
+	return rows
+}
+
+// raceHeader heads raceRows.
+var raceHeader = []string{"Race class", "Groups run", "Overlapped", "K", "Miss bound"}
