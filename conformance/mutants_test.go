@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -182,6 +183,23 @@ func (w *scene) answerAsAgent(r *http.Request, params, res map[string]any, which
 	delete(res, "isError")
 	delete(res, "_meta")
 	setStructured(res, sc)
+}
+
+// privateRoomOwner is the owner of the private room message id is in,
+// "" for a message of a general room or none.
+func (w *scene) privateRoomOwner(id string) string {
+	fx, err := world.Decode(w.fixture)
+	if err != nil {
+		return ""
+	}
+	for _, m := range fx.Messages {
+		for _, r := range fx.Rooms {
+			if m.ID == id && r.ID == m.Room && r.Kind == "private" && r.Owner != nil {
+				return *r.Owner
+			}
+		}
+	}
+	return ""
 }
 
 // grantDiscussion is a claim_discussion answer the store never granted,
@@ -791,6 +809,33 @@ var mutants = []mutant{
 // replacement, a documented order or a pattern read by another engine
 // shows.
 var sequentialMutants = []mutant{
+	{
+		name:    "any-private-room",
+		rule:    "claim_discussion: only in your room (this server accepts a room wake in any owner's private room, refusing only general rooms)",
+		explore: []conformance.Profile{conformance.Core, conformance.Reference},
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
+			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+				out, err := inner.ClaimDiscussion(ctx, in)
+				owner := w.privateRoomOwner(in.MessageID)
+				ti := rt.TokenInfoFrom(ctx)
+				if !refusedWith(err, store.CodeNotYourRoom) || owner == "" || ti == nil {
+					return out, err
+				}
+				p, ok := ti.Extra["prickle.principal"].(*store.Principal)
+				if !ok {
+					return out, err
+				}
+				// The claim as the room's owner would make it: every other
+				// rule (not_woken, the turn, harness 2) still applies.
+				as := *p
+				as.Owner = owner
+				ti2 := *ti
+				ti2.Extra = maps.Clone(ti.Extra)
+				ti2.Extra["prickle.principal"] = &as
+				return inner.ClaimDiscussion(rt.WithTokenInfo(ctx, &ti2), in)
+			}}
+		}),
+	},
 	{
 		name:    "idempotency-key-per-runner",
 		rule:    "claim_task: a key replays the claim of its own task only (this server keys claims by runner and key, so a key reused on another task replays the first task's attempt)",
