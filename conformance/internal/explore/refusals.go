@@ -174,53 +174,47 @@ func (g *generator) probeGeneralRoom(key string) *command {
 	}), key)
 }
 
-// probeWokeNobody: a message in the runner's owner's private room that
-// woke no agent.
-func (g *generator) probeWokeNobody(key string) *command {
-	var xs [][2]string
+// messageRunners are (runner, message) pairs for which ok holds of the
+// message's room, its turn (nil if it woke no agent) and the runner.
+func (g *generator) messageRunners(ok func(room *world.Room, t *world.Turn, r world.Runner) bool) [][2]string {
+	var out [][2]string
 	for _, m := range g.w.Messages {
 		room := g.room(m.Room)
-		if room == nil || room.Owner == nil || slices.ContainsFunc(g.w.Turns, func(t world.Turn) bool { return t.Message == m.ID }) {
+		if room == nil {
 			continue
 		}
+		t := g.turn(m.ID)
 		for _, r := range g.w.Runners {
-			if ownedBy(room, ownerOf(r.Agent)) {
-				xs = append(xs, [2]string{r.ID, m.ID})
+			if ok(room, t, r) {
+				out = append(out, [2]string{r.ID, m.ID})
 			}
 		}
 	}
-	return g.pickPair(xs, key)
+	return out
+}
+
+// probeWokeNobody: a message in the runner's owner's private room that
+// woke no agent.
+func (g *generator) probeWokeNobody(key string) *command {
+	return g.pickPair(g.messageRunners(func(room *world.Room, t *world.Turn, r world.Runner) bool {
+		return t == nil && ownedBy(room, ownerOf(r.Agent))
+	}), key)
 }
 
 // probeWokeOthers: a message in the runner's owner's private room that
 // woke other agents.
 func (g *generator) probeWokeOthers(key string) *command {
-	var xs [][2]string
-	for _, t := range g.w.Turns {
-		msg := g.message(t.Message)
-		room := g.room(msg.Room)
-		for _, r := range g.w.Runners {
-			if ownedBy(room, ownerOf(r.Agent)) && !slices.ContainsFunc(t.Agents, func(a world.TurnAgent) bool { return a.Agent == r.Agent }) {
-				xs = append(xs, [2]string{r.ID, t.Message})
-			}
-		}
-	}
-	return g.pickPair(xs, key)
+	return g.pickPair(g.messageRunners(func(room *world.Room, t *world.Turn, r world.Runner) bool {
+		return t != nil && ownedBy(room, ownerOf(r.Agent)) && !slices.ContainsFunc(t.Agents, func(a world.TurnAgent) bool { return a.Agent == r.Agent })
+	}), key)
 }
 
 // probeMessageElsewhere: a message of a project the runner's owner is not
 // in.
 func (g *generator) probeMessageElsewhere(key string) *command {
-	var xs [][2]string
-	for _, m := range g.w.Messages {
-		room := g.room(m.Room)
-		for _, r := range g.w.Runners {
-			if room != nil && !g.member(ownerOf(r.Agent), room.Project) {
-				xs = append(xs, [2]string{r.ID, m.ID})
-			}
-		}
-	}
-	return g.pickPair(xs, key)
+	return g.pickPair(g.messageRunners(func(room *world.Room, _ *world.Turn, r world.Runner) bool {
+		return !g.member(ownerOf(r.Agent), room.Project)
+	}), key)
 }
 
 // probeTurnOver: a lone agent's fresh turn in its owner's room that no
