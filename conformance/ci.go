@@ -213,6 +213,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "\nRerun a sequence: %s\n", cireport.Code(r.rerunFailure(x.Failures[0])))
 		}
 	}
+	r.writeRefusalsMarkdown(&b)
 	if len(r.Missing) > 0 {
 		b.WriteString("\n### Missing for a certification\n\n")
 		for _, m := range r.Missing {

@@ -129,18 +129,21 @@ type Report struct {
 	Seed int64 `json:"seed"`
 	// Verdict is certified only when nothing failed and coverage is
 	// complete; Missing says what is missing.
-	Verdict  Verdict        `json:"verdict"`
-	Missing  []string       `json:"missing,omitempty"`
-	Explore  *ExploreReport `json:"explore,omitempty"`
-	Started  time.Time      `json:"started"`
-	Duration time.Duration  `json:"-"`
-	Millis   int64          `json:"duration_ms"`
-	Passed   int            `json:"passed"`
-	Failed   int            `json:"failed"`
-	Skipped  int            `json:"skipped"`
-	XFailed  int            `json:"expected_failures"`
-	Checks   int            `json:"checks"`
-	Results  []*Result      `json:"scripts"`
+	Verdict Verdict        `json:"verdict"`
+	Missing []string       `json:"missing,omitempty"`
+	Explore *ExploreReport `json:"explore,omitempty"`
+	// Refusals are the refusals the pages state, each with how often
+	// exploration provoked it alone (refusals.go).
+	Refusals []RefusalEvidence `json:"refusals,omitempty"`
+	Started  time.Time         `json:"started"`
+	Duration time.Duration     `json:"-"`
+	Millis   int64             `json:"duration_ms"`
+	Passed   int               `json:"passed"`
+	Failed   int               `json:"failed"`
+	Skipped  int               `json:"skipped"`
+	XFailed  int               `json:"expected_failures"`
+	Checks   int               `json:"checks"`
+	Results  []*Result         `json:"scripts"`
 	// Requirements are the pages' normative sentences, each with what the
 	// run found of it.
 	Requirements []Requirement `json:"requirements"`
@@ -247,7 +250,12 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	rep.Duration = time.Since(rep.Started)
 	rep.Millis = rep.Duration.Milliseconds()
 	rep.tally()
-	missing, err := coverage(o.Spec, scripts, rep.Results)
+	if r := rep.Result(ExploreScript); rep.Explore != nil && r != nil && r.Status != Skip {
+		if rep.Refusals, err = refusalEvidence(o.Profile, rep.Explore); err != nil {
+			return nil, err
+		}
+	}
+	missing, err := coverage(o.Spec, scripts, rep.Results, rep.Refusals)
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,9 @@ func writeSummary(w io.Writer, rep *conformance.Report, selection string, total 
 			fmt.Fprintf(w, "  sequence %d: %s [%s] (%d calls, %s)\n", f.Sequence, oneLine(f.Message), f.Source, f.Calls, where)
 		}
 	}
+	if line := rep.RefusalSummary(); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	switch {
 	case len(rep.Missing) > 0 && selection != "":
 		fmt.Fprintf(w, "not a certification: --run '%s' selected %d of the suite's %d scripts (exploration among them); only a whole run certifies\n",
