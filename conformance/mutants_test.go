@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -530,6 +529,34 @@ var mutants = []mutant{
 		}),
 	},
 	{
+		name:     "any-private-room",
+		rule:     "claim_discussion: only in your room (this server accepts a room wake in any owner's private room, refusing only general rooms)",
+		caughtBy: []string{"claim_discussion_room_wake"},
+		core:     true,
+		explore:  []conformance.Profile{conformance.Core, conformance.Reference},
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
+			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+				out, err := inner.ClaimDiscussion(ctx, in)
+				owner := w.privateRoomOwner(in.MessageID)
+				ti := rt.TokenInfoFrom(ctx)
+				if !refusedWith(err, store.CodeNotYourRoom) || owner == "" || ti == nil {
+					return out, err
+				}
+				p, ok := ti.Extra["prickle.principal"].(*store.Principal)
+				if !ok {
+					return out, err
+				}
+				// The claim as if the runner's owner owned the room: every
+				// other rule (not_woken, the turn, harness 2) still
+				// applies. The principal is this request's own copy.
+				own := p.Owner
+				p.Owner = owner
+				defer func() { p.Owner = own }()
+				return inner.ClaimDiscussion(ctx, in)
+			}}
+		}),
+	},
+	{
 		name:     "routing-ignored",
 		rule:     "claim_task: only a task routed to the runner's agent",
 		caughtBy: []string{"claim_task_routing"},
@@ -809,33 +836,6 @@ var mutants = []mutant{
 // replacement, a documented order or a pattern read by another engine
 // shows.
 var sequentialMutants = []mutant{
-	{
-		name:    "any-private-room",
-		rule:    "claim_discussion: only in your room (this server accepts a room wake in any owner's private room, refusing only general rooms)",
-		explore: []conformance.Profile{conformance.Core, conformance.Reference},
-		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
-			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
-				out, err := inner.ClaimDiscussion(ctx, in)
-				owner := w.privateRoomOwner(in.MessageID)
-				ti := rt.TokenInfoFrom(ctx)
-				if !refusedWith(err, store.CodeNotYourRoom) || owner == "" || ti == nil {
-					return out, err
-				}
-				p, ok := ti.Extra["prickle.principal"].(*store.Principal)
-				if !ok {
-					return out, err
-				}
-				// The claim as the room's owner would make it: every other
-				// rule (not_woken, the turn, harness 2) still applies.
-				as := *p
-				as.Owner = owner
-				ti2 := *ti
-				ti2.Extra = maps.Clone(ti.Extra)
-				ti2.Extra["prickle.principal"] = &as
-				return inner.ClaimDiscussion(rt.WithTokenInfo(ctx, &ti2), in)
-			}}
-		}),
-	},
 	{
 		name:    "idempotency-key-per-runner",
 		rule:    "claim_task: a key replays the claim of its own task only (this server keys claims by runner and key, so a key reused on another task replays the first task's attempt)",
