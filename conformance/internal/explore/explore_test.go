@@ -366,28 +366,3 @@ func TestFailureOnlyWhenShared(t *testing.T) {
 		t.Errorf("the failure does not say it shows only when shared: %+v\n%s", f, r.Log)
 	}
 }
-
-// TestExplorationProvokesEveryPageRefusal: at the default budget, in both
-// profiles, exploration of the reference server provokes every refusal a
-// page states alone (no other reason for the refusal applies): a
-// generator that never draws a situation in which only that rule refuses
-// would let a server that ignores the rule pass.
-func TestExplorationProvokesEveryPageRefusal(t *testing.T) {
-	sp, err := spec.LoadBundled()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, prof := range []suite.Profile{suite.Core, suite.Reference} {
-		r, rep := Run(context.Background(), "explore", Config{Target: reference{}, Index: wire.NewIndex(sp), Profile: prof,
-			Sequences: 100, Seed: 1, Parallel: runtime.GOMAXPROCS(0), Timeout: 2 * time.Minute}, t.TempDir())
-		if r.Status != suite.Pass {
-			t.Fatalf("%s: exploration of the reference server: %s\n%s", prof, r.Status, r.Log)
-		}
-		for _, pr := range PageRefusals() {
-			if rep.Provoked[pr.Key()] == 0 {
-				t.Errorf("%s: exploration never provoked %s alone (%s)", prof, pr.Key(), pr.What)
-			}
-		}
-		t.Logf("%s: provoked alone: %v", prof, rep.Provoked)
-	}
-}
