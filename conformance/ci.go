@@ -217,6 +217,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "\n### Race evidence\n\nConcurrent groups whose calls overlapped on the wire, per race class; a bug showing in %g of them is missed with at most the miss bound.\n\n", RaceP)
 		cireport.Table(&b, raceHeader, raceRows(r.Races))
 	}
+	r.writeRefusalsMarkdown(&b)
 	if len(r.Missing) > 0 {
 		b.WriteString("\n### Missing for a certification\n\n")
 		for _, m := range r.Missing {

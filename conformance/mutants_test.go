@@ -184,6 +184,23 @@ func (w *scene) answerAsAgent(r *http.Request, params, res map[string]any, which
 	setStructured(res, sc)
 }
 
+// privateRoomOwner is the owner of the private room message id is in,
+// "" for a message of a general room or none.
+func (w *scene) privateRoomOwner(id string) string {
+	fx, err := world.Decode(w.fixture)
+	if err != nil {
+		return ""
+	}
+	for _, m := range fx.Messages {
+		for _, r := range fx.Rooms {
+			if m.ID == id && r.ID == m.Room && r.Kind == "private" && r.Owner != nil {
+				return *r.Owner
+			}
+		}
+	}
+	return ""
+}
+
 // grantDiscussion is a claim_discussion answer the store never granted,
 // for message id (its project from the fixture), with a fresh token.
 func (w *scene) grantDiscussion(id, role string) *api.ClaimDiscussionOutput {
@@ -508,6 +525,34 @@ var mutants = []mutant{
 					return fakeDiscussionClaim(), nil
 				}
 				return out, err
+			}}
+		}),
+	},
+	{
+		name:     "any-private-room",
+		rule:     "claim_discussion: only in your room (this server accepts a room wake in any owner's private room, refusing only general rooms)",
+		caughtBy: []string{"claim_discussion_room_wake"},
+		core:     true,
+		explore:  []conformance.Profile{conformance.Core, conformance.Reference},
+		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
+			return &wrapped{claimDiscussion: func(ctx context.Context, in *api.ClaimDiscussionInput) (*api.ClaimDiscussionOutput, error) {
+				out, err := inner.ClaimDiscussion(ctx, in)
+				owner := w.privateRoomOwner(in.MessageID)
+				ti := rt.TokenInfoFrom(ctx)
+				if !refusedWith(err, store.CodeNotYourRoom) || owner == "" || ti == nil {
+					return out, err
+				}
+				p, ok := ti.Extra["prickle.principal"].(*store.Principal)
+				if !ok {
+					return out, err
+				}
+				// The claim as if the runner's owner owned the room: every
+				// other rule (not_woken, the turn, harness 2) still
+				// applies. The principal is this request's own copy.
+				own := p.Owner
+				p.Owner = owner
+				defer func() { p.Owner = own }()
+				return inner.ClaimDiscussion(ctx, in)
 			}}
 		}),
 	},

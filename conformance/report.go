@@ -66,6 +66,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			{Name: "verdict", Value: string(r.Verdict)},
 			{Name: "missing", Value: strings.Join(r.Missing, "; ")},
 			{Name: "checks", Value: fmt.Sprint(r.Checks)},
+			{Name: "refusals", Value: r.RefusalSummary()},
 		},
 	}
 	for _, e := range r.Races {

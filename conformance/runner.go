@@ -139,16 +139,19 @@ type Report struct {
 	Explore *ExploreReport `json:"explore,omitempty"`
 	// Races is the race evidence per class (evidence.go); nil if no
 	// race was run.
-	Races    []RaceEvidence `json:"race_evidence"`
-	Started  time.Time      `json:"started"`
-	Duration time.Duration  `json:"-"`
-	Millis   int64          `json:"duration_ms"`
-	Passed   int            `json:"passed"`
-	Failed   int            `json:"failed"`
-	Skipped  int            `json:"skipped"`
-	XFailed  int            `json:"expected_failures"`
-	Checks   int            `json:"checks"`
-	Results  []*Result      `json:"scripts"`
+	Races []RaceEvidence `json:"race_evidence"`
+	// Refusals are the refusals the pages state, each with how often
+	// exploration provoked it alone (refusals.go).
+	Refusals []RefusalEvidence `json:"refusals,omitempty"`
+	Started  time.Time         `json:"started"`
+	Duration time.Duration     `json:"-"`
+	Millis   int64             `json:"duration_ms"`
+	Passed   int               `json:"passed"`
+	Failed   int               `json:"failed"`
+	Skipped  int               `json:"skipped"`
+	XFailed  int               `json:"expected_failures"`
+	Checks   int               `json:"checks"`
+	Results  []*Result         `json:"scripts"`
 	// Requirements are the pages' normative sentences, each with what the
 	// run found of it.
 	Requirements []Requirement `json:"requirements"`
@@ -255,7 +258,12 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	rep.Duration = time.Since(rep.Started)
 	rep.Millis = rep.Duration.Milliseconds()
 	rep.tally()
-	missing, err := coverage(o.Spec, scripts, rep.Results)
+	if r := rep.Result(ExploreScript); rep.Explore != nil && r != nil && r.Status != Skip {
+		if rep.Refusals, err = refusalEvidence(o.Profile, rep.Explore); err != nil {
+			return nil, err
+		}
+	}
+	missing, err := coverage(o.Spec, scripts, rep.Results, rep.Refusals)
 	if err != nil {
 		return nil, err
 	}

@@ -132,6 +132,9 @@ func readReasons(file string, src []byte) ([]untestable, error) {
 	for sc.Scan() {
 		n++
 		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "## ") {
+			break // the sections after the sentences (refusals.go)
+		}
 		if !strings.HasPrefix(line, "- ") {
 			continue
 		}

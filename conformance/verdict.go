@@ -31,8 +31,9 @@ const (
 //   - every tool's example input succeeded against the seed world, unless
 //     examples.md names the sentence by which it cannot;
 //   - every normative sentence is tested by a script that passed, or
-//     explained in untestable.md, and no ID is stale.
-func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error) {
+//     explained in untestable.md, and no ID is stale;
+//   - every refusal a page states was provoked alone (refusals.go).
+func coverage(sp *spec.Spec, all []*Script, results []*Result, refusals []RefusalEvidence) ([]string, error) {
 	var missing []string
 	ran := map[string]*Result{}
 	for _, r := range results {
@@ -126,6 +127,7 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 		missing = append(missing, fmt.Sprintf("%d sentences have no passing script and no reason in untestable.md: %s", len(untested), list(untested, 8)))
 	}
 	missing = append(missing, problems...)
+	missing = append(missing, refusalGaps(refusals)...)
 	return missing, nil
 }
 

@@ -30,17 +30,17 @@ var (
 
 // The reasons to refuse a claim_discussion call.
 var (
-	ruleNotRunnerDisc   = newRule("claim_discussion", "only a paired runner can claim a discussion", "not_runner", sCDPaired, dWhoMayCall)
-	ruleHarnessOutdated = newRule("claim_discussion", "a claim without harness 2 is refused", "harness_outdated", sCDHarness, dClaimDisc)
+	ruleNotRunnerDisc   = newRule("claim_discussion", "only a paired runner can claim a discussion", "not_runner", sCDPaired, dWhoMayCall).in(sitAgent, sitCredential)
+	ruleHarnessOutdated = newRule("claim_discussion", "a claim without harness 2 is refused", "harness_outdated", sCDHarness, dClaimDisc).in(sitNoHarness, sitHarnessOne)
 	ruleHarnessNewer    = newRule("claim_discussion", "a harness above 2 is unsupported", "harness_unsupported", "", dClaimDisc)
-	ruleMessageNotFound = newRule("claim_discussion", "no such message in a project the owner belongs to", "message_not_found", sCDRoomWake, dClaimDisc)
-	ruleNotYourRoom     = newRule("claim_discussion", "the message is not in one of the owner's private rooms", "not_your_room", sCDRoomWake, dClaimDisc)
-	ruleNotWoken        = newRule("claim_discussion", "the message did not wake the runner's agent", "not_woken", sCDRoomWake, dClaimDisc)
+	ruleMessageNotFound = newRule("claim_discussion", "no such message in a project the owner belongs to", "message_not_found", sCDRoomWake, dClaimDisc).in(sitNoSuchMessage, sitMessageElsewhere)
+	ruleNotYourRoom     = newRule("claim_discussion", "the message is not in one of the owner's private rooms", "not_your_room", sCDRoomWake, dClaimDisc).in(sitGeneralRoom, sitOthersRoom)
+	ruleNotWoken        = newRule("claim_discussion", "the message did not wake the runner's agent", "not_woken", sCDRoomWake, dClaimDisc).in(sitWokeNobody, sitWokeOthers)
 	ruleReplyPosted     = newRule("claim_discussion", "the claim's reply is posted", "reply_posted", sCDReplay, dClaimDisc)
 	ruleAgentDone       = newRule("claim_discussion", "the turn no longer waits on the agent: its last reply is posted", "reply_posted", sCDTurnOver, dClaimDisc)
 	ruleTurnEnded       = newRule("claim_discussion", "the turn has ended", "turn_ended", sCDTurnOver, dClaimDisc)
 	ruleTurnStopped     = newRule("claim_discussion", "the turn was stopped", "turn_stopped", sCDTurnOver, dClaimDisc)
-	ruleTurnTimedOut    = newRule("claim_discussion", "the turn is out of time", "turn_timed_out", sCDTurnOver, dClaimDisc)
+	ruleTurnTimedOut    = newRule("claim_discussion", "the turn is out of time", "turn_timed_out", sCDTurnOver, dClaimDisc).in(sitTimedOut, sitPastDeadline)
 	ruleTurnReplaced    = newRule("claim_discussion", "the turn was replaced by the owner's next message", "turn_replaced", sCDTurnOver, dClaimDisc)
 	ruleClaimSuperseded = newRule("claim_discussion", "the key's discussion claim was superseded", "claim_superseded", "", dClaimDisc)
 	ruleDraftPending    = newRule("claim_discussion", "a reviewer claims before the lead's draft is posted", "draft_pending", "", dClaimDisc)
@@ -48,6 +48,22 @@ var (
 	ruleNoRepliesLeft   = newRule("claim_discussion", "the turn allows no more replies", "no_replies_left", "", dClaimDisc)
 	ruleDiscussionLive  = newRule("claim_discussion", "the agent has a live claim in the turn under another key", "discussion_in_progress", "", dClaimDisc)
 	ruleLoneAgentDone   = newRule("claim_discussion", "a lone agent only drafts", "reply_posted", "", dClaimDisc)
+)
+
+// The situations in which a page's refusal of claim_discussion applies:
+// which harness, where the message is, whom it woke, how the turn ran out
+// of time.
+const (
+	sitNoHarness        = "no harness"
+	sitHarnessOne       = "harness 1"
+	sitNoSuchMessage    = "no such message"
+	sitMessageElsewhere = "a message of a project the owner is not in"
+	sitGeneralRoom      = "a general room"
+	sitOthersRoom       = "another owner's private room"
+	sitWokeNobody       = "a message that woke no agent"
+	sitWokeOthers       = "a message that woke other agents"
+	sitTimedOut         = "a turn timed out"
+	sitPastDeadline     = "a waiting turn past its deadline"
 )
 
 func init() {
@@ -112,62 +128,69 @@ func (m *model) repliesLeft(t *world.Turn) int {
 	return min(max(limit-m.repliesPosted(t), 0), 8)
 }
 
-// turnOver is the rule that refuses a claim in a turn that no longer
-// waits, nil while it waits.
-func (m *model) turnOver(t *world.Turn) *rule {
-	state := t.State
-	if state == "" {
-		state = "waiting"
-	}
-	if state == "waiting" && t.ExpiresAt != "" && !mustTime(t.ExpiresAt, m.now).After(time.Now().Add(liveMargin)) {
-		state = "timed_out"
-	}
-	switch state {
+// turnOver adds to e the rule that refuses a claim in a turn that no
+// longer waits, if there is one.
+func (m *model) turnOver(e *expectation, t *world.Turn) {
+	switch t.State {
 	case "ended":
-		return ruleTurnEnded
+		e.add(m, ruleTurnEnded)
 	case "stopped":
-		return ruleTurnStopped
+		e.add(m, ruleTurnStopped)
 	case "timed_out":
-		return ruleTurnTimedOut
+		e.addIn(m, ruleTurnTimedOut, sitTimedOut)
 	case "replaced":
-		return ruleTurnReplaced
+		e.add(m, ruleTurnReplaced)
+	default:
+		if t.ExpiresAt != "" && !mustTime(t.ExpiresAt, m.now).After(time.Now().Add(liveMargin)) {
+			e.addIn(m, ruleTurnTimedOut, sitPastDeadline)
+		}
 	}
-	return nil
 }
 
 func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 	msgID, _ := argString(cmd.args, "message_id")
 	key, _ := argString(cmd.args, "idempotency_key")
 	if c.kind != "runner" {
-		e.add(m, ruleNotRunnerDisc)
+		e.addIn(m, ruleNotRunnerDisc, callerSituation(c))
 		return
 	}
-	if h, ok := cmd.args["harness"]; !ok || toInt(h) < 2 {
-		e.add(m, ruleHarnessOutdated)
+	if h, ok := cmd.args["harness"]; !ok {
+		e.addIn(m, ruleHarnessOutdated, sitNoHarness)
+	} else if toInt(h) < 2 {
+		e.addIn(m, ruleHarnessOutdated, sitHarnessOne)
 	} else if toInt(h) > 2 {
 		e.add(m, ruleHarnessNewer)
 	}
 	msg := m.msgs[msgID]
-	if msg == nil || !m.visible(c.owner, m.rooms[msg.Room].Project) {
-		e.add(m, ruleMessageNotFound)
+	switch {
+	case msg == nil:
+		e.addIn(m, ruleMessageNotFound, sitNoSuchMessage)
+		return
+	case !m.visible(c.owner, m.rooms[msg.Room].Project):
+		e.addIn(m, ruleMessageNotFound, sitMessageElsewhere)
 		return
 	}
 	room := m.rooms[msg.Room]
-	if room.Kind != "private" || room.Owner == nil || *room.Owner != c.owner {
-		e.add(m, ruleNotYourRoom)
+	switch {
+	case room.Kind != "private" || room.Owner == nil:
+		e.addIn(m, ruleNotYourRoom, sitGeneralRoom)
+	case *room.Owner != c.owner:
+		e.addIn(m, ruleNotYourRoom, sitOthersRoom)
 	}
 	t := m.turns[msgID]
 	idx := -1
 	if t != nil {
 		idx = slices.IndexFunc(t.Agents, func(a world.TurnAgent) bool { return a.Agent == c.agent })
 	}
-	if idx < 0 {
-		e.add(m, ruleNotWoken)
+	switch {
+	case t == nil:
+		e.addIn(m, ruleNotWoken, sitWokeNobody)
+	case idx < 0:
+		e.addIn(m, ruleNotWoken, sitWokeOthers)
 	}
 	if len(e.must) > 0 || idx < 0 {
 		return
 	}
-	over := m.turnOver(t)
 	var cl *mClaim
 	for _, x := range m.claims {
 		if x.runner == c.runner && x.message == msgID && x.key == key {
@@ -179,9 +202,7 @@ func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 		if cl.replied {
 			e.add(m, ruleReplyPosted)
 		}
-		if over != nil {
-			e.add(m, over)
-		}
+		m.turnOver(e, t)
 		if isTrue(t.Agents[idx].ReplyPosted) {
 			e.add(m, ruleAgentDone)
 		}
@@ -201,9 +222,7 @@ func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 	if isTrue(t.Agents[idx].ReplyPosted) {
 		e.add(m, ruleAgentDone)
 	}
-	if over != nil {
-		e.add(m, over)
-	}
+	m.turnOver(e, t)
 	// Harness 2's schedule (reference): the lead drafts; reviewers review
 	// the posted draft; the lead then revises (one reviewer) or combines.
 	lead := idx == 0

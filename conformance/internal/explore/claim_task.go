@@ -23,15 +23,34 @@ var (
 
 // The reasons to refuse a claim_task call.
 var (
-	ruleNotRunnerTask     = newRule("claim_task", "only a paired runner can claim a task", "not_runner", sCTPaired, dWhoMayCall)
-	ruleTaskNotFound      = newRule("claim_task", "no such task in a project the runner's owner belongs to", "task_not_found", sCTRunnerOnly, dClaimTask)
-	ruleNotRouted         = newRule("claim_task", "the task is routed to another agent", "not_routed", sCTRunnerOnly, dClaimTask)
+	ruleNotRunnerTask     = newRule("claim_task", "only a paired runner can claim a task", "not_runner", sCTPaired, dWhoMayCall).in(sitAgent, sitCredential)
+	ruleTaskNotFound      = newRule("claim_task", "no such task in a project the runner's owner belongs to", "task_not_found", sCTRunnerOnly, dClaimTask).in(sitNoSuchTask, sitTaskElsewhere)
+	ruleNotRouted         = newRule("claim_task", "the task is routed to another agent", "not_routed", sCTRunnerOnly, dClaimTask).in(sitOwnAgentsTask, sitOtherOwnersTask)
 	ruleMention           = newRule("claim_task", "a mention is never a run's cause", "mention_not_cause", sCTMention, dClaimTask)
 	ruleCauseMismatch     = newRule("claim_task", "wake.message_id may only repeat the task's own request", "cause_mismatch", sCTCause, dClaimTask)
 	ruleCauseNoRequest    = newRule("claim_task", "a task without a Task request takes no wake", "cause_mismatch", "", dClaimTask)
 	ruleAttemptLive       = newRule("claim_task", "another attempt on the task is live", "attempt_in_progress", "", dClaimTask)
 	ruleAttemptSuperseded = newRule("claim_task", "the key's attempt was superseded", "attempt_superseded", "", dClaimTask)
 )
+
+// The situations in which a page's refusal of claim_task applies: who
+// calls, and whose task it is.
+const (
+	sitAgent           = "an agent"
+	sitCredential      = "a credential"
+	sitNoSuchTask      = "no such task"
+	sitTaskElsewhere   = "a task of a project the owner is not in"
+	sitOwnAgentsTask   = "a task of another agent of the same owner"
+	sitOtherOwnersTask = "a task of another owner's agent"
+)
+
+// callerSituation is the situation of a call by c, who is no runner.
+func callerSituation(c caller) string {
+	if c.cred != nil {
+		return sitCredential
+	}
+	return sitAgent
+}
 
 func init() {
 	order([]*rule{ruleNotRunnerTask}, []*rule{ruleTaskNotFound}, []*rule{ruleNotRouted},
@@ -53,16 +72,21 @@ func (m *model) expectClaimTask(e *expectation, cmd *command, c caller) {
 	taskID, _ := argString(cmd.args, "task_id")
 	key, _ := argString(cmd.args, "idempotency_key")
 	if c.kind != "runner" {
-		e.add(m, ruleNotRunnerTask)
+		e.addIn(m, ruleNotRunnerTask, callerSituation(c))
 		return
 	}
 	t := m.tasks[taskID]
 	switch {
-	case t == nil || !m.visible(c.owner, t.Project):
-		e.add(m, ruleTaskNotFound)
+	case t == nil:
+		e.addIn(m, ruleTaskNotFound, sitNoSuchTask)
 		return
+	case !m.visible(c.owner, t.Project):
+		e.addIn(m, ruleTaskNotFound, sitTaskElsewhere)
+		return
+	case ownerOf(t.Agent) == c.owner && t.Agent != c.agent:
+		e.addIn(m, ruleNotRouted, sitOwnAgentsTask)
 	case t.Agent != c.agent:
-		e.add(m, ruleNotRouted)
+		e.addIn(m, ruleNotRouted, sitOtherOwnersTask)
 	}
 	if wake, ok := cmd.args["wake"].(map[string]any); ok {
 		id, _ := wake["message_id"].(string)

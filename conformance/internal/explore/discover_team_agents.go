@@ -23,8 +23,14 @@ var sDTList = sentence("discover_team_agents#05161da5")
 var (
 	ruleDiscCredTool     = newRule("discover_team_agents", "a discussion credential may only read its room", "tool_not_allowed", sCDCredential, dWhoMayCall)
 	ruleExecCredTool     = newRule("discover_team_agents", "a credential may call only its allowed_tools", "tool_not_allowed", "", dWhoMayCall)
-	ruleProjectInvisible = newRule("discover_team_agents", "the project does not exist or the caller is not a member", "project_not_visible", sDTList, dDiscover)
+	ruleProjectInvisible = newRule("discover_team_agents", "the project does not exist or the caller is not a member", "project_not_visible", sDTList, dDiscover).in(sitNoSuchProject, sitNotMember)
 	ruleCredScope        = newRule("discover_team_agents", "an execution credential sees only its task's project", "project_not_visible", "", dDiscover)
+)
+
+// The situations in which discover_team_agents' page refusal applies.
+const (
+	sitNoSuchProject = "no such project"
+	sitNotMember     = "a project the caller is not in"
 )
 
 func init() {
@@ -80,8 +86,10 @@ func (m *model) expectDiscover(e *expectation, cmd *command, c caller) {
 		e.add(m, ruleExecCredTool)
 		return
 	}
-	if !m.visible(c.owner, project) {
-		e.add(m, ruleProjectInvisible)
+	if _, exists := m.members[project]; !exists {
+		e.addIn(m, ruleProjectInvisible, sitNoSuchProject)
+	} else if !m.visible(c.owner, project) {
+		e.addIn(m, ruleProjectInvisible, sitNotMember)
 	} else if c.kind == "exec" && project != c.cred.project {
 		e.add(m, ruleCredScope)
 	}

@@ -90,9 +90,11 @@ func genCommands(r *rand.Rand, w *world.World, n int) []*command {
 			c = g.replacement(i)
 		case x < 24 && len(g.out) < n-2:
 			c = g.keyElsewhere(i)
-		case x < 45:
+		case x < 44 && len(g.out) < n-1:
+			c = g.probe(i)
+		case x < 56:
 			c = g.claimTask(i)
-		case x < 80:
+		case x < 82:
 			c = g.claimDiscussion(i)
 		default:
 			c = g.discover(n)

@@ -73,7 +73,14 @@ type rule struct {
 	sentence string // the page sentence that makes the refusal mandatory; "" where the pages leave it open
 	decision string // the server/README.md decision that names code
 	rank     int    // its place in the tool's refusal order (order); rules of one rank are left open
+	// situations are the different situations in which the rule applies
+	// (a general room, another owner's private room), each of which a run
+	// must provoke; none: the rule is one situation.
+	situations []string
 }
+
+// in names the situations in which r applies.
+func (r *rule) in(situations ...string) *rule { r.situations = situations; return r }
 
 // order gives each level of rules its rank: the reference profile wants
 // the first applicable refusal of server/README.md's "Refusal order", and
@@ -90,15 +97,52 @@ func order(levels ...[]*rule) {
 var modelRules []*rule
 
 // Rule is a refusal the model knows: the tool it refuses and why, the
-// reference server's code, and the server/README.md decision, by its
+// reference server's code, the page sentence that makes it mandatory (""
+// where only a decision does), and the server/README.md decision, by its
 // title, that names the code.
-type Rule struct{ Tool, What, Code, Decision string }
+// Situation, in PageRefusals, is one of the situations in which it
+// applies ("" where it names none).
+type Rule struct{ Tool, What, Code, Sentence, Decision, Situation string }
+
+// Key names the rule in Report.Provoked: "TOOL CODE (SENTENCE)", then
+// ": SITUATION" if it has one.
+func (r Rule) Key() string {
+	k := r.Tool + " " + r.Code + " (" + r.Sentence + ")"
+	if r.Situation != "" {
+		k += ": " + r.Situation
+	}
+	return k
+}
+
+func (r *rule) export(situation string) Rule {
+	return Rule{Tool: r.tool, What: r.what, Code: r.code, Sentence: r.sentence, Decision: strings.TrimPrefix(r.decision, decisionPrefix), Situation: situation}
+}
 
 // Rules returns every refusal rule of the model.
 func Rules() []Rule {
 	out := make([]Rule, len(modelRules))
 	for i, r := range modelRules {
-		out[i] = Rule{Tool: r.tool, What: r.what, Code: r.code, Decision: strings.TrimPrefix(r.decision, decisionPrefix)}
+		out[i] = r.export("")
+	}
+	return out
+}
+
+// PageRefusals returns the refusals a page states: the rules a sentence of
+// the pages makes mandatory, in every profile, one for each situation in
+// which it applies. A run provokes each of them (Report.Provoked), or it
+// does not certify.
+func PageRefusals() []Rule {
+	var out []Rule
+	for _, r := range modelRules {
+		if r.sentence == "" {
+			continue
+		}
+		if len(r.situations) == 0 {
+			out = append(out, r.export(""))
+		}
+		for _, sit := range r.situations {
+			out = append(out, r.export(sit))
+		}
 	}
 	return out
 }
@@ -148,6 +192,7 @@ type mCred struct {
 	allowed  []string
 	revoked  bool // reference: a later replay or a newer claim revoked it
 	tokenVar string
+	expires  time.Time // as the claim's answer said; zero if it did not parse
 }
 
 type model struct {
@@ -279,6 +324,8 @@ type expectation struct {
 	// updates the model after an accepted refusal.
 	success func(a *answer) []failure
 	refused func(a *answer) []failure
+	// where are the situations the rules that apply are in (rule.in).
+	where map[*rule]string
 }
 
 func (e *expectation) reasons() []*rule { return append(slices.Clone(e.must), e.may...) }
@@ -339,6 +386,18 @@ func (e *expectation) add(m *model, r *rule) {
 	} else {
 		e.may = append(e.may, r)
 	}
+}
+
+// addIn records that r applies, in situation (one of r's).
+func (e *expectation) addIn(m *model, r *rule, situation string) {
+	if !slices.Contains(r.situations, situation) {
+		panic("explore: " + r.code + " has no situation " + situation)
+	}
+	if e.where == nil {
+		e.where = map[*rule]string{}
+	}
+	e.where[r] = situation
+	e.add(m, r)
 }
 
 // open records a choice the pages leave open that the reference profile
@@ -479,7 +538,7 @@ func (m *model) credentialChecks(ans *answer, path string, kind string) ([]failu
 		fs = append(fs, failure{src: sCTCredential, msg: fmt.Sprintf("a run's credential allows a claim: %v", allowed),
 			lines: []string{"! json execution_credential.allowed_tools contains claim_task", "! json execution_credential.allowed_tools contains claim_discussion"}})
 	}
-	mc := &mCred{token: tok, kind: kind, step: ans.step, allowed: allowed, tokenVar: tokVar}
+	mc := &mCred{token: tok, kind: kind, step: ans.step, allowed: allowed, tokenVar: tokVar, expires: exp}
 	return fs, mc
 }
 
@@ -560,6 +619,47 @@ func (m *model) judge(e *expectation, a *answer) []failure {
 		return e.success(a)
 	}
 	return nil
+}
+
+// provoked is the page refusal an accepted refusal a is evidence of, nil
+// if none: a refusal shows that a server enforces a rule only where no
+// other reason could explain it. So the rule must be the one reason that
+// applies, mandatory or left open (core); in the reference profile,
+// whose codes are checked, the one reason that applies with the code the
+// server gave will do. A call by a credential a replay may have replaced,
+// or that may have expired, is evidence of nothing: the server may refuse
+// it for that.
+func (m *model) provoked(e *expectation, a *answer, c caller) (Rule, bool) {
+	if !a.refused || e.deny || a.protoErr != nil || c.cred != nil && m.mayBeInvalid(c.cred) {
+		return Rule{}, false
+	}
+	rs := e.reasons()
+	if m.profile == suite.Reference {
+		rs = slices.DeleteFunc(rs, func(r *rule) bool { return r.code != a.code })
+	}
+	if len(rs) != 1 || rs[0].sentence == "" {
+		return Rule{}, false
+	}
+	return rs[0].export(e.where[rs[0]]), true
+}
+
+// mayBeInvalid reports whether the server may no longer accept cr: a
+// replay of its claim gave a newer credential, or it expires about now.
+func (m *model) mayBeInvalid(cr *mCred) bool {
+	if !cr.expires.IsZero() && cr.expires.Before(time.Now().Add(liveMargin)) {
+		return true
+	}
+	for _, a := range m.attempts {
+		if i := slices.Index(a.creds, cr); i >= 0 && (i < len(a.creds)-1 || a.superseded != notSuperseded) {
+			return true
+		}
+	}
+	for _, cl := range m.claims {
+		if i := slices.Index(cl.creds, cr); i >= 0 && (i < len(cl.creds)-1 || cl.superseded != notSuperseded) {
+			return true
+		}
+	}
+	return false
 }
 
 func describe(a *answer) string {

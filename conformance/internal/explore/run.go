@@ -56,6 +56,10 @@ type Report struct {
 	// Outcomes counts the answers by tool and outcome ("claim_task ok",
 	// "claim_task refused not_routed"): what exploration exercised.
 	Outcomes map[string]int `json:"outcomes"`
+	// Provoked counts, by Rule.Key, the refusals of PageRefusals that the
+	// calls made one at a time provoked alone (model.provoked): a
+	// refusal no other reason could explain.
+	Provoked map[string]int `json:"provoked"`
 	// Groups counts the concurrent groups sent, GroupCalls their calls;
 	// Unknown the groups whose linearizability check ran out of budget
 	// (then the run cannot certify: unknown is never a pass).
@@ -128,9 +132,10 @@ type exploreRun struct {
 	fails   []failure
 	calls   int
 	startEr error // the server did not start
-	// outcomes are the answers, as outcomeKey names them.
-	outcomes []string
-	tokens   []world.Token
+	// outcomes are the answers, as outcomeKey names them; provoked the
+	// page refusals provoked alone, by Rule.Key.
+	outcomes, provoked []string
+	tokens             []world.Token
 	// groups and groupCalls count the concurrent groups sent and their
 	// calls; unknown the groups whose check ran out of budget.
 	groups, groupCalls, unknown int
@@ -282,6 +287,9 @@ func (e *explorer) play(ctx context.Context, inst *suite.Instance, now time.Time
 			x.failAt, x.fails = i, fs
 			return x
 		}
+		if r, ok := m.provoked(st.exp, a, c); ok {
+			x.provoked = append(x.provoked, r.Key())
+		}
 		if a.structured != nil {
 			for _, path := range []string{"execution_credential", "discussion_credential"} {
 				if _, ok := a.structured[path]; ok {
@@ -375,7 +383,7 @@ func genSequence(seed int64, index int) *exploreSequence {
 // (gatherRaces), within c.RaceBudget.
 func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result, *Report) {
 	res := &suite.Result{Name: name}
-	rep := &Report{Seed: c.Seed, Sequences: c.Sequences, Outcomes: map[string]int{}}
+	rep := &Report{Seed: c.Seed, Sequences: c.Sequences, Outcomes: map[string]int{}, Provoked: map[string]int{}}
 	if reason := c.Target.Skip(&suite.Script{Name: name, OwnFixture: true}); reason != "" {
 		res.Status, res.Reason = suite.Skip, "stateful exploration "+reason
 		return res, rep
@@ -423,6 +431,9 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		rep.Groups += x.groups
 		rep.GroupCalls += x.groupCalls
 		rep.Unknown += x.unknown
+		for _, k := range x.provoked {
+			rep.Provoked[k]++
+		}
 		for _, k := range x.outcomes {
 			rep.Outcomes[k]++
 			if tool, ok := strings.CutSuffix(k, " ok"); ok {

@@ -115,6 +115,7 @@ func genWorld(r *rand.Rand) *world.World {
 		g.conversations(p)
 	}
 	g.tasks()
+	g.situations()
 	deriveReplyPosted(g.w)
 	return g.w
 }

@@ -60,6 +60,9 @@ func writeSummary(w io.Writer, rep *conformance.Report, selection string, total 
 			fmt.Fprintf(w, "  %s%s\n", e, mark)
 		}
 	}
+	if line := rep.RefusalSummary(); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	switch {
 	case len(rep.Missing) > 0 && selection != "":
 		fmt.Fprintf(w, "not a certification: --run '%s' selected %d of the suite's %d scripts (exploration among them); only a whole run certifies\n",

@@ -1,0 +1,122 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/prickle-dev/prickle/conformance/internal/explore"
+)
+
+// TestUnprovokableEntries: untestable.md's refusals no call can provoke
+// alone parse, and each is a refusal a page states (unprovokable checks
+// it); the core profile's one is there.
+func TestUnprovokableEntries(t *testing.T) {
+	got, err := unprovokable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 {
+		t.Fatal("untestable.md lists no refusal that cannot be provoked alone")
+	}
+	for k, why := range got {
+		if why == "" || k.profile != Core && k.profile != Reference {
+			t.Errorf("entry %+v: %q", k, why)
+		}
+	}
+}
+
+// TestRefusalGaps: a refusal a page states that exploration never
+// provoked alone keeps the run from certifying, named in what is missing;
+// one untestable.md says cannot be, in the run's profile, does not.
+func TestRefusalGaps(t *testing.T) {
+	pages := explore.PageRefusals()
+	x := &ExploreReport{Provoked: map[string]int{}}
+	for _, r := range pages {
+		x.Provoked[r.Key()] = 3
+	}
+	never := pages[0].Key()
+	delete(x.Provoked, never)
+	exempt, err := unprovokable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prof := range []Profile{Core, Reference} {
+		ev, err := refusalEvidence(prof, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ev) != len(pages) {
+			t.Fatalf("%d refusals, want %d", len(ev), len(pages))
+		}
+		gaps := refusalGaps(ev)
+		if len(gaps) != 1 || !strings.Contains(gaps[0], never) {
+			t.Errorf("%s: gaps %q, want one naming %s", prof, gaps, never)
+		}
+	}
+	// One that untestable.md says cannot be provoked alone in a profile
+	// is no gap there, and is one in the other.
+	for k := range exempt {
+		x := &ExploreReport{Provoked: map[string]int{}}
+		for _, r := range pages {
+			x.Provoked[r.Key()] = 1
+		}
+		x.Provoked[k.key] = 0
+		for _, prof := range []Profile{Core, Reference} {
+			ev, err := refusalEvidence(prof, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gap := strings.Contains(strings.Join(refusalGaps(ev), ""), k.key); gap != (prof != k.profile) {
+				t.Errorf("%s: %s never provoked (untestable.md: cannot be in %s): a gap %v", prof, k.key, k.profile, gap)
+			}
+		}
+	}
+	full := &ExploreReport{Provoked: map[string]int{}}
+	for _, r := range pages {
+		full.Provoked[r.Key()] = 1
+	}
+	ev, err := refusalEvidence(Reference, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gaps := refusalGaps(ev); gaps != nil {
+		t.Errorf("every refusal provoked: gaps %q", gaps)
+	}
+}
+
+// TestRefusalEvidenceReports: the JSON, the Markdown summary and the HTML
+// report carry the evidence, a refusal never provoked marked as such.
+func TestRefusalEvidenceReports(t *testing.T) {
+	pages := explore.PageRefusals()
+	x := &ExploreReport{Provoked: map[string]int{}}
+	for _, r := range pages[1:] {
+		x.Provoked[r.Key()] = 7
+	}
+	ev, err := refusalEvidence(Core, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &Report{Profile: Core, Verdict: Incomplete, Explore: x, Refusals: ev, Missing: refusalGaps(ev)}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Refusals []RefusalEvidence `json:"refusals"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Refusals) != len(pages) || back.Refusals[0].Provoked != 0 || back.Refusals[1].Provoked != 7 {
+		t.Errorf("JSON refusals: %+v (%v)", back.Refusals, err)
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "**never**") || !strings.Contains(md.String(), pages[0].Sentence) {
+		t.Errorf("Markdown:\n%s", md.String())
+	}
+	if !strings.Contains(rep.RefusalSummary(), pages[0].Key()) {
+		t.Errorf("summary %q does not name the refusal never provoked", rep.RefusalSummary())
+	}
+}
