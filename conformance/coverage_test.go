@@ -96,9 +96,16 @@ func TestNewToolStubIsNotCertified(t *testing.T) {
 		// as discover_team_agents.
 		return func(next http.Handler) http.Handler { return stub(w)(rename(next)) }
 	}}
+	// Certified for the tools the server implements, and for those alone.
+	var implemented []string
+	for _, tool := range sp.Tools {
+		if tool.Name != newTool {
+			implemented = append(implemented, tool.Name)
+		}
+	}
 	for _, prof := range []conformance.Profile{conformance.Reference, conformance.Core} {
 		rep, err := conformance.Run(context.Background(), scripts, conformance.Options{Target: mutantTarget(m), Profile: prof, Spec: sp,
-			Explore: conformance.DefaultExplore, Seed: 1, Parallel: 2})
+			Explore: conformance.DefaultExplore, Seed: 1, Parallel: 2, Tools: implemented})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,8 +115,26 @@ func TestNewToolStubIsNotCertified(t *testing.T) {
 			}
 		}
 		joined := strings.Join(rep.Missing, "\n")
-		if rep.Verdict != conformance.Incomplete || rep.Clean() {
+		if rep.Verdict != conformance.Incomplete {
 			t.Errorf("%s: the stub's run is %s, want incomplete; missing:\n%s\nfailed: %s", prof, rep.Verdict, joined, failedNames(rep))
+		}
+		for _, tv := range rep.Tools {
+			want := conformance.Certified
+			if tv.Name == newTool {
+				want = conformance.Incomplete
+			}
+			if tv.Verdict != want || (want == conformance.Certified) != (len(tv.Missing) == 0) {
+				t.Errorf("%s: %s is %s (missing %q), want %s", prof, tv.Name, tv.Verdict, tv.Missing, want)
+			}
+		}
+		if len(rep.Tools) != len(sp.Tools) || !rep.Clean() || !strings.HasPrefix(rep.Summary(), "CERTIFIED for "+strings.Join(implemented, ", ")+" (the whole run: INCOMPLETE): ") {
+			t.Errorf("%s: scoped to %v: %d tool verdicts, clean %v, %s", prof, implemented, len(rep.Tools), rep.Clean(), rep.Summary())
+		}
+		for _, scope := range [][]string{nil, {newTool}, {newTool, implemented[0]}} {
+			rep.Scope = scope
+			if rep.Clean() || rep.ScopeVerdict() != conformance.Incomplete {
+				t.Errorf("%s: scoped to %v, the stub's run is %s", prof, scope, rep.ScopeVerdict())
+			}
 		}
 		for _, want := range []string{"no call of " + newTool + " succeeded", newTool + "'s documented example input did not succeed", newTool + "#"} {
 			if !strings.Contains(joined, want) {

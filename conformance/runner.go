@@ -110,6 +110,11 @@ type Options struct {
 	// of its own, instead of sharing servers where that is provably as if
 	// alone (share.go).
 	FreshStarts bool
+	// Tools, if not empty, is the scope of the certification: the
+	// documented tools the server claims to implement. The whole suite
+	// still runs and Report.Verdict still judges every tool; Report.Clean
+	// asks only that these tools be certified (Report.Tools).
+	Tools []string
 }
 
 // Result is one script's outcome.
@@ -149,16 +154,45 @@ type Report struct {
 	// Starts counts the servers the run started (none for an already
 	// running server).
 	Starts int64 `json:"server_starts"`
+	// Tools is the verdict on each documented tool.
+	Tools []ToolVerdict `json:"tools"`
+	// Scope is Options.Tools: the tools the run certifies when it is set.
+	Scope []string `json:"scope,omitempty"`
 }
 
 // Clean reports whether the run certifies the server: nothing failed and
-// the coverage is complete.
-func (r *Report) Clean() bool { return r.Verdict == Certified }
+// the coverage is complete; with a scope, of the tools in it.
+func (r *Report) Clean() bool { return r.ScopeVerdict() == Certified }
+
+// ScopeVerdict is the verdict on what the run was asked to certify: the
+// whole server (Verdict), or with a scope, its tools: certified when each
+// is, failed when one failed, otherwise incomplete.
+func (r *Report) ScopeVerdict() Verdict {
+	if len(r.Scope) == 0 {
+		return r.Verdict
+	}
+	v := Certified
+	for _, t := range r.Tools {
+		switch {
+		case !slices.Contains(r.Scope, t.Name) || t.Verdict == Certified:
+		case t.Verdict == Failed:
+			return Failed
+		default:
+			v = Incomplete
+		}
+	}
+	return v
+}
 
 // Summary is the last line of a run: "VERDICT: N passed, N failed, N
 // skipped".
+// With a scope: "VERDICT for TOOLS (the whole run: VERDICT): ...".
 func (r *Report) Summary() string {
-	return fmt.Sprintf("%s: %d passed, %d failed, %d skipped", strings.ToUpper(string(r.Verdict)), r.Passed, r.Failed, r.Skipped)
+	v := strings.ToUpper(string(r.Verdict))
+	if len(r.Scope) > 0 {
+		v = fmt.Sprintf("%s for %s (the whole run: %s)", strings.ToUpper(string(r.ScopeVerdict())), strings.Join(r.Scope, ", "), v)
+	}
+	return fmt.Sprintf("%s: %d passed, %d failed, %d skipped", v, r.Passed, r.Failed, r.Skipped)
 }
 
 // Result returns the named script's result, or nil.
@@ -223,7 +257,7 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	share := shares(o.Target, &o)
 	o.Target = starts
 	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: o.Spec.Hash,
-		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now(), RerunArgs: o.RerunArgs}
+		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now(), RerunArgs: o.RerunArgs, Scope: o.Tools}
 	var progressMu sync.Mutex
 	progress := func(res *Result) {
 		if o.Progress != nil {
@@ -247,18 +281,21 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	rep.Duration = time.Since(rep.Started)
 	rep.Millis = rep.Duration.Milliseconds()
 	rep.tally()
-	missing, err := coverage(o.Spec, scripts, rep.Results)
+	gaps, err := coverage(o.Spec, scripts, rep.Results)
 	if err != nil {
 		return nil, err
 	}
-	rep.Missing = missing
+	for _, g := range gaps {
+		rep.Missing = append(rep.Missing, g.text)
+	}
+	rep.Tools = toolVerdicts(o.Spec, gaps, rep.Failed > 0)
 	if rep.Requirements, err = requirements(o.Spec, scripts, rep.Results, rep.Explore); err != nil {
 		return nil, err
 	}
 	switch {
 	case rep.Failed > 0:
 		rep.Verdict = Failed
-	case len(missing) > 0:
+	case len(gaps) > 0:
 		rep.Verdict = Incomplete
 	default:
 		rep.Verdict = Certified
@@ -283,6 +320,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.SpecSource == "" {
 		o.SpecSource = "bundled pages"
+	}
+	if err := CheckScope(o.Spec, o.Tools); err != nil {
+		return fmt.Errorf("conformance: %w", err)
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = runtime.GOMAXPROCS(0)

@@ -32,8 +32,12 @@ const (
 //     examples.md names the sentence by which it cannot;
 //   - every normative sentence is tested by a script that passed, or
 //     explained in untestable.md, and no ID is stale.
-func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error) {
-	var missing []string
+func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]gap, error) {
+	var missing []gap
+	run := func(format string, args ...any) { missing = append(missing, gap{"", fmt.Sprintf(format, args...)}) }
+	of := func(tool, format string, args ...any) {
+		missing = append(missing, gap{tool, fmt.Sprintf(format, args...)})
+	}
 	ran := map[string]*Result{}
 	for _, r := range results {
 		ran[r.Name] = r
@@ -49,7 +53,7 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 		r := ran[name]
 		switch {
 		case r == nil && name == ExploreScript:
-			missing = append(missing, "stateful exploration (the script "+name+") did not run")
+			run("stateful exploration (the script %s) did not run", name)
 		case r == nil:
 			notRun = append(notRun, name)
 		case r.Status == Skip:
@@ -57,10 +61,10 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 		}
 	}
 	if len(notRun) > 0 {
-		missing = append(missing, fmt.Sprintf("%d of %d scripts did not run (a --run selection): %s", len(notRun), len(names), list(notRun, 8)))
+		run("%d of %d scripts did not run (a --run selection): %s", len(notRun), len(names), list(notRun, 8))
 	}
 	if len(skipped) > 0 {
-		missing = append(missing, fmt.Sprintf("%d scripts were skipped: %s", len(skipped), list(skipped, 4)))
+		run("%d scripts were skipped: %s", len(skipped), list(skipped, 4))
 	}
 
 	served := map[string]bool{}
@@ -80,10 +84,10 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 	}
 	for _, t := range sp.Tools {
 		if listRan && !served[t.Name] {
-			missing = append(missing, fmt.Sprintf("%s is documented but not served on tools/list", t.Name))
+			of(t.Name, "%s is documented but not served on tools/list", t.Name)
 		}
 		if len(results) > 0 && succeeded[t.Name] == 0 {
-			missing = append(missing, fmt.Sprintf("no call of %s succeeded in the whole run: a documented tool must be served, not refused on every call", t.Name))
+			of(t.Name, "no call of %s succeeded in the whole run: a documented tool must be served, not refused on every call", t.Name)
 		}
 		if t.ExampleInput == nil {
 			continue
@@ -97,11 +101,11 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 			continue
 		}
 		if ex.Succeeded[t.Name] == 0 {
-			missing = append(missing, fmt.Sprintf("%s's documented example input did not succeed against the seed world (no sentence in examples.md says it cannot)", t.Name))
+			of(t.Name, "%s's documented example input did not succeed against the seed world (no sentence in examples.md says it cannot)", t.Name)
 		}
 	}
 
-	rows, problems, err := Trace(sp, all)
+	rows, problems, err := trace(sp, all)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +115,8 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 			passed[r.Name] = true
 		}
 	}
-	var untested []string
+	// Each tool's untested sentences in one line, in the order of the tools.
+	untested := map[string][]string{}
 	for _, row := range rows {
 		if row.Reason != "" || slices.ContainsFunc(row.Scripts, func(n string) bool { return passed[n] }) {
 			continue
@@ -119,14 +124,15 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]string, error)
 		if len(row.Scripts) == 0 {
 			continue // a problem of Trace, listed below
 		}
-		untested = append(untested, row.ID)
+		untested[sentenceTool(row.ID)] = append(untested[sentenceTool(row.ID)], row.ID)
 	}
-	sort.Strings(untested)
-	if len(untested) > 0 {
-		missing = append(missing, fmt.Sprintf("%d sentences have no passing script and no reason in untestable.md: %s", len(untested), list(untested, 8)))
+	for _, t := range sp.Tools {
+		if ids := untested[t.Name]; len(ids) > 0 {
+			sort.Strings(ids)
+			of(t.Name, "%d sentences of %s have no passing script and no reason in untestable.md: %s", len(ids), t.Name, list(ids, 8))
+		}
 	}
-	missing = append(missing, problems...)
-	return missing, nil
+	return append(missing, problems...), nil
 }
 
 // list joins at most n items, saying how many more there are.
@@ -135,4 +141,63 @@ func list(xs []string, n int) string {
 		return strings.Join(xs, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(xs[:n], ", "), len(xs)-n)
+}
+
+// gap is one thing a run misses to certify: of the documented tool named
+// tool, or, with tool "", of the whole run.
+type gap struct{ tool, text string }
+
+// sentenceTool is the tool a sentence ID ("<tool>#<hex>") belongs to.
+func sentenceTool(id string) string {
+	tool, _, _ := strings.Cut(id, "#")
+	return tool
+}
+
+// ToolVerdict is what a run says of one documented tool: certified only
+// when nothing in the whole run failed (a failure is not traced to one
+// tool: a script may call several), nothing the run as a whole misses
+// (every script and exploration ran), and nothing of the tool's own is
+// missing (served, a call succeeded, its example input succeeded, each of
+// its sentences tested).
+type ToolVerdict struct {
+	Name    string  `json:"name"`
+	Verdict Verdict `json:"verdict"`
+	// Missing is what holds the tool back: the run's gaps and its own.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// toolVerdicts judges each documented tool of sp, in the spec's order.
+func toolVerdicts(sp *spec.Spec, gaps []gap, failed bool) []ToolVerdict {
+	var out []ToolVerdict
+	for _, t := range sp.Tools {
+		v := ToolVerdict{Name: t.Name, Verdict: Certified}
+		for _, g := range gaps {
+			if g.tool == "" || g.tool == t.Name {
+				v.Missing = append(v.Missing, g.text)
+			}
+		}
+		switch {
+		case failed:
+			v.Verdict = Failed
+		case len(v.Missing) > 0:
+			v.Verdict = Incomplete
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// CheckScope refuses a scope (Options.Tools) that names a tool sp does not
+// document, or none.
+func CheckScope(sp *spec.Spec, scope []string) error {
+	for _, name := range scope {
+		if name == "" || sp.Tool(name) == nil {
+			names := make([]string, len(sp.Tools))
+			for i, t := range sp.Tools {
+				names[i] = t.Name
+			}
+			return fmt.Errorf("--tools: %q is not a documented tool (the pages document %s)", name, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }

@@ -563,3 +563,12 @@ func TestVerbose(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsFlagNamesDocumentedTools: --tools takes documented tools only,
+// refused as a usage error naming the documented ones.
+func TestToolsFlagNamesDocumentedTools(t *testing.T) {
+	code, _, errOut := runCLI(t, "--server-cmd", "true", "--tools", "discover_team_agents,no_such_tool")
+	if code != 2 || !strings.Contains(errOut, `--tools: "no_such_tool" is not a documented tool (the pages document `) || !strings.Contains(errOut, "discover_team_agents)") && !strings.Contains(errOut, "discover_team_agents,") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
