@@ -23,7 +23,10 @@ const growTimeout = 20 * time.Minute
 // prickled serves the new tools and refuses their calls as not_implemented
 // (server's TestEveryDocumentedToolIsServed) and a conformance run against
 // it ends INCOMPLETE, naming only them (cmd/prickle-conformance's
-// TestServerCmd).
+// TestServerCmd). Last, the grown copy runs the CI recipe's test, which
+// -short skips (TestCIRecipe): the recipe still certifies prickled for the
+// tools it implements, still fails a server that ignores its world, and
+// fails prickled on every documented tool, missing only the new ones.
 //
 // It takes minutes, so it runs with PRICKLE_E2E=1 (as CI does), or
 // PRICKLE_GROW=1 alone; the grown copy's own run of it is skipped.
@@ -94,6 +97,7 @@ func TestPagesGrow(t *testing.T) {
 	run("build", "./...")
 	run("vet", "./...")
 	run("test", "-short", "./...")
+	run("test", "-run", "^TestCIRecipe$", "./e2e/")
 }
 
 func copyFile(t *testing.T, src, dst string) {
