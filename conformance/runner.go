@@ -256,6 +256,9 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	starts := &startCounter{Target: o.Target}
 	share := shares(o.Target, &o)
 	o.Target = starts
+	if len(o.Tools) > 0 {
+		o.Target = &scopedTarget{Target: starts, scope: o.Tools}
+	}
 	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: o.Spec.Hash,
 		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now(), RerunArgs: o.RerunArgs, Scope: o.Tools}
 	var progressMu sync.Mutex
@@ -281,7 +284,7 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	rep.Duration = time.Since(rep.Started)
 	rep.Millis = rep.Duration.Milliseconds()
 	rep.tally()
-	gaps, err := coverage(o.Spec, scripts, rep.Results)
+	gaps, err := coverage(o.Spec, scripts, rep.Results, o.Tools)
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +406,7 @@ func runExploration(ctx context.Context, o *Options, share bool, ix *wire.Index,
 	} else {
 		res, rep.Explore = explore.Run(ctx, ExploreScript, explore.Config{Target: o.Target, Index: ix, Profile: o.Profile,
 			Sequences: o.Explore, Seed: o.Seed, Parallel: o.Parallel, Timeout: o.ScriptTimeout, FailFast: o.ExploreFailFast,
-			SaveDir: o.SaveDir, Alone: !share}, filepath.Join(root, ExploreScript))
+			SaveDir: o.SaveDir, Alone: !share, Tools: o.Tools}, filepath.Join(root, ExploreScript))
 		res.Calls = rep.Explore.Calls
 	}
 	res.Duration = time.Since(start)
@@ -469,4 +472,36 @@ func binaryHash() string {
 		return ""
 	}
 	return ", binary sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// scopedTarget skips, besides what its Target skips, a script that calls
+// a tool outside scope (Options.Tools): the server does not claim it.
+type scopedTarget struct {
+	Target
+	scope []string
+}
+
+func (t *scopedTarget) Skip(s *Script) string {
+	if reason := t.Target.Skip(s); reason != "" {
+		return reason
+	}
+	if out := outside(s, t.scope); len(out) > 0 {
+		return fmt.Sprintf("it calls %s, which --tools leaves out", strings.Join(out, ", "))
+	}
+	return ""
+}
+
+// outside lists the tools script s calls that scope leaves out; none
+// without a scope.
+func outside(s *Script, scope []string) []string {
+	if len(scope) == 0 {
+		return nil
+	}
+	var out []string
+	for _, tool := range script.CalledTools(s) {
+		if !slices.Contains(scope, tool) {
+			out = append(out, tool)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -32,7 +33,7 @@ const (
 //     examples.md names the sentence by which it cannot;
 //   - every normative sentence is tested by a script that passed, or
 //     explained in untestable.md, and no ID is stale.
-func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]gap, error) {
+func coverage(sp *spec.Spec, all []*Script, results []*Result, scope []string) ([]gap, error) {
 	var missing []gap
 	run := func(format string, args ...any) { missing = append(missing, gap{"", fmt.Sprintf(format, args...)}) }
 	of := func(tool, format string, args ...any) {
@@ -44,11 +45,14 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]gap, error) {
 	}
 	// The suite: every script, and exploration, among them by name.
 	names := []string{ExploreScript}
+	byName := map[string]*Script{}
 	for _, s := range all {
 		names = append(names, s.Name)
+		byName[s.Name] = s
 	}
 	sort.Strings(names)
 	var notRun, skipped []string
+	unclaimed := map[string][]string{} // a tool outside the scope → the scripts not run for it
 	for _, name := range names {
 		r := ran[name]
 		switch {
@@ -56,9 +60,21 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result) ([]gap, error) {
 			run("stateful exploration (the script %s) did not run", name)
 		case r == nil:
 			notRun = append(notRun, name)
+		case r.Status == Skip && byName[name] != nil && len(outside(byName[name], scope)) > 0:
+			for _, tool := range outside(byName[name], scope) {
+				unclaimed[tool] = append(unclaimed[tool], name)
+			}
 		case r.Status == Skip:
 			skipped = append(skipped, fmt.Sprintf("%s (%s)", name, r.Reason))
 		}
+	}
+	for _, tool := range slices.Sorted(maps.Keys(unclaimed)) {
+		// A tool of no page (a script's typo, say) is the run's own gap.
+		t := tool
+		if sp.Tool(tool) == nil {
+			t = ""
+		}
+		of(t, "%d scripts calling %s did not run (--tools leaves it out): %s", len(unclaimed[tool]), tool, list(unclaimed[tool], 8))
 	}
 	if len(notRun) > 0 {
 		run("%d of %d scripts did not run (a --run selection): %s", len(notRun), len(names), list(notRun, 8))

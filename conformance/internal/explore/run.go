@@ -187,6 +187,10 @@ type Config struct {
 	// Alone runs every sequence on a server of its own, instead of in
 	// batches sharing one (shared.go).
 	Alone bool
+	// Tools, if not empty, are the only tools the sequences call (the
+	// certification's scope): the generated calls of other tools are
+	// dropped, with the calls that use their credentials.
+	Tools []string
 }
 
 // explorer runs sequences for one certification run.
@@ -387,6 +391,7 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 				batch := make([]*exploreSequence, 0, size)
 				for i := lo; i < min(lo+size, c.Sequences); i++ {
 					seqs[i] = genSequence(c.Seed, i)
+					seqs[i].cmds = inScope(seqs[i].cmds, c.Tools)
 					batch = append(batch, seqs[i])
 				}
 				for k, x := range e.runBatch(ctx, name, batch, stop.Load) {
@@ -545,4 +550,19 @@ func (e *explorer) failure(ctx context.Context, name string, seq *exploreSequenc
 		}
 	}
 	return f
+}
+
+// inScope drops the calls of tools outside scope (none without one), and
+// the calls that use their credentials.
+func inScope(cmds []*command, scope []string) []*command {
+	if len(scope) == 0 {
+		return cmds
+	}
+	del := map[int]bool{}
+	for i, c := range cmds {
+		if !slices.Contains(scope, c.tool) {
+			del[i] = true
+		}
+	}
+	return removeSteps(cmds, del)
 }

@@ -219,7 +219,7 @@ flags:
 
 // rerunFlags are the flags a rerun repeats: those that name the server and
 // the pages.
-var rerunFlags = []string{"server-cmd", "url", "tokens", "mcp-path", "start-timeout", "pages", "scripts"}
+var rerunFlags = []string{"server-cmd", "url", "tokens", "mcp-path", "start-timeout", "pages", "scripts", "tools"}
 
 // rerunArgs are the rerun flags as the command line set them.
 func rerunArgs(fs *flag.FlagSet) []string {
