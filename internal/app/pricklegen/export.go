@@ -40,17 +40,12 @@ func runExport(c *invocation, cmd *command, args []string) int {
 	if err != nil {
 		return c.fail("%v", err)
 	}
-	s, _, err := spec.LoadLinted(srcs)
-	if err != nil {
-		var pe *spec.PagesError
-		if asPagesError(err, &pe) {
-			for _, d := range pe.Diagnostics {
-				fmt.Fprintln(c.stderr, d)
-			}
+	s, code := c.loadLinted(srcs)
+	if s == nil {
+		if code == ExitFindings {
 			fmt.Fprintln(c.stderr, "prickle-gen: export: the pages do not lint; nothing written")
-			return ExitFindings
 		}
-		return c.fail("%v", err)
+		return code
 	}
 	// The spec hash covers where each sentence is, file names included:
 	// named as the bundled pages are, the same pages hash the same from
