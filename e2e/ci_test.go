@@ -202,7 +202,7 @@ func checkOnlyUnimplemented(t *testing.T, out string, unimplemented []string) {
 		}
 		found := false
 		for _, tool := range unimplemented {
-			if strings.Contains(line, " "+tool+" ") || strings.Contains(line, " "+tool+"#") || strings.Contains(line, " "+tool+"'s ") {
+			if testkit.NamesTool(line, tool) {
 				named[tool], found = true, true
 			}
 		}

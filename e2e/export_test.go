@@ -163,7 +163,7 @@ func TestTypeScriptStarter(t *testing.T) {
 		}
 	}
 	for _, m := range rep.Missing {
-		if !slices.ContainsFunc(others, func(o string) bool { return strings.Contains(m, " "+o+" ") || strings.Contains(m, " "+o+"#") }) {
+		if !slices.ContainsFunc(others, func(o string) bool { return testkit.NamesTool(m, o) }) {
 			t.Errorf("missing, yet of no tool the starter leaves out: %s", m)
 		}
 	}

@@ -431,7 +431,7 @@ func onlyUnimplemented(t *testing.T, marker, text string) int {
 		n++
 		found := false
 		for _, tool := range missing {
-			if strings.Contains(line, " "+string(tool)+" ") || strings.Contains(line, " "+string(tool)+"#") || strings.Contains(line, " "+string(tool)+"'s ") {
+			if testkit.NamesTool(line, string(tool)) {
 				named[tool], found = true, true
 			}
 		}
