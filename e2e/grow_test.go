@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// growTimeout bounds the whole grown tree's build and test run.
-const growTimeout = 20 * time.Minute
+// growTimeout bounds the whole grown tree's build and test runs (its -short
+// tests, then the CI recipe's test).
+const growTimeout = 30 * time.Minute
 
 // TestPagesGrow is the acceptance test of adding pages: a copy of this
 // module gets the pages of testdata/grow (tools unlike the bundled ones:
