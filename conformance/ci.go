@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -162,7 +163,11 @@ func verdictMark(v Verdict) string {
 // what an incomplete run misses, and every requirement's result.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Prickle conformance: %s (%s profile)\n\n", verdictMark(r.Verdict), r.Profile)
+	scope := ""
+	if len(r.Scope) > 0 {
+		scope = " for " + strings.Join(r.Scope, ", ")
+	}
+	fmt.Fprintf(&b, "## Prickle conformance: %s%s (%s profile)\n\n", verdictMark(r.ScopeVerdict()), scope, r.Profile)
 	fmt.Fprintf(&b, "**%d passed, %d failed, %d skipped**", r.Passed, r.Failed, r.Skipped)
 	if r.XFailed > 0 {
 		fmt.Fprintf(&b, ", %d expected failures", r.XFailed)
@@ -178,6 +183,19 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		strconv.Itoa(len(r.Requirements)), strconv.Itoa(counts[RequirementPassed]), strconv.Itoa(counts[RequirementFailed]),
 		strconv.Itoa(counts[RequirementUntestable]), strconv.Itoa(counts[RequirementNotCovered]),
 	}})
+
+	if len(r.Tools) > 0 {
+		var rows [][]string
+		for _, t := range r.Tools {
+			scoped := ""
+			if slices.Contains(r.Scope, t.Name) {
+				scoped = "yes"
+			}
+			rows = append(rows, []string{cireport.Code(t.Name), verdictMark(t.Verdict), scoped})
+		}
+		b.WriteString("\n")
+		cireport.Table(&b, []string{"Tool", "Verdict", "In scope (--tools)"}, rows)
+	}
 
 	var failures [][]string
 	for _, res := range r.Results {
@@ -255,17 +273,22 @@ type badge struct {
 }
 
 // WriteBadge writes the run as a shields.io endpoint badge: the verdict
-// and the scripts passed of those run, and the race classes short of
-// evidence, labelled with the profile.
+// (of the scope, if any) and the scripts passed of those run, and the
+// race classes short of evidence, labelled with the profile and the scope.
 func (r *Report) WriteBadge(w io.Writer) error {
-	color := map[Verdict]string{Certified: "brightgreen", Failed: "red", Incomplete: "yellow"}[r.Verdict]
+	v := r.ScopeVerdict()
+	color := map[Verdict]string{Certified: "brightgreen", Failed: "red", Incomplete: "yellow"}[v]
 	total := r.Passed + r.Failed + r.Skipped + r.XFailed
-	msg := fmt.Sprintf("%s %d/%d", r.Verdict, r.Passed, total)
-	if short := shortClasses(r.Races); short != "" {
+	msg := fmt.Sprintf("%s %d/%d", v, r.Passed, total)
+	if short := shortClasses(r.Races, r.Scope); short != "" {
 		msg += ", races short: " + short
+	}
+	label := string(r.Profile)
+	if len(r.Scope) > 0 {
+		label += ": " + strings.Join(r.Scope, ", ")
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(badge{SchemaVersion: 1, Label: "prickle conformance (" + string(r.Profile) + ")",
+	return enc.Encode(badge{SchemaVersion: 1, Label: "prickle conformance (" + label + ")",
 		Message: msg, Color: color})
 }

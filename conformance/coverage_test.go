@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -96,6 +98,15 @@ func TestNewToolStubIsNotCertified(t *testing.T) {
 		// as discover_team_agents.
 		return func(next http.Handler) http.Handler { return stub(w)(rename(next)) }
 	}}
+	// Certified for the tools the server implements (neither the stub nor
+	// a page prickled leaves unimplemented), and for those alone: a report
+	// scoped to them (what --tools asks of it) is clean.
+	var implemented []string
+	for _, tool := range sp.Tools {
+		if tool.Name != newTool && !slices.Contains(unimplemented(), api.ToolName(tool.Name)) {
+			implemented = append(implemented, tool.Name)
+		}
+	}
 	for _, prof := range []conformance.Profile{conformance.Reference, conformance.Core} {
 		rep, err := conformance.Run(context.Background(), scripts, conformance.Options{Target: mutantTarget(m), Profile: prof, Spec: sp,
 			Explore: conformance.DefaultExplore, Seed: 1, Parallel: 2})
@@ -108,8 +119,30 @@ func TestNewToolStubIsNotCertified(t *testing.T) {
 			}
 		}
 		joined := strings.Join(rep.Missing, "\n")
-		if rep.Verdict != conformance.Incomplete || rep.Clean() {
+		if rep.Verdict != conformance.Incomplete {
 			t.Errorf("%s: the stub's run is %s, want incomplete; missing:\n%s\nfailed: %s", prof, rep.Verdict, joined, failedNames(rep))
+		}
+		for _, tv := range rep.Tools {
+			want := conformance.Incomplete
+			if slices.Contains(implemented, tv.Name) {
+				want = conformance.Certified
+			}
+			if tv.Verdict != want || (want == conformance.Certified) != (len(tv.Missing) == 0) {
+				t.Errorf("%s: %s is %s (missing %q), want %s", prof, tv.Name, tv.Verdict, tv.Missing, want)
+			}
+		}
+		if len(rep.Tools) != len(sp.Tools) || rep.Clean() {
+			t.Errorf("%s: %d tool verdicts, clean %v", prof, len(rep.Tools), rep.Clean())
+		}
+		rep.Scope = implemented
+		if !rep.Clean() || !strings.HasPrefix(rep.Summary(), "CERTIFIED for "+strings.Join(implemented, ", ")+" (the whole run: INCOMPLETE): ") {
+			t.Errorf("%s: scoped to %v: clean %v, %s", prof, implemented, rep.Clean(), rep.Summary())
+		}
+		for _, scope := range [][]string{nil, {newTool}, {newTool, implemented[0]}} {
+			rep.Scope = scope
+			if rep.Clean() || rep.ScopeVerdict() != conformance.Incomplete {
+				t.Errorf("%s: scoped to %v, the stub's run is %s", prof, scope, rep.ScopeVerdict())
+			}
 		}
 		for _, want := range []string{"no call of " + newTool + " succeeded", newTool + "'s documented example input did not succeed", newTool + "#"} {
 			if !strings.Contains(joined, want) {

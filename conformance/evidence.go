@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,7 +33,9 @@ const DefaultRaceBudget = 60 * time.Second
 // and the probability that a bug showing in a fraction P of overlapping
 // groups showed in none of them, (1-P)^Overlapped.
 type RaceEvidence struct {
-	Class      string  `json:"class"`
+	Class string `json:"class"`
+	// Tool is the tool whose claims the class races.
+	Tool       string  `json:"tool"`
 	Groups     int     `json:"groups"`
 	Overlapped int     `json:"overlapped"`
 	K          int     `json:"k"`
@@ -60,35 +63,40 @@ func raceEvidence(x *ExploreReport) []RaceEvidence {
 	}
 	out := make([]RaceEvidence, 0, len(x.Races))
 	for _, c := range x.Races {
-		out = append(out, RaceEvidence{Class: string(c.Class), Groups: c.Groups, Overlapped: c.Overlapped,
+		out = append(out, RaceEvidence{Class: string(c.Class), Tool: c.Class.Tool(), Groups: c.Groups, Overlapped: c.Overlapped,
 			K: x.RaceK, P: x.RaceP, MissBound: explore.MissBound(x.RaceP, c.Overlapped)})
 	}
 	return out
 }
 
-// raceMissing is what the race evidence of a run lacks for a
-// certification: that races were not checked at all, or each class short
-// of K, with what to do.
-func raceMissing(ev []RaceEvidence, budget string) []string {
+// raceGaps is what the race evidence of a run lacks for a certification:
+// that races were not checked at all (the run's gap), or each class short
+// of K, with what to do (a gap of the class's tool; a tool the scope
+// leaves out was not raced, and says so).
+func raceGaps(ev []RaceEvidence, budget string, scope []string) []gap {
 	if ev == nil {
-		return []string{"races were not checked: exploration did not race (--explore 0, a --run selection without explore, or exploration skipped), so no concurrent call was sent"}
+		return []gap{{"", "races were not checked: exploration did not race (--explore 0, a --run selection without explore, or exploration skipped), so no concurrent call was sent"}}
 	}
-	var out []string
+	var out []gap
 	for _, e := range ev {
-		if e.Short() {
-			out = append(out, fmt.Sprintf("race class %s is short of evidence: %d of %d concurrent groups overlapped on the wire, %d needed (a bug showing in %g of them is missed with probability up to %s); run on a quieter machine, give the race phase more time (--race-budget, %s this run), or try more or less --parallel",
-				e.Class, e.Overlapped, e.Groups, e.K, e.P, missBound(e.MissBound), budget))
+		switch {
+		case !e.Short():
+		case len(scope) > 0 && !slices.Contains(scope, e.Tool):
+			out = append(out, gap{e.Tool, fmt.Sprintf("race class %s was not raced: --tools leaves %s out", e.Class, e.Tool)})
+		default:
+			out = append(out, gap{e.Tool, fmt.Sprintf("race class %s is short of evidence: %d of %d concurrent groups overlapped on the wire, %d needed (a bug showing in %g of them is missed with probability up to %s); run on a quieter machine, give the race phase more time (--race-budget, %s this run), or try more or less --parallel",
+				e.Class, e.Overlapped, e.Groups, e.K, e.P, missBound(e.MissBound), budget)})
 		}
 	}
 	return out
 }
 
-// shortClasses is "CLASS O/K, ..." of the classes short of K, for the
-// badge; "" if none is.
-func shortClasses(ev []RaceEvidence) string {
+// shortClasses is "CLASS O/K, ..." of the classes short of K whose tool
+// is in scope (all without one), for the badge; "" if none is.
+func shortClasses(ev []RaceEvidence, scope []string) string {
 	var s []string
 	for _, e := range ev {
-		if e.Short() {
+		if e.Short() && (len(scope) == 0 || slices.Contains(scope, e.Tool)) {
 			s = append(s, fmt.Sprintf("%s %d/%d", e.Class, e.Overlapped, e.K))
 		}
 	}

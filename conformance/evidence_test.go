@@ -25,7 +25,7 @@ func racesRun(t *testing.T) (*Report, *spec.Spec) {
 		x.Races = append(x.Races, n)
 	}
 	r.Races = raceEvidence(x)
-	r.Missing = raceMissing(r.Races, x.RaceBudget)
+	r.Missing = texts(raceGaps(r.Races, x.RaceBudget, nil))
 	r.Verdict = Incomplete
 	return r, sp
 }
@@ -42,8 +42,13 @@ func TestRaceEvidenceMissing(t *testing.T) {
 			t.Errorf("missing %q lacks %q", r.Missing[0], want)
 		}
 	}
-	if m := raceMissing(nil, "1m0s"); len(m) != 1 || !strings.Contains(m[0], "races were not checked") {
+	if m := raceGaps(nil, "1m0s", nil); len(m) != 1 || m[0].tool != "" || !strings.Contains(m[0].text, "races were not checked") {
 		t.Errorf("no races run: %q", m)
+	}
+	// A scope that leaves the class's tool out: the class was not raced,
+	// a gap of that tool alone, which the scope's verdict does not count.
+	if m := raceGaps(r.Races, "1m0s", []string{"discover_team_agents"}); len(m) != 1 || m[0].tool != "claim_task" || !strings.Contains(m[0].text, "--tools leaves claim_task out") {
+		t.Errorf("scope discover_team_agents, task-same-key short: %q", m)
 	}
 	ev := raceEvidence(&ExploreReport{RaceK: 66, RaceP: 0.1, Races: []explore.RaceCount{{Class: "x", Groups: 70, Overlapped: 66}}})
 	if ev[0].Short() || ev[0].MissBound >= 1e-3 || ev[0].MissBound < 9e-4 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -62,10 +63,8 @@ func unimplemented() []api.ToolName { return server.Unimplemented() }
 // implement.
 func namesUnimplemented(text string) bool {
 	for _, tool := range unimplemented() {
-		for _, form := range []string{" " + string(tool) + " ", " " + string(tool) + "#", " " + string(tool) + "'s ", "sentence " + string(tool) + "#"} {
-			if strings.Contains(" "+text, form) {
-				return true
-			}
+		if testkit.NamesTool(text, string(tool)) {
+			return true
 		}
 	}
 	return false

@@ -64,18 +64,23 @@ func refusalEvidence(profile Profile, x *ExploreReport) ([]RefusalEvidence, erro
 
 // refusalGaps names the refusals a page states that ev shows were never
 // provoked alone: each keeps the run from certifying.
-func refusalGaps(ev []RefusalEvidence) []string {
-	var never []string
+func refusalGaps(ev []RefusalEvidence) []gap {
+	never := map[string][]string{} // by tool
+	var tools []string
 	for _, e := range ev {
 		if e.Provoked == 0 && e.Untestable == "" {
-			never = append(never, e.Name())
+			if never[e.Tool] == nil {
+				tools = append(tools, e.Tool)
+			}
+			never[e.Tool] = append(never[e.Tool], e.Name())
 		}
 	}
-	if len(never) == 0 {
-		return nil
+	var out []gap
+	for _, t := range tools {
+		out = append(out, gap{t, fmt.Sprintf("%d refusals of %s a page states were never provoked alone (by a call no other reason refuses), so the run cannot tell that the server enforces them: %s",
+			len(never[t]), t, strings.Join(never[t], "; "))})
 	}
-	return []string{fmt.Sprintf("%d refusals a page states were never provoked alone (by a call no other reason refuses), so the run cannot tell that the server enforces them: %s",
-		len(never), strings.Join(never, "; "))}
+	return out
 }
 
 // unprovokableHeading opens the section of untestable.md that lists the

@@ -50,7 +50,7 @@ func TestRefusalGaps(t *testing.T) {
 		if len(ev) != len(pages) {
 			t.Fatalf("%d refusals, want %d", len(ev), len(pages))
 		}
-		gaps := refusalGaps(ev)
+		gaps := texts(refusalGaps(ev))
 		if len(gaps) != 1 || !strings.Contains(gaps[0], never) {
 			t.Errorf("%s: gaps %q, want one naming %s", prof, gaps, never)
 		}
@@ -68,7 +68,7 @@ func TestRefusalGaps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if gap := strings.Contains(strings.Join(refusalGaps(ev), ""), k.key); gap != (prof != k.profile) {
+			if gap := strings.Contains(strings.Join(texts(refusalGaps(ev)), ""), k.key); gap != (prof != k.profile) {
 				t.Errorf("%s: %s never provoked (untestable.md: cannot be in %s): a gap %v", prof, k.key, k.profile, gap)
 			}
 		}
@@ -98,7 +98,7 @@ func TestRefusalEvidenceReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := &Report{Profile: Core, Verdict: Incomplete, Explore: x, Refusals: ev, Missing: refusalGaps(ev)}
+	rep := &Report{Profile: Core, Verdict: Incomplete, Explore: x, Refusals: ev, Missing: texts(refusalGaps(ev))}
 	var js bytes.Buffer
 	if err := rep.WriteJSON(&js); err != nil {
 		t.Fatal(err)

@@ -115,6 +115,11 @@ type Options struct {
 	// of its own, instead of sharing servers where that is provably as if
 	// alone (share.go).
 	FreshStarts bool
+	// Tools, if not empty, is the scope of the certification: the
+	// documented tools the server claims to implement. The whole suite
+	// still runs and Report.Verdict still judges every tool; Report.Clean
+	// asks only that these tools be certified (Report.Tools).
+	Tools []string
 }
 
 // Result is one script's outcome.
@@ -160,16 +165,45 @@ type Report struct {
 	// Starts counts the servers the run started (none for an already
 	// running server).
 	Starts int64 `json:"server_starts"`
+	// Tools is the verdict on each documented tool.
+	Tools []ToolVerdict `json:"tools"`
+	// Scope is Options.Tools: the tools the run certifies when it is set.
+	Scope []string `json:"scope,omitempty"`
 }
 
 // Clean reports whether the run certifies the server: nothing failed and
-// the coverage is complete.
-func (r *Report) Clean() bool { return r.Verdict == Certified }
+// the coverage is complete; with a scope, of the tools in it.
+func (r *Report) Clean() bool { return r.ScopeVerdict() == Certified }
+
+// ScopeVerdict is the verdict on what the run was asked to certify: the
+// whole server (Verdict), or with a scope, its tools: certified when each
+// is, failed when one failed, otherwise incomplete.
+func (r *Report) ScopeVerdict() Verdict {
+	if len(r.Scope) == 0 {
+		return r.Verdict
+	}
+	v := Certified
+	for _, t := range r.Tools {
+		switch {
+		case !slices.Contains(r.Scope, t.Name) || t.Verdict == Certified:
+		case t.Verdict == Failed:
+			return Failed
+		default:
+			v = Incomplete
+		}
+	}
+	return v
+}
 
 // Summary is the last line of a run: "VERDICT: N passed, N failed, N
 // skipped".
+// With a scope: "VERDICT for TOOLS (the whole run: VERDICT): ...".
 func (r *Report) Summary() string {
-	return fmt.Sprintf("%s: %d passed, %d failed, %d skipped", strings.ToUpper(string(r.Verdict)), r.Passed, r.Failed, r.Skipped)
+	v := strings.ToUpper(string(r.Verdict))
+	if len(r.Scope) > 0 {
+		v = fmt.Sprintf("%s for %s (the whole run: %s)", strings.ToUpper(string(r.ScopeVerdict())), strings.Join(r.Scope, ", "), v)
+	}
+	return fmt.Sprintf("%s: %d passed, %d failed, %d skipped", v, r.Passed, r.Failed, r.Skipped)
 }
 
 // Result returns the named script's result, or nil.
@@ -233,8 +267,11 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	starts := &startCounter{Target: o.Target}
 	share := shares(o.Target, &o)
 	o.Target = starts
+	if len(o.Tools) > 0 {
+		o.Target = &scopedTarget{Target: starts, scope: o.Tools}
+	}
 	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: o.Spec.Hash,
-		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now(), RerunArgs: o.RerunArgs}
+		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now(), RerunArgs: o.RerunArgs, Scope: o.Tools}
 	var progressMu sync.Mutex
 	progress := func(res *Result) {
 		if o.Progress != nil {
@@ -263,21 +300,23 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	missing, err := coverage(o.Spec, scripts, rep.Results, rep.Refusals)
+	gaps, err := coverage(o.Spec, scripts, rep.Results, o.Tools, rep.Refusals)
 	if err != nil {
 		return nil, err
 	}
 	if o.Explores() {
 		rep.Races = raceEvidence(rep.Explore)
 	}
-	rep.Missing = append(missing, raceMissing(rep.Races, o.RaceBudget.String())...)
+	gaps = append(gaps, raceGaps(rep.Races, o.RaceBudget.String(), o.Tools)...)
+	rep.Missing = texts(gaps)
+	rep.Tools = toolVerdicts(o.Spec, gaps, rep.Failed > 0)
 	if rep.Requirements, err = requirements(o.Spec, scripts, rep.Results, rep.Explore); err != nil {
 		return nil, err
 	}
 	switch {
 	case rep.Failed > 0:
 		rep.Verdict = Failed
-	case len(rep.Missing) > 0:
+	case len(gaps) > 0:
 		rep.Verdict = Incomplete
 	default:
 		rep.Verdict = Certified
@@ -302,6 +341,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.SpecSource == "" {
 		o.SpecSource = "bundled pages"
+	}
+	if err := CheckScope(o.Spec, o.Tools); err != nil {
+		return fmt.Errorf("conformance: %w", err)
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = runtime.GOMAXPROCS(0)
@@ -385,7 +427,7 @@ func runExploration(ctx context.Context, o *Options, share bool, ix *wire.Index,
 	} else {
 		res, rep.Explore = explore.Run(ctx, ExploreScript, explore.Config{Target: o.Target, Index: ix, Profile: o.Profile,
 			Sequences: o.Explore, Seed: o.Seed, Parallel: o.Parallel, Timeout: o.ScriptTimeout, FailFast: o.ExploreFailFast,
-			SaveDir: o.SaveDir, Alone: !share, RaceBudget: o.RaceBudget}, filepath.Join(root, ExploreScript))
+			SaveDir: o.SaveDir, Alone: !share, RaceBudget: o.RaceBudget, Tools: o.Tools}, filepath.Join(root, ExploreScript))
 		res.Calls = rep.Explore.Calls
 	}
 	res.Duration = time.Since(start)
@@ -451,4 +493,36 @@ func binaryHash() string {
 		return ""
 	}
 	return ", binary sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// scopedTarget skips, besides what its Target skips, a script that calls
+// a tool outside scope (Options.Tools): the server does not claim it.
+type scopedTarget struct {
+	Target
+	scope []string
+}
+
+func (t *scopedTarget) Skip(s *Script) string {
+	if reason := t.Target.Skip(s); reason != "" {
+		return reason
+	}
+	if out := outside(s, t.scope); len(out) > 0 {
+		return fmt.Sprintf("it calls %s, which --tools leaves out", strings.Join(out, ", "))
+	}
+	return ""
+}
+
+// outside lists the tools script s calls that scope leaves out; none
+// without a scope.
+func outside(s *Script, scope []string) []string {
+	if len(scope) == 0 {
+		return nil
+	}
+	var out []string
+	for _, tool := range script.CalledTools(s) {
+		if !slices.Contains(scope, tool) {
+			out = append(out, tool)
+		}
+	}
+	return out
 }

@@ -160,6 +160,16 @@ type TraceRow struct {
 // are neither covered nor explained, and IDs in scripts or untestable.md
 // that the spec does not have (a sentence was edited).
 func Trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []string, err error) {
+	rows, gaps, err := trace(sp, scripts)
+	for _, g := range gaps {
+		problems = append(problems, g.text)
+	}
+	return rows, problems, err
+}
+
+// trace is Trace with each problem told as a gap of the tool whose
+// sentence it is about ("" for a stale ID).
+func trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []gap, err error) {
 	unt, err := untestableSentences()
 	if err != nil {
 		return nil, nil, err
@@ -183,7 +193,7 @@ func Trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []string
 				r.Scripts = []string{}
 			}
 			if len(r.Scripts) == 0 && r.Reason == "" {
-				problems = append(problems, fmt.Sprintf("sentence %s is neither covered by a script (# covers:) nor listed in untestable.md: %q", se.ID, se.Text))
+				problems = append(problems, gap{t.Name, fmt.Sprintf("sentence %s is neither covered by a script (# covers:) nor listed in untestable.md: %q", se.ID, se.Text)})
 			}
 			rows = append(rows, r)
 		}
@@ -209,6 +219,8 @@ func Trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []string
 		}
 	}
 	sort.Strings(stale)
-	problems = append(problems, stale...)
+	for _, p := range stale {
+		problems = append(problems, gap{"", p})
+	}
 	return rows, problems, nil
 }

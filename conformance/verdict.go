@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -33,35 +34,56 @@ const (
 //   - every normative sentence is tested by a script that passed, or
 //     explained in untestable.md, and no ID is stale;
 //   - every refusal a page states was provoked alone (refusals.go).
-func coverage(sp *spec.Spec, all []*Script, results []*Result, refusals []RefusalEvidence) ([]string, error) {
-	var missing []string
+//
+// Each gap names the tool it keeps from certifying, or none for the run's.
+func coverage(sp *spec.Spec, all []*Script, results []*Result, scope []string, refusals []RefusalEvidence) ([]gap, error) {
+	var missing []gap
+	run := func(format string, args ...any) { missing = append(missing, gap{"", fmt.Sprintf(format, args...)}) }
+	of := func(tool, format string, args ...any) {
+		missing = append(missing, gap{tool, fmt.Sprintf(format, args...)})
+	}
 	ran := map[string]*Result{}
 	for _, r := range results {
 		ran[r.Name] = r
 	}
 	// The suite: every script, and exploration, among them by name.
 	names := []string{ExploreScript}
+	byName := map[string]*Script{}
 	for _, s := range all {
 		names = append(names, s.Name)
+		byName[s.Name] = s
 	}
 	sort.Strings(names)
 	var notRun, skipped []string
+	unclaimed := map[string][]string{} // a tool outside the scope → the scripts not run for it
 	for _, name := range names {
 		r := ran[name]
 		switch {
 		case r == nil && name == ExploreScript:
-			missing = append(missing, "stateful exploration (the script "+name+") did not run")
+			run("stateful exploration (the script %s) did not run", name)
 		case r == nil:
 			notRun = append(notRun, name)
+		case r.Status == Skip && byName[name] != nil && len(outside(byName[name], scope)) > 0:
+			for _, tool := range outside(byName[name], scope) {
+				unclaimed[tool] = append(unclaimed[tool], name)
+			}
 		case r.Status == Skip:
 			skipped = append(skipped, fmt.Sprintf("%s (%s)", name, r.Reason))
 		}
 	}
+	for _, tool := range slices.Sorted(maps.Keys(unclaimed)) {
+		// A tool of no page (a script's typo, say) is the run's own gap.
+		t := tool
+		if sp.Tool(tool) == nil {
+			t = ""
+		}
+		of(t, "%d scripts calling %s did not run (--tools leaves it out): %s", len(unclaimed[tool]), tool, list(unclaimed[tool], 8))
+	}
 	if len(notRun) > 0 {
-		missing = append(missing, fmt.Sprintf("%d of %d scripts did not run (a --run selection): %s", len(notRun), len(names), list(notRun, 8)))
+		run("%d of %d scripts did not run (a --run selection): %s", len(notRun), len(names), list(notRun, 8))
 	}
 	if len(skipped) > 0 {
-		missing = append(missing, fmt.Sprintf("%d scripts were skipped: %s", len(skipped), list(skipped, 4)))
+		run("%d scripts were skipped: %s", len(skipped), list(skipped, 4))
 	}
 
 	served := map[string]bool{}
@@ -81,10 +103,10 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result, refusals []Refusa
 	}
 	for _, t := range sp.Tools {
 		if listRan && !served[t.Name] {
-			missing = append(missing, fmt.Sprintf("%s is documented but not served on tools/list", t.Name))
+			of(t.Name, "%s is documented but not served on tools/list", t.Name)
 		}
 		if len(results) > 0 && succeeded[t.Name] == 0 {
-			missing = append(missing, fmt.Sprintf("no call of %s succeeded in the whole run: a documented tool must be served, not refused on every call", t.Name))
+			of(t.Name, "no call of %s succeeded in the whole run: a documented tool must be served, not refused on every call", t.Name)
 		}
 		if t.ExampleInput == nil {
 			continue
@@ -98,11 +120,11 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result, refusals []Refusa
 			continue
 		}
 		if ex.Succeeded[t.Name] == 0 {
-			missing = append(missing, fmt.Sprintf("%s's documented example input did not succeed against the seed world (no sentence in examples.md says it cannot)", t.Name))
+			of(t.Name, "%s's documented example input did not succeed against the seed world (no sentence in examples.md says it cannot)", t.Name)
 		}
 	}
 
-	rows, problems, err := Trace(sp, all)
+	rows, problems, err := trace(sp, all)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +134,8 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result, refusals []Refusa
 			passed[r.Name] = true
 		}
 	}
-	var untested []string
+	// Each tool's untested sentences in one line, in the order of the tools.
+	untested := map[string][]string{}
 	for _, row := range rows {
 		if row.Reason != "" || slices.ContainsFunc(row.Scripts, func(n string) bool { return passed[n] }) {
 			continue
@@ -120,15 +143,16 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result, refusals []Refusa
 		if len(row.Scripts) == 0 {
 			continue // a problem of Trace, listed below
 		}
-		untested = append(untested, row.ID)
+		untested[sentenceTool(row.ID)] = append(untested[sentenceTool(row.ID)], row.ID)
 	}
-	sort.Strings(untested)
-	if len(untested) > 0 {
-		missing = append(missing, fmt.Sprintf("%d sentences have no passing script and no reason in untestable.md: %s", len(untested), list(untested, 8)))
+	for _, t := range sp.Tools {
+		if ids := untested[t.Name]; len(ids) > 0 {
+			sort.Strings(ids)
+			of(t.Name, "%d sentences of %s have no passing script and no reason in untestable.md: %s", len(ids), t.Name, list(ids, 8))
+		}
 	}
 	missing = append(missing, problems...)
-	missing = append(missing, refusalGaps(refusals)...)
-	return missing, nil
+	return append(missing, refusalGaps(refusals)...), nil
 }
 
 // list joins at most n items, saying how many more there are.
@@ -137,4 +161,72 @@ func list(xs []string, n int) string {
 		return strings.Join(xs, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(xs[:n], ", "), len(xs)-n)
+}
+
+// gap is one thing a run misses to certify: of the documented tool named
+// tool, or, with tool "", of the whole run.
+type gap struct{ tool, text string }
+
+// texts are the gaps' texts, in order.
+func texts(gaps []gap) []string {
+	var out []string
+	for _, g := range gaps {
+		out = append(out, g.text)
+	}
+	return out
+}
+
+// sentenceTool is the tool a sentence ID ("<tool>#<hex>") belongs to.
+func sentenceTool(id string) string {
+	tool, _, _ := strings.Cut(id, "#")
+	return tool
+}
+
+// ToolVerdict is what a run says of one documented tool: certified only
+// when nothing in the whole run failed (a failure is not traced to one
+// tool: a script may call several), nothing the run as a whole misses
+// (every script and exploration ran), and nothing of the tool's own is
+// missing (served, a call succeeded, its example input succeeded, each of
+// its sentences tested).
+type ToolVerdict struct {
+	Name    string  `json:"name"`
+	Verdict Verdict `json:"verdict"`
+	// Missing is what holds the tool back: the run's gaps and its own.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// toolVerdicts judges each documented tool of sp, in the spec's order.
+func toolVerdicts(sp *spec.Spec, gaps []gap, failed bool) []ToolVerdict {
+	var out []ToolVerdict
+	for _, t := range sp.Tools {
+		v := ToolVerdict{Name: t.Name, Verdict: Certified}
+		for _, g := range gaps {
+			if g.tool == "" || g.tool == t.Name {
+				v.Missing = append(v.Missing, g.text)
+			}
+		}
+		switch {
+		case failed:
+			v.Verdict = Failed
+		case len(v.Missing) > 0:
+			v.Verdict = Incomplete
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// CheckScope refuses a scope (Options.Tools) that names a tool sp does not
+// document, or none.
+func CheckScope(sp *spec.Spec, scope []string) error {
+	for _, name := range scope {
+		if name == "" || sp.Tool(name) == nil {
+			names := make([]string, len(sp.Tools))
+			for i, t := range sp.Tools {
+				names[i] = t.Name
+			}
+			return fmt.Errorf("--tools: %q is not a documented tool (the pages document %s)", name, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }

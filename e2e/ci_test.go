@@ -5,12 +5,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/prickle-dev/prickle/internal/testkit"
+	"github.com/prickle-dev/prickle/server"
+	"github.com/prickle-dev/prickle/spec"
 )
 
 // workflow is the part of a GitHub Actions workflow the recipe uses.
@@ -32,6 +35,14 @@ type workflow struct {
 // summary written and its reports kept either way. The one step it
 // cannot run as written, go install of this module from the Go proxy,
 // installs the runner built from this tree.
+//
+// When the pages document tools prickled does not implement yet (pages
+// added, `prickle-gen generate` run: e2e's TestPagesGrow runs this test
+// in such a tree), prickled is conforming for the tools it implements:
+// the recipe's run is scoped to them with --tools, as a third party's
+// server that implements some tools would scope it; and the recipe as
+// written, certifying every documented tool, must fail, missing only the
+// tools prickled leaves unimplemented.
 func TestCIRecipe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("certifies a server twice")
@@ -53,16 +64,24 @@ func TestCIRecipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	prickled := prickledBin(t)
+	scope, unimplemented := implemented(t)
 
-	for _, c := range []struct {
+	type recipeCase struct {
 		name, server string
+		scope        []string // --tools added to the runner's command line
 		pass         bool
-	}{
-		{"conforming", `exec ` + prickled + ` --addr "$2" --db :memory: --fixture "$4"`, true},
+	}
+	conforming := `exec ` + prickled + ` --addr "$2" --db :memory: --fixture "$4"`
+	cases := []recipeCase{
+		{"conforming", conforming, scope, true},
 		// It serves the seed world whatever it is given: the scripts'
 		// tokens are unknown to it.
-		{"ignores its world", `exec ` + prickled + ` --addr "$2" --db :memory:`, false},
-	} {
+		{"ignores its world", `exec ` + prickled + ` --addr "$2" --db :memory:`, scope, false},
+	}
+	if len(unimplemented) > 0 {
+		cases = append(cases, recipeCase{"conforming, every documented tool", conforming, nil, false})
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			repo, bin := t.TempDir(), t.TempDir()
@@ -87,7 +106,11 @@ func TestCIRecipe(t *testing.T) {
 				}
 				switch {
 				case st.Run != "":
-					cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", st.Run)
+					run := st.Run
+					if len(c.scope) > 0 {
+						run = strings.Replace(run, "prickle-conformance ", "prickle-conformance --tools "+strings.Join(c.scope, ",")+" ", 1)
+					}
+					cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", run)
 					cmd.Dir, cmd.Env = repo, env
 					var out bytes.Buffer
 					cmd.Stdout, cmd.Stderr = &out, &out
@@ -122,10 +145,77 @@ func TestCIRecipe(t *testing.T) {
 				}
 				return
 			}
+			if c.scope == nil && len(unimplemented) > 0 {
+				// Nothing failed; what is missing is the unimplemented tools'.
+				if !strings.Contains(string(got), "⚠️ INCOMPLETE") || !strings.Contains(string(badge), `"incomplete `) {
+					t.Errorf("every documented tool, %v unimplemented: summary %.300q, badge %s", unimplemented, got, badge)
+				}
+				checkOnlyUnimplemented(t, certifyOut, unimplemented)
+				return
+			}
 			if !strings.Contains(string(got), "❌ FAILED") || !strings.Contains(string(got), "| Script | What failed | Rerun |") ||
 				!strings.Contains(string(badge), `"failed `) || !annotated {
 				t.Errorf("a failing server: summary %.300q, badge %s, annotations %v:\n%s", got, badge, annotated, certifyOut)
 			}
 		})
+	}
+}
+
+// implemented returns the documented tools prickled implements, as a
+// --tools scope, and those it does not; the scope is nil when it
+// implements them all.
+func implemented(t *testing.T) (scope, unimplemented []string) {
+	t.Helper()
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range server.Unimplemented() {
+		unimplemented = append(unimplemented, string(name))
+	}
+	if len(unimplemented) == 0 {
+		return nil, nil
+	}
+	for _, tool := range sp.Tools {
+		if !slices.Contains(unimplemented, tool.Name) {
+			scope = append(scope, tool.Name)
+		}
+	}
+	return scope, unimplemented
+}
+
+// checkOnlyUnimplemented checks a run's output: nothing failed, every line
+// it says is missing for a certification names an unimplemented tool, and
+// each of those tools is named.
+func checkOnlyUnimplemented(t *testing.T, out string, unimplemented []string) {
+	t.Helper()
+	named := map[string]bool{}
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "missing for a certification:"):
+			in = true
+			continue
+		case !in || !strings.HasPrefix(line, "  - "):
+			in = false
+			continue
+		}
+		found := false
+		for _, tool := range unimplemented {
+			if testkit.NamesTool(line, tool) {
+				named[tool], found = true, true
+			}
+		}
+		if !found {
+			t.Errorf("missing, yet of no unimplemented tool (%v): %s", unimplemented, line)
+		}
+	}
+	for _, tool := range unimplemented {
+		if !named[tool] {
+			t.Errorf("the run does not say that %s is missing:\n%s", tool, out)
+		}
+	}
+	if strings.Contains(out, "\nfailed: ") {
+		t.Errorf("a script failed:\n%s", out)
 	}
 }

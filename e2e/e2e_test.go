@@ -91,6 +91,9 @@ func needNode(t *testing.T) nodeEnv {
 		filepath.Join(e.modules, "@modelcontextprotocol", "inspector", "package.json"),
 		filepath.Join(e.modules, "@modelcontextprotocol", "conformance", "dist", "index.js"),
 		filepath.Join(e.modules, "ajv-formats", "package.json"),
+		filepath.Join(e.modules, ".bin", "json2ts"),
+		filepath.Join(e.modules, ".bin", "tsc"),
+		filepath.Join(e.modules, "@types", "node", "package.json"),
 	} {
 		if _, err := os.Stat(p); err != nil {
 			missing = append(missing, p)

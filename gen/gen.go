@@ -474,7 +474,7 @@ func (m *model) schemasFile() *jen.File {
 		}
 		f.Var().Id(tm.lower+"Tool").Op("=").Op("&").Qual(pkgRT, "Tool").Values(jen.Dict{
 			jen.Id("Name"):         jen.String().Call(jen.Id("Tool" + tm.goName)),
-			jen.Id("Description"):  jen.Lit(description(tm.t)),
+			jen.Id("Description"):  jen.Lit(ServedTool(tm.t).Description),
 			jen.Id("InputSchema"):  jen.Qual(pkgJSON, "RawMessage").Call(jen.Id(tm.goName + "InputSchema")),
 			jen.Id("OutputSchema"): jen.Qual(pkgJSON, "RawMessage").Call(jen.Id(tm.goName + "OutputSchema")),
 			jen.Id("Input"):        jen.Id(tm.lower + "InputValidator"),

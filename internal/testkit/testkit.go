@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -89,4 +90,17 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+}
+
+// NamesTool reports whether a line of a conformance run's output (what is
+// missing, say) names the tool: as a word, before a sentence ID's "#", or
+// with "'s".
+func NamesTool(line, tool string) bool {
+	line = " " + line
+	for _, form := range []string{" " + tool + " ", " " + tool + "#", " " + tool + "'s "} {
+		if strings.Contains(line, form) {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -36,6 +37,16 @@ const (
 	// of its claim, which replaces it.
 	CredentialReplay RaceClass = "credential-replay"
 )
+
+// Tool is the tool whose claims the class races (a credential's use
+// races the claim_task replay that replaces it): a certification whose
+// scope leaves the tool out does not race the class.
+func (c RaceClass) Tool() string {
+	if c == Discussion {
+		return "claim_discussion"
+	}
+	return "claim_task"
+}
 
 // RaceClasses are the classes, in report order.
 var RaceClasses = []RaceClass{TaskSameKey, TaskDifferentKeys, TaskMixedKeys, Discussion, CredentialReplay}
@@ -147,7 +158,7 @@ func genRaceSequence(seed int64, index int, class RaceClass, tries int) *explore
 // its groups uncounted; a failing sequence ends the phase.
 func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally) (seqs []*exploreSequence, runs []*exploreRun, budgetOut bool) {
 	k := RaceK
-	if len(tally.short(k)) == 0 {
+	if len(e.shortInScope(tally, k)) == 0 {
 		return nil, nil, false
 	}
 	if e.c.RaceBudget <= 0 {
@@ -157,7 +168,7 @@ func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally
 	defer cancel()
 	next := e.c.Sequences
 	for {
-		short := tally.short(k)
+		short := e.shortInScope(tally, k)
 		if len(short) == 0 {
 			return seqs, runs, false
 		}
@@ -175,6 +186,7 @@ func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally
 				seq := genRaceSequence(e.c.Seed, next, cl, min(raceTries, groups))
 				next++
 				if seq != nil {
+					seq.cmds = inScope(seq.cmds, e.c.Tools)
 					round = append(round, seq)
 					groups -= raceTries
 				}
@@ -198,6 +210,18 @@ func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally
 			return seqs, runs, false
 		}
 	}
+}
+
+// shortInScope lists the classes short of k overlapping groups whose tool
+// the run's scope (Config.Tools) holds.
+func (e *explorer) shortInScope(tally raceTally, k int) []RaceClass {
+	var out []RaceClass
+	for _, c := range tally.short(k) {
+		if len(e.c.Tools) == 0 || slices.Contains(e.c.Tools, c.Tool()) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // runAll runs seqs, parallel batches at a time (each batch on one server,

@@ -368,3 +368,26 @@ func TestFailureOnlyWhenShared(t *testing.T) {
 		t.Errorf("the failure does not say it shows only when shared: %+v\n%s", f, r.Log)
 	}
 }
+
+// TestInScope: a scope keeps only its tools' calls, and drops the calls
+// made with a credential of a dropped claim, renumbering the others.
+func TestInScope(t *testing.T) {
+	cmds := []*command{
+		{p: principal{kind: "runner", id: "r"}, tool: "claim_task"},
+		{p: principal{kind: "agent", id: "a"}, tool: "discover_team_agents"},
+		{p: principal{kind: "cred", step: 0}, tool: "discover_team_agents"},
+		{p: principal{kind: "runner", id: "r"}, tool: "claim_discussion"},
+		{p: principal{kind: "cred", step: 3}, tool: "claim_discussion"},
+	}
+	if got := inScope(cmds, nil); len(got) != len(cmds) {
+		t.Errorf("no scope: %d calls of %d", len(got), len(cmds))
+	}
+	got := inScope(cmds, []string{"discover_team_agents"})
+	if len(got) != 1 || got[0] != cmds[1] {
+		t.Errorf("discover_team_agents alone: %+v", got)
+	}
+	got = inScope(cmds, []string{"discover_team_agents", "claim_discussion"})
+	if len(got) != 3 || got[0] != cmds[1] || got[1] != cmds[3] || got[2].p.kind != "cred" || got[2].p.step != 1 {
+		t.Errorf("discover_team_agents and claim_discussion: %+v", got)
+	}
+}

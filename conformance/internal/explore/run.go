@@ -209,6 +209,11 @@ type Config struct {
 	// every class short of RaceK overlapping groups, until each has them
 	// (evidence.go). 0 runs none.
 	RaceBudget time.Duration
+	// Tools, if not empty, are the only tools the sequences call (the
+	// certification's scope): the generated calls of other tools are
+	// dropped, with the calls that use their credentials, and the race
+	// phase races only the classes of these tools.
+	Tools []string
 }
 
 // explorer runs sequences for one certification run.
@@ -396,6 +401,7 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 	seqs := make([]*exploreSequence, c.Sequences)
 	for i := range seqs {
 		seqs[i] = genSequence(c.Seed, i)
+		seqs[i].cmds = inScope(seqs[i].cmds, c.Tools)
 	}
 	runs, failed := e.runAll(ctx, name, seqs, c.Parallel)
 	tally := raceTally{}
@@ -565,4 +571,19 @@ func (e *explorer) failure(ctx context.Context, name string, seq *exploreSequenc
 		}
 	}
 	return f
+}
+
+// inScope drops the calls of tools outside scope (none without one), and
+// the calls that use their credentials.
+func inScope(cmds []*command, scope []string) []*command {
+	if len(scope) == 0 {
+		return cmds
+	}
+	del := map[int]bool{}
+	for i, c := range cmds {
+		if !slices.Contains(scope, c.tool) {
+			del[i] = true
+		}
+	}
+	return removeSteps(cmds, del)
 }

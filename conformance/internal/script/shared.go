@@ -2,6 +2,7 @@ package script
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,4 +81,31 @@ func splitCommand(line string) (cond, cmd string) {
 		return cond, "!" + f[1]
 	}
 	return cond, f[0]
+}
+
+// CalledTools lists the tools script s calls (`call`, `deny` and `race`,
+// whatever their conditions), sorted, each once.
+func CalledTools(s *suite.Script) []string {
+	var tools []string
+	for _, line := range strings.Split(string(txtar.Parse(s.Archive).Comment), "\n") {
+		_, cmd := splitCommand(line)
+		switch strings.TrimPrefix(cmd, "!") {
+		case "call", "deny", "race":
+		default:
+			continue
+		}
+		f := strings.Fields(line)
+		for len(f) > 0 && (strings.HasPrefix(f[0], "[") || f[0] == "!") {
+			f = f[1:]
+		}
+		f = f[1:] // the command
+		if len(f) >= 2 && f[0] == "-as" {
+			f = f[2:]
+		}
+		if len(f) > 0 && !slices.Contains(tools, f[0]) {
+			tools = append(tools, f[0])
+		}
+	}
+	slices.Sort(tools)
+	return tools
 }

@@ -113,6 +113,7 @@ func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	scriptsDir := fs.String("scripts", "", "also run the scripts in `DIR` (your own, or sequences saved by --save)")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "run `N` scripts (and exploration sequences) at once")
 	freshStarts := fs.Bool("fresh-starts", false, "start a server of its own for every script and sequence, none shared (slower)")
+	tools := fs.String("tools", "", "certify only the documented tools `NAMES` (comma-separated) the server implements: the whole suite runs, and the exit status asks only that these tools be certified")
 	runRe := fs.String("run", "", "run only the scripts whose names match `REGEX` (exploration is the script \"explore\"); a partial run never certifies")
 	explore := fs.Int("explore", conformance.DefaultExplore, "stateful exploration: `N` random sequences of calls (0: none, and the run cannot certify)")
 	raceBudget := fs.Duration("race-budget", conformance.DefaultRaceBudget, "after exploration's sequences, race each race class short of evidence (its K groups whose calls overlapped on the wire) for at most `DURATION`; a class still short leaves the run incomplete")
@@ -171,6 +172,12 @@ flags:
 	opts := conformance.Options{Profile: prof, Spec: sp, SpecSource: source, Parallel: *parallel, Run: filter,
 		Verbose: *verbose, Progress: stdout, Explore: *explore, Seed: *seed, SaveDir: *save, KeepDir: *keep,
 		RerunArgs: rerunArgs(fs), FreshStarts: *freshStarts, RaceBudget: *raceBudget}
+	if *tools != "" {
+		opts.Tools = strings.Split(*tools, ",")
+		if err := conformance.CheckScope(sp, opts.Tools); err != nil {
+			return usageErr(stderr, "%v", err)
+		}
+	}
 	if *list {
 		if err := writeList(stdout, opts.Select(scripts), opts.Explores()); err != nil {
 			return usageErr(stderr, "%v", err)
@@ -216,7 +223,7 @@ flags:
 
 // rerunFlags are the flags a rerun repeats: those that name the server and
 // the pages.
-var rerunFlags = []string{"server-cmd", "url", "tokens", "mcp-path", "start-timeout", "pages", "scripts"}
+var rerunFlags = []string{"server-cmd", "url", "tokens", "mcp-path", "start-timeout", "pages", "scripts", "tools"}
 
 // rerunArgs are the rerun flags as the command line set them.
 func rerunArgs(fs *flag.FlagSet) []string {

@@ -440,7 +440,7 @@ func onlyUnimplemented(t *testing.T, marker, text string) int {
 		n++
 		found := false
 		for _, tool := range missing {
-			if strings.Contains(line, " "+string(tool)+" ") || strings.Contains(line, " "+string(tool)+"#") || strings.Contains(line, " "+string(tool)+"'s ") {
+			if testkit.NamesTool(line, string(tool)) {
 				named[tool], found = true, true
 			}
 		}
@@ -570,5 +570,14 @@ func TestVerbose(t *testing.T) {
 		if got := strings.Contains(out, "> call -as runner:"); got != verbose {
 			t.Errorf("-v=%v: the script's log shown: %v\n%s", verbose, got, out)
 		}
+	}
+}
+
+// TestToolsFlagNamesDocumentedTools: --tools takes documented tools only,
+// refused as a usage error naming the documented ones.
+func TestToolsFlagNamesDocumentedTools(t *testing.T) {
+	code, _, errOut := runCLI(t, "--server-cmd", "true", "--tools", "discover_team_agents,no_such_tool")
+	if code != 2 || !strings.Contains(errOut, `--tools: "no_such_tool" is not a documented tool (the pages document `) || !strings.Contains(errOut, "discover_team_agents)") && !strings.Contains(errOut, "discover_team_agents,") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
 	}
 }

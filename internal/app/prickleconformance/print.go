@@ -73,6 +73,16 @@ func writeSummary(w io.Writer, rep *conformance.Report, selection string, total 
 			fmt.Fprintf(w, "  - %s\n", m)
 		}
 	}
+	// Each tool's verdict, when they are not all the run's.
+	var tools []string
+	split := len(rep.Scope) > 0
+	for _, t := range rep.Tools {
+		tools = append(tools, t.Name+" "+strings.ToUpper(string(t.Verdict)))
+		split = split || t.Verdict != rep.Verdict
+	}
+	if split {
+		fmt.Fprintf(w, "tools: %s\n", strings.Join(tools, ", "))
+	}
 	fmt.Fprintf(w, "%d checks in %.1fs, %d server starts; suite %s, spec %s, profile %s, seed %d\n", rep.Checks, rep.Duration.Seconds(), rep.Starts,
 		rep.Suite, spec.ShortHash(rep.SpecHash), rep.Profile, rep.Seed)
 	fmt.Fprintln(w, rep.Summary())

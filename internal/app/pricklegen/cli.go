@@ -1,5 +1,5 @@
 // Package pricklegen is the prickle-gen command (spec, lint, fmt,
-// generate, check, diff) as a function: cmd/prickle-gen calls [Main], and
+// generate, check, diff, export) as a function: cmd/prickle-gen calls [Main], and
 // its testscript goldens run it in-process.
 package pricklegen
 
@@ -30,7 +30,7 @@ type command struct {
 
 // commands lists prickle-gen's commands in the order usage shows them.
 func commands() []*command {
-	return []*command{specCommand, lintCommand, fmtCommand, generateCommand, checkCommand, diffCommand}
+	return []*command{specCommand, lintCommand, fmtCommand, generateCommand, checkCommand, diffCommand, exportCommand}
 }
 
 // lookup returns the command name, or nil.

@@ -80,16 +80,9 @@ func plan(c *invocation, cmd *command, args []string) (*genTarget, int) {
 	if err != nil {
 		return nil, c.fail("%v", err)
 	}
-	s, _, err := spec.LoadLinted(srcs)
-	if err != nil {
-		var pe *spec.PagesError
-		if asPagesError(err, &pe) {
-			for _, d := range pe.Diagnostics {
-				fmt.Fprintln(c.stderr, d)
-			}
-			return nil, ExitFindings
-		}
-		return nil, c.fail("%v", err)
+	s, code := c.loadLinted(srcs)
+	if s == nil {
+		return nil, code
 	}
 	goFiles, docFiles, notes, err := gen.GenerateAll(s, gen.Options{Package: *pkg})
 	if err != nil {
@@ -262,4 +255,21 @@ func packageName(dir string) string {
 		return "api"
 	}
 	return b.String()
+}
+
+// loadLinted loads pages that must lint: on findings it prints them and
+// returns a nil spec with ExitFindings.
+func (c *invocation) loadLinted(srcs []spec.Source) (*spec.Spec, int) {
+	s, _, err := spec.LoadLinted(srcs)
+	if err != nil {
+		var pe *spec.PagesError
+		if asPagesError(err, &pe) {
+			for _, d := range pe.Diagnostics {
+				fmt.Fprintln(c.stderr, d)
+			}
+			return nil, ExitFindings
+		}
+		return nil, c.fail("%v", err)
+	}
+	return s, ExitOK
 }
