@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/conformance/internal/explore"
+	"github.com/prickle-dev/prickle/spec"
 )
 
 // TestUnprovokableEntries: untestable.md's refusals no call can provoke
@@ -31,6 +32,10 @@ func TestUnprovokableEntries(t *testing.T) {
 // provoked alone keeps the run from certifying, named in what is missing;
 // one untestable.md says cannot be, in the run's profile, does not.
 func TestRefusalGaps(t *testing.T) {
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
 	pages := explore.PageRefusals()
 	x := &ExploreReport{Provoked: map[string]int{}}
 	for _, r := range pages {
@@ -53,6 +58,14 @@ func TestRefusalGaps(t *testing.T) {
 		gaps := texts(refusalGaps(ev))
 		if len(gaps) != 1 || !strings.Contains(gaps[0], never) {
 			t.Errorf("%s: gaps %q, want one naming %s", prof, gaps, never)
+		}
+		// What a run misses to certify says it.
+		missing, err := coverage(sp, nil, nil, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(missing, "\n"), never) {
+			t.Errorf("%s: missing for a certification does not name %s:\n%s", prof, never, strings.Join(missing, "\n"))
 		}
 	}
 	// One that untestable.md says cannot be provoked alone in a profile
@@ -115,6 +128,17 @@ func TestRefusalEvidenceReports(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "**never**") || !strings.Contains(md.String(), pages[0].Sentence) {
 		t.Errorf("Markdown:\n%s", md.String())
+	}
+	sp, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page, sp); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "provoked alone") || !strings.Contains(page.String(), `status-failed">never`) {
+		t.Error("the HTML report has no refusal evidence, or does not mark the refusal never provoked")
 	}
 	if !strings.Contains(rep.RefusalSummary(), pages[0].Key()) {
 		t.Errorf("summary %q does not name the refusal never provoked", rep.RefusalSummary())
