@@ -154,15 +154,16 @@ func genRaceSequence(seed int64, index int, class RaceClass, tries int) *explore
 // RaceK overlapping groups, it runs sequences of that class's races alone
 // (indexes after the run's sequences), a round at a time sized by the
 // fraction that overlapped so far, until every class has them or the race
-// budget ends (budgetOut). A run the budget's end cut short is dropped,
-// its groups uncounted; a failing sequence ends the phase.
-func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally) (seqs []*exploreSequence, runs []*exploreRun, budgetOut bool) {
+// budget ends (budgetOut), in rounds rounds. A run the budget's end cut
+// short is dropped, its groups uncounted; a failing sequence ends the
+// phase.
+func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally) (seqs []*exploreSequence, runs []*exploreRun, rounds int, budgetOut bool) {
 	k := RaceK
 	if len(e.shortInScope(tally, k)) == 0 {
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	if e.c.RaceBudget <= 0 {
-		return nil, nil, true
+		return nil, nil, 0, true
 	}
 	bctx, cancel := context.WithTimeout(ctx, e.c.RaceBudget)
 	defer cancel()
@@ -170,10 +171,10 @@ func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally
 	for {
 		short := e.shortInScope(tally, k)
 		if len(short) == 0 {
-			return seqs, runs, false
+			return seqs, runs, rounds, false
 		}
 		if bctx.Err() != nil {
-			return seqs, runs, true
+			return seqs, runs, rounds, true
 		}
 		var round []*exploreSequence
 		for _, cl := range short {
@@ -193,8 +194,9 @@ func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally
 			}
 		}
 		if len(round) == 0 {
-			return seqs, runs, true // no generated world could race: never expected
+			return seqs, runs, rounds, true // no generated world could race: never expected
 		}
+		rounds++
 		rr, _ := e.runAll(bctx, name, round, e.c.Parallel)
 		cut := bctx.Err() != nil
 		failed := false
@@ -207,7 +209,7 @@ func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally
 			failed = failed || x.failAt >= 0 || x.startEr != nil
 		}
 		if failed {
-			return seqs, runs, false
+			return seqs, runs, rounds, false
 		}
 	}
 }

@@ -71,12 +71,14 @@ type Report struct {
 	// calls overlapped on the wire; RaceK is the overlapping groups each
 	// class needs, RaceP the fraction of them a race bug is assumed to
 	// show in; RaceSequences the sequences of races alone the race phase
-	// added to reach RaceK, within RaceBudget.
+	// added to reach RaceK, within RaceBudget, in RaceRounds rounds (each
+	// its sequences run as the run's are, in batches Parallel at a time).
 	Races         []RaceCount `json:"races"`
 	RaceK         int         `json:"race_k"`
 	RaceP         float64     `json:"race_p"`
 	RaceBudget    string      `json:"race_budget"`
 	RaceSequences int         `json:"race_sequences"`
+	RaceRounds    int         `json:"race_rounds"`
 }
 
 // Failure is one shrunk failing sequence.
@@ -414,7 +416,7 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 	if !failed {
 		var more []*exploreSequence
 		var moreRuns []*exploreRun
-		more, moreRuns, budgetOut = e.gatherRaces(ctx, name, tally)
+		more, moreRuns, rep.RaceRounds, budgetOut = e.gatherRaces(ctx, name, tally)
 		seqs, runs = append(seqs, more...), append(runs, moreRuns...)
 	}
 	rep.Races = tally.counts()
