@@ -65,19 +65,26 @@ func refusalEvidence(profile Profile, x *ExploreReport) ([]RefusalEvidence, erro
 // refusalGaps names the refusals a page states that ev shows were never
 // provoked alone: each keeps the run from certifying.
 func refusalGaps(ev []RefusalEvidence) []gap {
-	never := map[string][]string{} // by tool
+	never := map[string][]string{} // by the tool whose page states it
 	var tools []string
 	for _, e := range ev {
 		if e.Provoked == 0 && e.Untestable == "" {
-			if never[e.Tool] == nil {
-				tools = append(tools, e.Tool)
+			// The page that states a refusal owns its gap: provoking it
+			// may need that tool (a discussion credential refused by
+			// discover_team_agents needs claim_discussion).
+			t := sentenceTool(e.Sentence)
+			if t == "" {
+				t = e.Tool
 			}
-			never[e.Tool] = append(never[e.Tool], e.Name())
+			if never[t] == nil {
+				tools = append(tools, t)
+			}
+			never[t] = append(never[t], e.Name())
 		}
 	}
 	var out []gap
 	for _, t := range tools {
-		out = append(out, gap{t, fmt.Sprintf("%d refusals of %s a page states were never provoked alone (by a call no other reason refuses), so the run cannot tell that the server enforces them: %s",
+		out = append(out, gap{t, fmt.Sprintf("%d refusals stated on %s's page were never provoked alone (by a call no other reason refuses), so the run cannot tell that the server enforces them: %s",
 			len(never[t]), t, strings.Join(never[t], "; "))})
 	}
 	return out

@@ -145,3 +145,22 @@ func TestRefusalEvidenceReports(t *testing.T) {
 		t.Errorf("summary %q does not name the refusal never provoked", rep.RefusalSummary())
 	}
 }
+
+// TestRefusalGapOwnedByItsPage: a refusal never provoked is a gap of the
+// tool whose page states it, not of the tool refused: a discussion
+// credential refused by discover_team_agents needs claim_discussion, so a
+// scope of discover_team_agents alone is not kept from certifying by it.
+func TestRefusalGapOwnedByItsPage(t *testing.T) {
+	ev := []RefusalEvidence{
+		{Tool: "discover_team_agents", Code: "tool_not_allowed", Sentence: "claim_discussion#373f9dbc"},
+		{Tool: "discover_team_agents", Code: "project_not_visible", Sentence: "discover_team_agents#05161da5"},
+		{Tool: "discover_team_agents", Code: "project_not_visible", Sentence: "discover_team_agents#05161da5", Situation: "provoked", Provoked: 3},
+	}
+	gaps := refusalGaps(ev)
+	if len(gaps) != 2 || gaps[0].tool != "claim_discussion" || gaps[1].tool != "discover_team_agents" {
+		t.Fatalf("gaps %+v, want one of claim_discussion (tool_not_allowed), one of discover_team_agents (project_not_visible)", gaps)
+	}
+	if !strings.Contains(gaps[0].text, "tool_not_allowed") || strings.Contains(gaps[0].text, "project_not_visible") {
+		t.Errorf("claim_discussion's gap: %s", gaps[0].text)
+	}
+}
