@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -200,6 +201,48 @@ func slowPost(t *testing.T, addr, path, token string) net.Conn {
 	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\n%sContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"",
 		path, addr, auth)
 	return c
+}
+
+// heldPosts keeps one slow POST in flight for each of its tokens. A
+// probe sent while their headers are still being read can take the
+// caller's last place first and get one of them refused (answered 429,
+// then closed), which held nothing from then on: keep sends it again.
+type heldPosts struct {
+	t      *testing.T
+	addr   string
+	tokens []string
+	conns  []net.Conn
+}
+
+func holdPosts(t *testing.T, addr string, tokens ...string) *heldPosts {
+	t.Helper()
+	h := &heldPosts{t: t, addr: addr, tokens: tokens}
+	for _, tok := range tokens {
+		h.conns = append(h.conns, slowPost(t, addr, server.PathMCP, tok))
+	}
+	return h
+}
+
+// keep sends again each slow POST the server answered.
+func (h *heldPosts) keep() {
+	h.t.Helper()
+	for i, c := range h.conns {
+		if answered(c) {
+			c.Close()
+			h.conns[i] = slowPost(h.t, h.addr, server.PathMCP, h.tokens[i])
+		}
+	}
+}
+
+// answered reports whether the server wrote to c or closed it: a slow
+// POST it holds gets neither.
+func answered(c net.Conn) bool {
+	c.SetReadDeadline(time.Now().Add(time.Millisecond))
+	defer c.SetReadDeadline(time.Time{})
+	var b [1]byte
+	n, err := c.Read(b[:])
+	var ne net.Error
+	return n > 0 || !errors.As(err, &ne) || !ne.Timeout()
 }
 
 // closedWithin reports whether the server closes c (after any answer)
@@ -484,12 +527,12 @@ func TestRequestsPerCaller(t *testing.T) {
 	if got := status(agent); got == http.StatusTooManyRequests {
 		t.Fatalf("a caller with nothing in flight: %d", got)
 	}
-	held := []net.Conn{slowPost(t, addr, server.PathMCP, agent), slowPost(t, addr, server.PathMCP, agent)}
-	eventually(t, "the third POST refused", func() bool { return status(agent) == http.StatusTooManyRequests })
+	held := holdPosts(t, addr, agent, agent)
+	eventually(t, "the third POST refused", func() bool { held.keep(); return status(agent) == http.StatusTooManyRequests })
 	if got := status(runner); got == http.StatusTooManyRequests {
 		t.Errorf("another caller: %d", got)
 	}
-	held[0].Close()
+	held.conns[0].Close()
 	eventually(t, "served again", func() bool { return status(agent) != http.StatusTooManyRequests })
 }
 
@@ -673,10 +716,9 @@ func TestCredentialsCountAgainstTheirRunner(t *testing.T) {
 	tokens := family(e)
 	addr, _ := serve(t, e)
 	status := func(token string) int { return pingStatus(t, addr, token) }
-	slowPost(t, addr, server.PathMCP, tokens[1])
-	slowPost(t, addr, server.PathMCP, tokens[2])
+	held := holdPosts(t, addr, tokens[1], tokens[2])
 	for _, tok := range []string{tokens[0], tokens[3]} {
-		eventually(t, "a POST of the runner's family refused", func() bool { return status(tok) == http.StatusTooManyRequests })
+		eventually(t, "a POST of the runner's family refused", func() bool { held.keep(); return status(tok) == http.StatusTooManyRequests })
 	}
 	if got := status(fxBuilderAgent); got == http.StatusTooManyRequests {
 		t.Errorf("the runner's agent, another caller: %d", got)
