@@ -55,8 +55,9 @@ func raceID(r, t int) string { return fmt.Sprintf("%s%d-%d-", racePrefix, r, t) 
 
 // addRaces appends one race to seq, tries times: its world part and its
 // calls, drawn from a stream of their own. The race is of class, or of a
-// class drawn if class is "".
-func addRaces(seed int64, seq *exploreSequence, class RaceClass, tries int) {
+// class drawn if class is "". Its groups have size calls each, or a
+// size drawn if size is 0 (only the overlap measurements set one).
+func addRaces(seed int64, seq *exploreSequence, class RaceClass, tries, size int) {
 	r := rand.New(rand.NewPCG(uint64(seed)^raceSalt, uint64(seq.index)))
 	w := seq.world
 	runnersOf := map[string][]string{}
@@ -85,8 +86,8 @@ func addRaces(seed int64, seq *exploreSequence, class RaceClass, tries int) {
 	}
 	// Larger groups show a race more often: the larger of two draws.
 	n := 2 + max(r.IntN(maxGroup-1), r.IntN(maxGroup-1))
-	if measure.group > 0 {
-		n = measure.group
+	if size > 0 {
+		n = size
 	}
 	// keys: all one (same-key retries), all different, or a mix, which
 	// races both a key's replays and the other keys; a discussion's
@@ -368,7 +369,7 @@ func (e *explorer) runGroups(ctx context.Context, inst *suite.Instance, x *explo
 			}
 			o.judge = func(mm *model) []failure { return judgeIn(mm, o.st, x.steps) }
 		}
-		if measure.noCheck {
+		if e.mode.noCheck {
 			i = j
 			continue
 		}
@@ -412,17 +413,17 @@ func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Cli
 		return false, err
 	}
 	for len(*pool) < len(ops) {
-		*pool = append(*pool, wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{DisableKeepAlives: measure.noKeepAlive}, Timeout: e.c.Timeout}))
+		*pool = append(*pool, wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{DisableKeepAlives: e.mode.noKeepAlive}, Timeout: e.c.Timeout}))
 	}
 	calls := make([]*wire.AtOnce, len(ops))
 	for i, o := range ops {
 		calls[i] = &wire.AtOnce{Client: (*pool)[i], Token: tokens[i], Tool: o.st.cmd.tool, Args: o.st.cmd.argsJSON()}
-		if measure.cold {
+		if e.mode.cold {
 			calls[i].Client = wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{}, Timeout: e.c.Timeout})
 			defer calls[i].Client.Close()
 		}
 	}
-	if measure.cold {
+	if e.mode.cold {
 		wire.SendCold(ctx, calls)
 	} else {
 		wire.SendAtOnce(ctx, calls)
@@ -439,11 +440,10 @@ func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Cli
 	return wire.Overlapped(calls), first
 }
 
-// measure varies how groups are sent, for the overlap measurements of
+// sendMode varies how groups are sent, for the overlap measurements of
 // conformance/README.md (overlap_test.go); its zero value is exploration's
 // way.
-var measure struct {
-	group       int  // every group this size (0: drawn)
+type sendMode struct {
 	noKeepAlive bool // a connection of its own for every request
 	cold        bool // a client of its own per call, its session opened after the barrier
 	noCheck     bool // count overlap only, no linearizability check (groups past maxGroup)

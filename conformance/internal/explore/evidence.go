@@ -139,11 +139,11 @@ const maxRoundGroups = 160
 
 // genRaceSequence is sequence index of the race phase: a race of class
 // alone, tries times, in a generated world; nil if the world has no agent
-// that can race (no runner, or no project).
-func genRaceSequence(seed int64, index int, class RaceClass, tries int) *exploreSequence {
+// that can race (no runner, or no project). size is as for addRaces.
+func genRaceSequence(seed int64, index int, class RaceClass, tries, size int) *exploreSequence {
 	r := rand.New(rand.NewPCG(uint64(seed), uint64(index)))
 	seq := &exploreSequence{index: index, world: genWorld(r)}
-	addRaces(seed, seq, class, tries)
+	addRaces(seed, seq, class, tries, size)
 	if len(seq.cmds) == 0 {
 		return nil
 	}
@@ -184,7 +184,7 @@ func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally
 			}
 			groups := min(maxRoundGroups, int(math.Ceil(float64(tally.needed(cl, k))/frac)))
 			for tries := 0; groups > 0 && tries < 100; tries++ {
-				seq := genRaceSequence(e.c.Seed, next, cl, min(raceTries, groups))
+				seq := genRaceSequence(e.c.Seed, next, cl, min(raceTries, groups), 0)
 				next++
 				if seq != nil {
 					seq.cmds = inScope(seq.cmds, e.c.Tools)

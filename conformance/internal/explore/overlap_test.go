@@ -92,16 +92,15 @@ func TestOverlapFraction(t *testing.T) {
 			variants = append(variants, variant{"warm, keep-alive (the sender)", n, false, false})
 		}
 	}
-	defer func() { measure.group, measure.cold, measure.noKeepAlive, measure.noCheck = 0, false, false, false }()
 	label := os.Getenv("PRICKLE_OVERLAP_LABEL")
 	for _, v := range variants {
-		measure.group, measure.cold, measure.noKeepAlive, measure.noCheck = v.group, v.cold, v.noKA, true
-		e := &explorer{c: &Config{Target: prickledProc{bin}, Index: wire.NewIndex(sp), Profile: suite.Reference, Parallel: 2, Timeout: 2 * time.Minute}, dir: t.TempDir()}
+		e := &explorer{c: &Config{Target: prickledProc{bin}, Index: wire.NewIndex(sp), Profile: suite.Reference, Parallel: 2, Timeout: 2 * time.Minute}, dir: t.TempDir(),
+			mode: sendMode{cold: v.cold, noKeepAlive: v.noKA, noCheck: true}}
 		var seqs []*exploreSequence
 		next := 0
 		for i, c := range RaceClasses {
 			for len(seqs) < 3*(i+1) {
-				if s := genRaceSequence(1, next, c, raceTries); s != nil {
+				if s := genRaceSequence(1, next, c, raceTries, v.group); s != nil {
 					seqs = append(seqs, s)
 				}
 				next++

@@ -224,6 +224,9 @@ type explorer struct {
 	dir string
 	mu  sync.Mutex
 	n   int // runs, for folder names
+	// mode is how groups are sent: its zero value but in the overlap
+	// measurements.
+	mode sendMode
 }
 
 func (e *explorer) runDir() string {
@@ -380,7 +383,7 @@ func genSequence(seed int64, index int) *exploreSequence {
 	r := rand.New(rand.NewPCG(uint64(seed), uint64(index)))
 	w := genWorld(r)
 	seq := &exploreSequence{index: index, world: w, cmds: genCommands(r, w, Calls)}
-	addRaces(seed, seq, "", Tries)
+	addRaces(seed, seq, "", Tries, 0)
 	return seq
 }
 
