@@ -111,7 +111,7 @@ func Call(ctx context.Context, o CallOptions) (*CallResult, error) {
 	out := &CallResult{Tool: o.Tool, Response: resp.Raw, Checked: "the wire checks of the " + string(o.Profile) + " profile"}
 	if t := o.Spec.Tool(o.Tool); t != nil {
 		out.Checked = fmt.Sprintf("%s's documented output schema and the wire checks of the %s profile (spec %s)",
-			o.Tool, o.Profile, spec.ShortHash(o.Spec.Hash))
+			o.Tool, o.Profile, spec.ShortHash(o.Spec.Hash()))
 	}
 	for _, ch := range wire.CheckResult(ix, o.Profile, r, r.Result) {
 		if !ch.OK {

@@ -48,5 +48,5 @@ func writeHeader(w io.Writer, o *Options) {
 		source = "bundled pages"
 	}
 	fmt.Fprintf(w, "prickle-conformance %s: profile %s, %s, spec %s (%s), %s\n",
-		suiteVersion(), o.Profile, o.Target, spec.ShortHash(o.Spec.Hash), source, explore)
+		suiteVersion(), o.Profile, o.Target, spec.ShortHash(o.Spec.Hash()), source, explore)
 }

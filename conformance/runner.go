@@ -270,7 +270,7 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	if len(o.Tools) > 0 {
 		o.Target = &scopedTarget{Target: starts, scope: o.Tools}
 	}
-	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: o.Spec.Hash,
+	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: o.Spec.Hash(),
 		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now(), RerunArgs: o.RerunArgs, Scope: o.Tools}
 	var progressMu sync.Mutex
 	progress := func(res *Result) {

@@ -69,7 +69,7 @@ func Export(s *spec.Spec) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := []File{{ExportHash, []byte(s.Hash + "\n")}, {ExportTools, tools}}
+	files := []File{{ExportHash, []byte(s.Hash() + "\n")}, {ExportTools, tools}}
 	for _, t := range s.Tools {
 		for _, sec := range []struct {
 			kind string

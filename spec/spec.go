@@ -4,19 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"hash"
-	"hash/maphash"
-	"io"
 	"net/url"
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
@@ -30,9 +22,6 @@ const FormatVersion = 1
 // describes it.
 type Spec struct {
 	Format int `json:"format"`
-	// Hash identifies the content: "sha256:" and the SHA-256 of the
-	// document rendered with an empty hash. Build and Unmarshal set it.
-	Hash string `json:"hash"`
 	// Title, Preamble, Notes and DocsBase are the text the pages share, as
 	// most pages give it (lint warns where a page disagrees).
 	Title    string         `json:"title"`
@@ -41,20 +30,15 @@ type Spec struct {
 	DocsBase string         `json:"docs_base"`
 	Catalog  []CatalogEntry `json:"catalog"`
 	Tools    []*Tool        `json:"tools"`
-
-	size int // the length of the document Build hashed, to make room for
-	// built is the hash of the document Build hashed, and the document's
-	// seeded 64-bit fingerprint: Marshal, encoding a document of that
-	// length and fingerprint, takes the hash rather than hashing again.
-	built struct {
-		hash        string
-		fingerprint uint64
-	}
 }
 
-// fingerprintSeed seeds the fingerprints of Build's documents: random for
-// each process, so that no document is made to match another's.
-var fingerprintSeed = maphash.MakeSeed()
+// document is a spec's JSON form: its format and its hash, then the rest
+// of the spec (whose own Format the first hides, encoding/json's rule).
+type document struct {
+	Format int    `json:"format"`
+	Hash   string `json:"hash"`
+	*Spec
+}
 
 // CatalogEntry is one tool name the API knows: a tool with a page, or a
 // name listed in an allowed_tools enum.
@@ -142,8 +126,6 @@ func Build(pages []*Page) (*Spec, Diagnostics) {
 	}
 	ds = append(ds, shared(s, kept)...)
 	ds = append(ds, catalog(s)...)
-	s.Hash, s.size, s.built.fingerprint, _ = s.hash() // a spec always encodes; an empty hash would only say it could not
-	s.built.hash = s.Hash
 	return s, ds
 }
 
@@ -479,154 +461,4 @@ func sentenceRanges(s string) [][2]int {
 		out = append(out, [2]int{start + lead, start + lead + len(rest)})
 	}
 	return out
-}
-
-// Marshal renders the canonical JSON of the spec, with its hash: the
-// SHA-256 of the document rendered with an empty hash, computed from the
-// content (so a spec changed since it was built marshals with the hash of
-// what it holds now). s is not modified.
-func (s *Spec) Marshal() ([]byte, error) {
-	c := *s
-	c.Hash = ""
-	// The document is encoded once, after room for the hash: its start,
-	// up to the empty hash, then moves back over the room, and the hash
-	// goes in behind it.
-	room := len(hashPrefix) + hex.EncodedLen(sha256.Size)
-	var b bytes.Buffer
-	b.Grow(room + s.size)
-	b.Write(make([]byte, room))
-	if err := encode(&bufferSink{b: &b, mark: room}, &c); err != nil {
-		return nil, err
-	}
-	out := b.Bytes()
-	doc := out[room:]
-	prefix := fmt.Sprintf("{\n  \"format\": %d,\n  \"hash\": \"", s.Format)
-	if !bytes.HasPrefix(doc, []byte(prefix)) {
-		return nil, fmt.Errorf("encode spec: unexpected start %.40q", doc)
-	}
-	hash := s.built.hash // the document Build hashed
-	if hash == "" || len(doc) != s.size || maphash.Bytes(fingerprintSeed, doc) != s.built.fingerprint {
-		sum := sha256.Sum256(doc)
-		hash = hashPrefix + hex.EncodeToString(sum[:])
-	}
-	copy(out, prefix)
-	copy(out[len(prefix):], hash)
-	return out, nil
-}
-
-const hashPrefix = "sha256:"
-
-// hash returns the spec's hash, and the length and the fingerprint of the
-// document it hashes.
-func (s *Spec) hash() (string, int, uint64, error) {
-	c := *s
-	c.Hash = ""
-	h := &hashSink{h: sha256.New()}
-	h.f.SetSeed(fingerprintSeed)
-	if err := encode(h, &c); err != nil {
-		return "", 0, 0, err
-	}
-	return hashPrefix + hex.EncodeToString(h.h.Sum(nil)), h.n, h.f.Sum64(), nil
-}
-
-// A sink is where encode writes, and can start over.
-type sink interface {
-	io.Writer
-	restart()
-}
-
-// hashSink hashes what is written to it, fingerprints it and counts it.
-type hashSink struct {
-	h hash.Hash
-	f maphash.Hash
-	n int
-}
-
-func (w *hashSink) Write(p []byte) (int, error) {
-	w.n += len(p)
-	w.f.Write(p)
-	return w.h.Write(p)
-}
-
-func (w *hashSink) restart() { w.h.Reset(); w.f.Reset(); w.n = 0 }
-
-// bufferSink appends to b after mark.
-type bufferSink struct {
-	b    *bytes.Buffer
-	mark int
-}
-
-func (w *bufferSink) Write(p []byte) (int, error) { return w.b.Write(p) }
-func (w *bufferSink) restart()                    { w.b.Truncate(w.mark) }
-
-// encode writes v as encoding/json's Encoder does with SetEscapeHTML(false)
-// and a two-space indent, byte for byte. go-json-experiment's encoder with
-// v1's options writes the same, indenting as it writes instead of in a
-// second pass over the document, except for invalid UTF-8: both replace
-// it with U+FFFD, which only encoding/json escapes. A document in which
-// a U+FFFD appears is written again, by encoding/json.
-func encode(w sink, v any) error {
-	watch := &fffdWatch{w: w}
-	if err := jsonv2.MarshalWrite(watch, v, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.WithIndent("  ")); err != nil {
-		return fmt.Errorf("encode spec: %w", err)
-	}
-	if !watch.seen {
-		_, err := w.Write([]byte{'\n'})
-		return err
-	}
-	w.restart()
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("encode spec: %w", err)
-	}
-	return nil
-}
-
-// fffdWatch passes writes on and notes a U+FFFD among them, also one
-// split between two writes.
-type fffdWatch struct {
-	w    io.Writer
-	tail []byte // the last bytes written, fewer than U+FFFD's
-	seen bool
-}
-
-var fffd = []byte("\uFFFD")
-
-func (w *fffdWatch) Write(p []byte) (int, error) {
-	if k := len(fffd) - 1; !w.seen {
-		edge := append(w.tail, p[:min(len(p), k)]...)
-		w.seen = bytes.Contains(edge, fffd) || bytes.Contains(p, fffd)
-		if len(p) < k {
-			all := edge // the old tail, then all of p
-			w.tail = append(w.tail[:0], all[max(0, len(all)-k):]...)
-		} else {
-			w.tail = append(w.tail[:0], p[len(p)-k:]...)
-		}
-	}
-	return w.w.Write(p)
-}
-
-// Unmarshal reads a canonical spec document (as written by Marshal).
-func Unmarshal(data []byte) (*Spec, error) {
-	var s Spec
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("read spec: %w", err)
-	}
-	if s.Format != FormatVersion {
-		return nil, fmt.Errorf("read spec: format %d, this tool reads format %d", s.Format, FormatVersion)
-	}
-	for _, t := range s.Tools {
-		for _, b := range []*JSONBlock{t.ExampleInput, t.InputSchema, t.OutputSchema} {
-			if b != nil && len(b.JSON) > 0 {
-				c, err := compactJSON(b.JSON)
-				if err != nil {
-					return nil, fmt.Errorf("read spec: tool %s: %w", t.Name, err)
-				}
-				b.JSON, b.body, b.parsed = c, c, true
-			}
-		}
-	}
-	return &s, nil
 }

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,8 +170,9 @@ func TestDeterminism(t *testing.T) {
 		srcs = append(srcs, Source{File: "extra/" + name + ".md", Src: src})
 	}
 	s0, want := bundledSpec(t, srcs)
-	if !strings.HasPrefix(s0.Hash, "sha256:") || len(s0.Hash) != len("sha256:")+64 {
-		t.Fatalf("hash %q", s0.Hash)
+	hash0 := s0.Hash()
+	if !strings.HasPrefix(hash0, "sha256:") || len(hash0) != len("sha256:")+64 {
+		t.Fatalf("hash %q", hash0)
 	}
 	_, ds0 := lintSources(srcs)
 	rng := rand.New(rand.NewSource(1))
@@ -180,8 +183,8 @@ func TestDeterminism(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("shuffle %d: spec differs:\n%s", i, firstDiff(got, want))
 		}
-		if s.Hash != s0.Hash {
-			t.Fatalf("shuffle %d: hash %s, want %s", i, s.Hash, s0.Hash)
+		if h := s.Hash(); h != hash0 {
+			t.Fatalf("shuffle %d: hash %s, want %s", i, h, hash0)
 		}
 		_, ds := lintSources(shuffled)
 		if a, b := diagText(ds), diagText(ds0); a != b {
@@ -298,8 +301,8 @@ func TestMarshalRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Hash != s.Hash {
-		t.Errorf("hash read back %s, want %s", r.Hash, s.Hash)
+	if r.Hash() != s.Hash() || writtenHash(b) != s.Hash() {
+		t.Errorf("hash read back %s, written %s, want %s", r.Hash(), writtenHash(b), s.Hash())
 	}
 	b2, err := r.Marshal()
 	if err != nil {
@@ -329,37 +332,37 @@ func TestMarshalRoundTrip(t *testing.T) {
 	}
 }
 
-// Build sets the hash Marshal writes; Marshal leaves the spec alone and
-// hashes what it holds.
+// Marshal writes the hash Hash returns; both hash what the spec holds
+// now, and Marshal leaves the spec alone.
 func TestHash(t *testing.T) {
 	s, _, err := LoadLinted(Bundled())
 	if err != nil {
 		t.Fatal(err)
 	}
-	built, title := s.Hash, s.Title
+	built, title := s.Hash(), s.Title
 	if !strings.HasPrefix(built, "sha256:") {
-		t.Fatalf("Build left hash %q", built)
+		t.Fatalf("hash %q", built)
 	}
 	b, err := s.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(b, []byte(`"hash": "`+built+`"`)) {
-		t.Errorf("Marshal wrote another hash than Build set (%s)", built)
+		t.Errorf("Marshal wrote another hash than Hash returns (%s)", built)
 	}
 	s.Title += " changed"
 	b2, err := s.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Hash != built {
-		t.Error("Marshal modified the spec's Hash")
+	if s.Title != title+" changed" {
+		t.Error("Marshal modified the spec")
 	}
-	if bytes.Contains(b2, []byte(built)) {
-		t.Error("a changed spec marshals with its old hash")
+	if bytes.Contains(b2, []byte(built)) || s.Hash() == built {
+		t.Error("a changed spec has its old hash")
 	}
-	// A change that keeps the document's length is seen too: what Marshal
-	// writes is always the hash of what the spec holds.
+	// A change that keeps the document's length is seen too: the hash is
+	// always that of what the spec holds.
 	s.Title = strings.ToUpper(title[:1]) + strings.ToLower(title[1:2]) + title[2:]
 	if s.Title == title {
 		t.Fatalf("title %q unchanged", title)
@@ -369,12 +372,46 @@ func TestHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, b := range [][]byte{b, b2, b3} {
-		if got, want := writtenHash(b), contentHash(b); got != want {
+		if got, want := writtenHash(b), contentHash(t, b); got != want {
 			t.Errorf("document %d: hash %s, want %s", i, got, want)
 		}
 	}
-	if writtenHash(b3) == writtenHash(b2) {
-		t.Error("a spec changed to a document of the same length marshals with the old hash")
+	if writtenHash(b3) == writtenHash(b2) || s.Hash() != writtenHash(b3) {
+		t.Error("a spec changed to a document of the same length keeps the old hash")
+	}
+}
+
+// The hash covers the pages, not where they are: the same pages read from
+// other folders, under other names, hash the same; a change to a page's
+// text, even one that moves no position, changes it.
+func TestHashWithoutFiles(t *testing.T) {
+	var hashes []string
+	for _, dir := range []string{"spec/reference/", "", "/tmp/a \"/b\u2028\xff/"} {
+		var srcs []Source
+		for i, src := range Bundled() {
+			srcs = append(srcs, Source{File: fmt.Sprintf("%s%d-%s.md", dir, i, dir), Src: src.Src})
+		}
+		s, _, err := LoadUnlinted(srcs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := s.Hash()
+		// The copy without files, which encode's fallback hashes, holds
+		// every file name that encode notes.
+		if c := s.withoutFiles(); c.Hash() != h {
+			t.Errorf("files in %q: the copy without files hashes %s, the spec %s", dir, c.Hash(), h)
+		} else if b, _ := c.Marshal(); bytes.Contains(b, []byte(dir+"0-")) && dir != "" {
+			t.Errorf("the copy without files names %q", dir)
+		}
+		hashes = append(hashes, h)
+	}
+	if hashes[0] != hashes[1] || hashes[0] != hashes[2] {
+		t.Errorf("the same pages in other folders hash differently: %v", hashes)
+	}
+	s, _ := bundledSpec(t, Bundled())
+	s.Tools[0].Sentences[0].Text = strings.ToUpper(s.Tools[0].Sentences[0].Text)
+	if s.Hash() == hashes[0] {
+		t.Error("a changed sentence keeps the hash")
 	}
 }
 
@@ -385,10 +422,23 @@ func writtenHash(doc []byte) string {
 	return v.Hash
 }
 
-// contentHash is the SHA-256 of a marshalled spec with its hash emptied.
-func contentHash(doc []byte) string {
+// contentHash is the SHA-256 of a marshalled spec of the bundled pages
+// with its hash emptied and their folder, spec/reference/, left out of every
+// file name, as FORMAT.md says (the pages' names, NAME.md, are left out
+// too).
+func contentHash(t *testing.T, doc []byte) string {
+	t.Helper()
 	h := writtenHash(doc)
-	sum := sha256.Sum256(bytes.Replace(doc, []byte(`"hash": "`+h+`"`), []byte(`"hash": ""`), 1))
+	doc = bytes.Replace(doc, []byte(`"hash": "`+h+`"`), []byte(`"hash": ""`), 1)
+	re := regexp.MustCompile(`"spec/reference/[a-z_]+\.md(:[0-9]+:[0-9]+)?"`)
+	if n := len(re.FindAll(doc, -1)); n < 50 {
+		t.Fatalf("only %d file names in the document", n)
+	}
+	doc = re.ReplaceAll(doc, []byte(`"$1"`))
+	if bytes.Contains(doc, []byte("spec/reference")) {
+		t.Fatal("a file name is left")
+	}
+	sum := sha256.Sum256(doc)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
@@ -657,6 +707,7 @@ func TestEncodeAsEncodingJSON(t *testing.T) {
 	odd := "<a> & \u2028\u2029 \"q\" \\ \t\x01 é 🌵"
 	s.Title = odd
 	s.Notes = append(s.Notes, Paragraph{Text: odd})
+	s.Tools[2].Pos.File, s.Tools[2].Page.File = odd, odd // encode's own Pos and PageText
 	// Invalid UTF-8 (and U+FFFD as written) takes the other way.
 	invalid := *s
 	invalid.Title = odd + " \xff\xfe \ufffd"
@@ -674,34 +725,21 @@ func TestEncodeAsEncodingJSON(t *testing.T) {
 	}
 	var got bytes.Buffer
 	got.WriteString("kept")
+	var es []*encoding
 	for _, v := range []*Spec{s, &invalid} {
-		if err := encode(&bufferSink{b: &got, mark: got.Len()}, v); err != nil {
+		e, err := encode(&got, v)
+		if err != nil {
 			t.Fatal(err)
 		}
+		es = append(es, e)
 	}
 	if !bytes.HasPrefix(got.Bytes(), []byte("kept")) || !bytes.Equal(got.Bytes()[4:], want.Bytes()) {
 		t.Errorf("encode differs from encoding/json:\n%s", firstDiff(got.Bytes()[4:], want.Bytes()))
 	}
-	// The hash of what was written, not of a start that was abandoned.
-	h := &hashSink{h: sha256.New()}
-	if err := encode(h, &invalid); err != nil {
-		t.Fatal(err)
+	// The second took the other way, and its start was abandoned.
+	if es[0].legacy || !es[1].legacy || len(es[1].pos) != 0 {
+		t.Errorf("legacy %v, %v", es[0].legacy, es[1].legacy)
 	}
-	first, _ := encode2(t, s)
-	if whole := want.Bytes()[len(first):]; h.n != len(whole) || !bytes.Equal(h.h.Sum(nil), sha256Of(whole)) {
-		t.Errorf("hash of %d bytes, want %d", h.n, len(whole))
-	}
-}
-
-func encode2(t *testing.T, s *Spec) ([]byte, error) {
-	var b bytes.Buffer
-	err := encode(&bufferSink{b: &b}, s)
-	return b.Bytes(), err
-}
-
-func sha256Of(b []byte) []byte {
-	sum := sha256.Sum256(b)
-	return sum[:]
 }
 
 // A U+FFFD is seen wherever the writes split it.

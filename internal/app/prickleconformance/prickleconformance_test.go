@@ -512,13 +512,13 @@ func TestPages(t *testing.T) {
 		if err := json.Unmarshal(rb, &rep); err != nil {
 			t.Fatalf("%s: %v\n%s\n%s", given, err, out, errOut)
 		}
-		if code != 1 || rep.SpecHash != sp.Hash || rep.SpecHash == bundled.Hash || !strings.Contains(rep.SpecSource, given) {
-			t.Errorf("--pages %s: exit %d, report %+v, want spec %s", given, code, rep, sp.Hash)
+		if code != 1 || rep.SpecHash != sp.Hash() || rep.SpecHash == bundled.Hash() || !strings.Contains(rep.SpecSource, given) {
+			t.Errorf("--pages %s: exit %d, report %+v, want spec %s", given, code, rep, sp.Hash())
 		}
 		if !strings.Contains(strings.Join(rep.Missing, "\n"), "A mention is never the cause of a run.") {
 			t.Errorf("--pages %s: the edited sentence is not said to be missing: %v", given, rep.Missing)
 		}
-		if !strings.Contains(out, shortHash(sp.Hash)) {
+		if !strings.Contains(out, shortHash(sp.Hash())) {
 			t.Errorf("--pages %s: the output does not name the spec's hash:\n%s", given, out)
 		}
 	}

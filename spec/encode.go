@@ -1,0 +1,307 @@
+package spec
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+)
+
+// Marshal renders the canonical JSON of the spec, with its hash (see
+// Hash), computed from what the spec holds now. s is not modified.
+func (s *Spec) Marshal() ([]byte, error) {
+	// The document is encoded once, after room for the hash: its start,
+	// up to the empty hash, then moves back over the room, and the hash
+	// goes in behind it.
+	room := len(hashPrefix) + hex.EncodedLen(sha256.Size)
+	var b bytes.Buffer
+	b.Write(make([]byte, room))
+	e, err := encode(&b, &document{Format: s.Format, Spec: s})
+	if err != nil {
+		return nil, err
+	}
+	hash, err := e.hash(s)
+	if err != nil {
+		return nil, err
+	}
+	out := b.Bytes()
+	doc := out[room:]
+	prefix := fmt.Sprintf("{\n  \"format\": %d,\n  \"hash\": \"", s.Format)
+	if !bytes.HasPrefix(doc, []byte(prefix)) {
+		return nil, fmt.Errorf("encode spec: unexpected start %.40q", doc)
+	}
+	copy(out, prefix)
+	copy(out[len(prefix):], hash)
+	return out, nil
+}
+
+// Hash returns the spec's hash, "sha256:" and the hex SHA-256 of its
+// canonical document with the hash empty and the file names left out:
+// every "page" "file" empty and every "pos" ":line:col". The hash covers
+// what the pages say, and where in each page, but not where the pages are:
+// the same pages read from another folder hash the same. It is computed
+// from what s holds at each call (one encoding of the whole document), so
+// it is never stale; a caller that needs it more than once keeps it. It is
+// empty only for a spec that does not encode (a JSON block changed to
+// something that is not JSON).
+func (s *Spec) Hash() string {
+	var b bytes.Buffer
+	e, err := encode(&b, &document{Format: s.Format, Spec: s})
+	if err != nil {
+		return ""
+	}
+	h, err := e.hash(s)
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+const hashPrefix = "sha256:"
+
+// encoding is a document as encode wrote it, in b after mark, and where
+// its file names are.
+type encoding struct {
+	b    *bytes.Buffer
+	mark int
+	// pos holds the span of each Pos token ("file:line:col"), and keep
+	// the length of its end that is not the file. pages holds the span of each PageText object. Offsets count
+	// from mark.
+	pos   []span
+	keep  []int
+	pages []span
+	// legacy is set when encoding/json wrote the document: the spans are
+	// not known.
+	legacy bool
+}
+
+type span struct{ start, end int }
+
+// hash is the hash of the document e holds, the spec s's: its bytes with
+// the file names left out.
+func (e *encoding) hash(s *Spec) (string, error) {
+	if e.legacy {
+		// Rare (see encode): the file names are left out of a copy, and
+		// the copy encoded.
+		var b bytes.Buffer
+		c, err := encode(&b, &document{Format: s.Format, Spec: s.withoutFiles()})
+		if err != nil {
+			return "", err
+		}
+		e = c
+	}
+	skips, err := e.fileSpans()
+	if err != nil {
+		return "", err
+	}
+	doc := e.b.Bytes()[e.mark:]
+	h := sha256.New()
+	at := 0
+	for _, sk := range skips {
+		h.Write(doc[at:sk.start])
+		at = sk.end
+	}
+	h.Write(doc[at:])
+	return hashPrefix + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// fileSpans returns the spans of the document's file names, in order: the
+// file of each Pos with the colon after it, and the inside of each page's
+// "file" string.
+func (e *encoding) fileSpans() ([]span, error) {
+	doc := e.b.Bytes()[e.mark:]
+	out := make([]span, 0, len(e.pos)+len(e.pages))
+	for i, p := range e.pos {
+		q := bytes.IndexByte(doc[p.start:p.end], '"')
+		if q < 0 {
+			return nil, fmt.Errorf("encode spec: no position at offset %d", p.start)
+		}
+		out = append(out, span{p.start + q + 1, p.end - e.keep[i]})
+	}
+	for _, p := range e.pages {
+		f, err := pageFile(doc[p.start:p.end])
+		if err != nil {
+			return nil, fmt.Errorf("encode spec: page at offset %d: %w", p.start, err)
+		}
+		out = append(out, span{p.start + f.start, p.start + f.end})
+	}
+	slices.SortFunc(out, func(a, b span) int { return a.start - b.start })
+	return out, nil
+}
+
+// pageFile returns the span of the inside of the "file" string of a
+// PageText object, which starts after the separator before it.
+func pageFile(obj []byte) (span, error) {
+	lead := bytes.IndexByte(obj, '{')
+	if lead < 0 {
+		return span{}, fmt.Errorf("not an object")
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(obj[lead:]), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if _, err := dec.ReadToken(); err != nil {
+		return span{}, err
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return span{}, err
+		}
+		isFile := name.String() == "file"
+		v, err := dec.ReadValue()
+		if err != nil {
+			return span{}, err
+		}
+		if isFile {
+			end := lead + int(dec.InputOffset())
+			return span{end - len(v) + 1, end - 1}, nil
+		}
+	}
+	return span{}, fmt.Errorf("no file")
+}
+
+// pageTextFields is PageText without the marshaler encode gives it.
+type pageTextFields PageText
+
+// encode appends v to b as encoding/json's Encoder writes it with
+// SetEscapeHTML(false) and a two-space indent, byte for byte, and notes
+// where the file names are. go-json-experiment's encoder with v1's options
+// writes the same, indenting as it writes instead of in a second pass over
+// the document, except for invalid UTF-8: both replace it with U+FFFD,
+// which only encoding/json escapes. A document in which a U+FFFD appears
+// is written again, by encoding/json.
+func encode(b *bytes.Buffer, v any) (*encoding, error) {
+	e := &encoding{b: b, mark: b.Len()}
+	marshalers := jsonv2.JoinMarshalers(
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, p Pos) error {
+			start := int(enc.OutputOffset())
+			lc := strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Col)
+			if err := enc.WriteToken(jsontext.String(p.File + ":" + lc)); err != nil {
+				return err
+			}
+			e.pos = append(e.pos, span{start, int(enc.OutputOffset())})
+			e.keep = append(e.keep, len(lc)+2) // ":line:col" and the quote
+			return nil
+		}),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, p PageText) error {
+			start := int(enc.OutputOffset())
+			if err := jsonv2.MarshalEncode(enc, (*pageTextFields)(&p)); err != nil {
+				return err
+			}
+			e.pages = append(e.pages, span{start, int(enc.OutputOffset())})
+			return nil
+		}),
+	)
+	watch := &fffdWatch{w: b}
+	if err := jsonv2.MarshalWrite(watch, v, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.WithIndent("  "), jsonv2.WithMarshalers(marshalers)); err != nil {
+		return nil, fmt.Errorf("encode spec: %w", err)
+	}
+	if !watch.seen {
+		b.WriteByte('\n')
+		return e, nil
+	}
+	b.Truncate(e.mark)
+	*e = encoding{b: b, mark: e.mark, legacy: true}
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode spec: %w", err)
+	}
+	return e, nil
+}
+
+// withoutFiles is a copy of s with every file name left out: what Hash
+// hashes. Only encode's rare fallback needs it; TestHashWithoutFiles
+// holds it to the spans that encode notes.
+func (s *Spec) withoutFiles() *Spec {
+	c := *s
+	paras := func(ps []Paragraph) []Paragraph {
+		out := slices.Clone(ps)
+		for i := range out {
+			out[i].Pos.File = ""
+		}
+		return out
+	}
+	block := func(b *JSONBlock) *JSONBlock {
+		if b == nil {
+			return nil
+		}
+		return &JSONBlock{JSON: b.JSON, Pos: Pos{Line: b.Pos.Line, Col: b.Pos.Col}}
+	}
+	c.Preamble, c.Notes = paras(s.Preamble), paras(s.Notes)
+	c.Catalog = slices.Clone(s.Catalog)
+	for i := range c.Catalog {
+		c.Catalog[i].Pos.File = ""
+	}
+	c.Tools = make([]*Tool, len(s.Tools))
+	for i, t := range s.Tools {
+		ct := *t
+		ct.Pos.File, ct.DocURLPos.File = "", ""
+		ct.Description, ct.Notes = paras(t.Description), paras(t.Notes)
+		ct.Sentences = slices.Clone(t.Sentences)
+		for j := range ct.Sentences {
+			ct.Sentences[j].Pos.File = ""
+		}
+		ct.ExampleInput, ct.InputSchema, ct.OutputSchema = block(t.ExampleInput), block(t.InputSchema), block(t.OutputSchema)
+		ct.Page.File, ct.Page.TitlePos.File = "", ""
+		ct.Page.Preamble = paras(t.Page.Preamble)
+		c.Tools[i] = &ct
+	}
+	return &c
+}
+
+// fffdWatch passes writes on and notes a U+FFFD among them, also one
+// split between two writes.
+type fffdWatch struct {
+	w    io.Writer
+	tail []byte // the last bytes written, fewer than U+FFFD's
+	seen bool
+}
+
+var fffd = []byte("\uFFFD")
+
+func (w *fffdWatch) Write(p []byte) (int, error) {
+	if k := len(fffd) - 1; !w.seen {
+		edge := append(w.tail, p[:min(len(p), k)]...)
+		w.seen = bytes.Contains(edge, fffd) || bytes.Contains(p, fffd)
+		if len(p) < k {
+			all := edge // the old tail, then all of p
+			w.tail = append(w.tail[:0], all[max(0, len(all)-k):]...)
+		} else {
+			w.tail = append(w.tail[:0], p[len(p)-k:]...)
+		}
+	}
+	return w.w.Write(p)
+}
+
+// Unmarshal reads a canonical spec document (as written by Marshal).
+func Unmarshal(data []byte) (*Spec, error) {
+	var s Spec
+	d := document{Spec: &s}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	s.Format = d.Format
+	if s.Format != FormatVersion {
+		return nil, fmt.Errorf("read spec: format %d, this tool reads format %d", s.Format, FormatVersion)
+	}
+	for _, t := range s.Tools {
+		for _, b := range []*JSONBlock{t.ExampleInput, t.InputSchema, t.OutputSchema} {
+			if b != nil && len(b.JSON) > 0 {
+				c, err := compactJSON(b.JSON)
+				if err != nil {
+					return nil, fmt.Errorf("read spec: tool %s: %w", t.Name, err)
+				}
+				b.JSON, b.body, b.parsed = c, c, true
+			}
+		}
+	}
+	return &s, nil
+}
