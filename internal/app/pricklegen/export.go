@@ -47,20 +47,12 @@ func runExport(c *invocation, cmd *command, args []string) int {
 		}
 		return code
 	}
-	// The spec hash covers where each sentence is, file names included:
-	// named as the bundled pages are, the same pages hash the same from
-	// any folder, and as the reports of prickled and the suite say.
-	if canon, ok := canonicalNames(srcs); ok {
-		if s, _, err = spec.LoadUnlinted(canon); err != nil {
-			return c.fail("%v", err)
-		}
-	}
 	files, err := gen.Export(s)
 	if err != nil {
 		return c.fail("%v", err)
 	}
 	if *check != "" {
-		return checkExport(c, *check, s.Hash, files)
+		return checkExport(c, *check, s.Hash(), files)
 	}
 	if err := writeExport(*out, files); err != nil {
 		return c.fail("export: %v", err)
@@ -203,20 +195,4 @@ func checkExport(c *invocation, dir, hash string, files []gen.File) int {
 		return ExitFindings
 	}
 	return ExitOK
-}
-
-// canonicalNames names each page as the bundled pages are
-// (spec/reference/NAME.md); ok is false when two pages share a name.
-func canonicalNames(srcs []spec.Source) ([]spec.Source, bool) {
-	out := make([]spec.Source, len(srcs))
-	seen := map[string]bool{}
-	for i, s := range srcs {
-		name := "spec/" + spec.BundledDir + "/" + filepath.Base(filepath.FromSlash(s.File))
-		if seen[name] {
-			return nil, false
-		}
-		seen[name] = true
-		out[i] = spec.Source{File: name, Src: s.Src}
-	}
-	return out, true
 }
