@@ -790,3 +790,25 @@ func TestAbbreviationsFold(t *testing.T) {
 		t.Errorf("sentences: %v", got)
 	}
 }
+
+// compactJSON accepts and writes what json.Compact does: white space
+// dropped, everything else as written.
+func TestCompactJSONAsEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		` { "a" : [ 1.50 , -0 , 1e+07, 1E-2 ] , "b":"\u00e9\/\"é\ud800 x\t" , "a" : null } `,
+		"{\"k\": \"\xff\xfe\", \"<>&\": \"\u2028\"}",
+		`[true,false,null,{},[],""]`, `"s"`, `0`,
+		`{"a":}`, `{"a":1,}`, `[1 2]`, `{} {}`, `01`, `"\x"`, `"\u12"`, "\"a\x01\"", ``, ` `, `nul`, `{"a":1`,
+	} {
+		var want bytes.Buffer
+		werr := json.Compact(&want, []byte(in))
+		got, err := compactJSON([]byte(in))
+		if (err == nil) != (werr == nil) {
+			t.Errorf("%q: error %v, json.Compact's %v", in, err, werr)
+			continue
+		}
+		if err == nil && !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%q: %q, json.Compact writes %q", in, got, want.Bytes())
+		}
+	}
+}
