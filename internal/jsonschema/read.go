@@ -24,16 +24,20 @@ type reader struct {
 	err error
 }
 
-// read returns the document's root schema, or nil when raw holds a name
-// written twice.
-func read(d *Document, raw []byte) *Schema {
+// read returns the document's root schema, or an error when raw, with no
+// white space around it, is not one JSON value or holds a name written
+// twice (errDuplicate).
+func read(d *Document, raw []byte) (*Schema, error) {
 	r := &reader{d: d, raw: raw,
 		dec: jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
 	s := r.schema("")
-	if r.err != nil {
-		return nil
+	if r.err == nil && int(r.dec.InputOffset()) != len(raw) {
+		r.fail(errors.New("data after the top-level value"))
 	}
-	return s
+	if r.err != nil {
+		return nil, r.err
+	}
+	return s, nil
 }
 
 // start returns the offset of the next value: past the white space, the
@@ -80,7 +84,11 @@ func (r *reader) value() []byte {
 // schema reads the next value as the schema at ptr.
 func (r *reader) schema(ptr string) *Schema {
 	if r.dec.PeekKind() != '{' {
-		return r.d.parse(ptr, r.value()) // not an object: nothing to split
+		v := r.value()
+		if r.err != nil {
+			return nil // not JSON: read gives up
+		}
+		return r.d.parse(ptr, v) // not an object: nothing to split
 	}
 	start := r.start()
 	s := &Schema{doc: r.d, ptr: ptr}
@@ -118,10 +126,16 @@ func (r *reader) schema(ptr string) *Schema {
 		default:
 			r.value()
 		}
+		if r.err != nil {
+			return nil
+		}
 		k.Value = r.raw[vstart:r.dec.InputOffset()]
 		s.kws = append(s.kws, k)
 	}
 	r.token('}')
+	if r.err != nil {
+		return nil
+	}
 	s.raw = r.raw[start:r.dec.InputOffset()]
 	return s
 }

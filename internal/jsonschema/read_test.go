@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,5 +106,20 @@ func TestAtConcurrent(t *testing.T) {
 	}
 	if typ, _ := first.String("type"); typ != "string" {
 		t.Errorf("At(/x/y) type %q", typ)
+	}
+}
+
+// Parse refuses what is not one JSON value, as json.Valid judges it, now
+// that read checks the JSON as it goes.
+func TestParseRefusesWhatIsNotJSON(t *testing.T) {
+	for _, src := range []string{
+		`{"a": 1} x`, `{"a": 1} {}`, `{"a":`, `{"properties": {"a": {"type": "string"},}}`, `[1,]`, `{"not": tru}`,
+		`{"allOf": [{}, ]}`, `{"type": "string", "type": }`, `"x`, ``, `{"a": 01}`,
+		` {"type": "object"} `, `true`, `{"properties": {"a": {}, "a": {}}}`, "{\"\xff\": 1}",
+	} {
+		_, err := Parse([]byte(src))
+		if (err == nil) != json.Valid([]byte(src)) {
+			t.Errorf("%q: Parse error %v, json.Valid %v", src, err, json.Valid([]byte(src)))
+		}
 	}
 }

@@ -47,6 +47,14 @@ type Document struct {
 // raw is not JSON.
 func Parse(raw []byte) (*Document, error) {
 	raw = bytes.TrimSpace(raw)
+	d := &Document{raw: raw, byPtr: map[string]*Schema{}}
+	root, err := read(d, raw) // which checks the JSON as it goes
+	if err == nil {
+		d.root = root
+		return d, nil
+	}
+	// A name written twice, or JSON that read and encoding/json judge
+	// differently, is parsed the other way; what is not JSON is refused.
 	if !json.Valid(raw) {
 		var v any
 		err := json.Unmarshal(raw, &v)
@@ -55,11 +63,8 @@ func Parse(raw []byte) (*Document, error) {
 		}
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	d := &Document{raw: raw, byPtr: map[string]*Schema{}}
-	if d.root = read(d, raw); d.root == nil {
-		d.byPtr = map[string]*Schema{}
-		d.root = d.parse("", raw)
-	}
+	d.byPtr = map[string]*Schema{}
+	d.root = d.parse("", raw)
 	return d, nil
 }
 
