@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -18,13 +19,11 @@ import (
 // Marshal renders the canonical JSON of the spec, with its hash (see
 // Hash), computed from what the spec holds now. s is not modified.
 func (s *Spec) Marshal() ([]byte, error) {
-	// The document is encoded once, after room for the hash: its start,
-	// up to the empty hash, then moves back over the room, and the hash
-	// goes in behind it.
+	// The document is encoded after room for the hash: its start, up to
+	// the empty hash, then moves back over the room, and the hash goes in
+	// behind it.
 	room := len(hashPrefix) + hex.EncodedLen(sha256.Size)
-	var b bytes.Buffer
-	b.Write(make([]byte, room))
-	e, err := encode(&b, &document{Format: s.Format, Spec: s})
+	e, err := encode(&document{Format: s.Format, Spec: s}, room)
 	if err != nil {
 		return nil, err
 	}
@@ -32,8 +31,7 @@ func (s *Spec) Marshal() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := b.Bytes()
-	doc := out[room:]
+	out, doc := e.out, e.doc()
 	prefix := fmt.Sprintf("{\n  \"format\": %d,\n  \"hash\": \"", s.Format)
 	if !bytes.HasPrefix(doc, []byte(prefix)) {
 		return nil, fmt.Errorf("encode spec: unexpected start %.40q", doc)
@@ -53,8 +51,7 @@ func (s *Spec) Marshal() ([]byte, error) {
 // empty only for a spec that does not encode (a JSON block changed to
 // something that is not JSON).
 func (s *Spec) Hash() string {
-	var b bytes.Buffer
-	e, err := encode(&b, &document{Format: s.Format, Spec: s})
+	e, err := encode(&document{Format: s.Format, Spec: s}, 0)
 	if err != nil {
 		return ""
 	}
@@ -67,14 +64,13 @@ func (s *Spec) Hash() string {
 
 const hashPrefix = "sha256:"
 
-// encoding is a document as encode wrote it, in b after mark, and where
-// its file names are.
+// encoding is a document as encode wrote it, and where its file names are.
 type encoding struct {
-	b    *bytes.Buffer
-	mark int
+	out  []byte // room, then the document
+	room int
 	// pos holds the span of each Pos token ("file:line:col"), and keep
-	// the length of its end that is not the file. pages holds the span of each PageText object. Offsets count
-	// from mark.
+	// the length of its end that is not the file. pages holds the span of
+	// each PageText object. Offsets count from the document's start.
 	pos   []span
 	keep  []int
 	pages []span
@@ -85,14 +81,16 @@ type encoding struct {
 
 type span struct{ start, end int }
 
+// doc is the document, without the room before it.
+func (e *encoding) doc() []byte { return e.out[e.room:] }
+
 // hash is the hash of the document e holds, the spec s's: its bytes with
 // the file names left out.
 func (e *encoding) hash(s *Spec) (string, error) {
 	if e.legacy {
 		// Rare (see encode): the file names are left out of a copy, and
 		// the copy encoded.
-		var b bytes.Buffer
-		c, err := encode(&b, &document{Format: s.Format, Spec: s.withoutFiles()})
+		c, err := encode(&document{Format: s.Format, Spec: s.withoutFiles()}, 0)
 		if err != nil {
 			return "", err
 		}
@@ -102,7 +100,7 @@ func (e *encoding) hash(s *Spec) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	doc := e.b.Bytes()[e.mark:]
+	doc := e.doc()
 	h := sha256.New()
 	at := 0
 	for _, sk := range skips {
@@ -114,10 +112,9 @@ func (e *encoding) hash(s *Spec) (string, error) {
 }
 
 // fileSpans returns the spans of the document's file names, in order: the
-// file of each Pos with the colon after it, and the inside of each page's
-// "file" string.
+// file of each Pos, and the inside of each page's "file" string.
 func (e *encoding) fileSpans() ([]span, error) {
-	doc := e.b.Bytes()[e.mark:]
+	doc := e.doc()
 	out := make([]span, 0, len(e.pos)+len(e.pages))
 	for i, p := range e.pos {
 		q := bytes.IndexByte(doc[p.start:p.end], '"')
@@ -169,15 +166,15 @@ func pageFile(obj []byte) (span, error) {
 // pageTextFields is PageText without the marshaler encode gives it.
 type pageTextFields PageText
 
-// encode appends v to b as encoding/json's Encoder writes it with
-// SetEscapeHTML(false) and a two-space indent, byte for byte, and notes
-// where the file names are. go-json-experiment's encoder with v1's options
-// writes the same, indenting as it writes instead of in a second pass over
-// the document, except for invalid UTF-8: both replace it with U+FFFD,
-// which only encoding/json escapes. A document in which a U+FFFD appears
-// is written again, by encoding/json.
-func encode(b *bytes.Buffer, v any) (*encoding, error) {
-	e := &encoding{b: b, mark: b.Len()}
+// encode writes v, after room bytes, as encoding/json's Encoder writes it
+// with SetEscapeHTML(false) and a two-space indent, byte for byte, and
+// notes where the file names are. go-json-experiment's encoder with v1's
+// options writes the same, indenting as it writes instead of in a second
+// pass over the document, except for invalid UTF-8: both replace it with
+// U+FFFD, which only encoding/json escapes. A document in which a U+FFFD
+// appears is written again, by encoding/json.
+func encode(v any, room int) (*encoding, error) {
+	e := &encoding{room: room}
 	marshalers := jsonv2.JoinMarshalers(
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, p Pos) error {
 			start := int(enc.OutputOffset())
@@ -198,23 +195,72 @@ func encode(b *bytes.Buffer, v any) (*encoding, error) {
 			return nil
 		}),
 	)
-	watch := &fffdWatch{w: b}
+	var w chunks
+	defer w.release()
+	watch := &fffdWatch{w: &w}
 	if err := jsonv2.MarshalWrite(watch, v, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.WithIndent("  "), jsonv2.WithMarshalers(marshalers)); err != nil {
 		return nil, fmt.Errorf("encode spec: %w", err)
 	}
 	if !watch.seen {
-		b.WriteByte('\n')
+		w.Write([]byte{'\n'})
+		e.out = w.appendTo(make([]byte, room, room+w.n))
 		return e, nil
 	}
-	b.Truncate(e.mark)
-	*e = encoding{b: b, mark: e.mark, legacy: true}
-	enc := json.NewEncoder(b)
+	var b bytes.Buffer
+	b.Write(make([]byte, room))
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("encode spec: %w", err)
 	}
-	return e, nil
+	return &encoding{out: b.Bytes(), room: room, legacy: true}, nil
+}
+
+// chunks keeps what is written to it in blocks that are never copied as
+// they fill: the document is copied out once, at its size.
+type chunks struct {
+	full [][]byte
+	cur  []byte
+	n    int
+}
+
+const chunkSize = 64 << 10
+
+var chunkPool = sync.Pool{New: func() any { return new([chunkSize]byte) }}
+
+func (c *chunks) Write(p []byte) (int, error) {
+	c.n += len(p)
+	n := len(p)
+	for len(p) > 0 {
+		if len(c.cur) == cap(c.cur) {
+			if c.cur != nil {
+				c.full = append(c.full, c.cur)
+			}
+			c.cur = chunkPool.Get().(*[chunkSize]byte)[:0]
+		}
+		k := copy(c.cur[len(c.cur):cap(c.cur)], p)
+		c.cur, p = c.cur[:len(c.cur)+k], p[k:]
+	}
+	return n, nil
+}
+
+// appendTo appends what was written to dst.
+func (c *chunks) appendTo(dst []byte) []byte {
+	for _, f := range c.full {
+		dst = append(dst, f...)
+	}
+	return append(dst, c.cur...)
+}
+
+// release gives the blocks back for the next document.
+func (c *chunks) release() {
+	for _, f := range append(c.full, c.cur) {
+		if cap(f) == chunkSize {
+			chunkPool.Put((*[chunkSize]byte)(f[:chunkSize]))
+		}
+	}
+	*c = chunks{}
 }
 
 // withoutFiles is a copy of s with every file name left out: what Hash
