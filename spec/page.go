@@ -326,6 +326,10 @@ func linkParagraph(s string) (string, bool) {
 func (p *Page) parseFence(fb *ast.FencedCodeBlock, section string, report func(Pos, Severity, string, string, ...any)) *JSONBlock {
 	b := &JSONBlock{page: p}
 	lines := fb.Lines()
+	if n := lines.Len(); n > 0 {
+		b.segs = make([]segment, 0, n)
+		b.body = make([]byte, 0, lines.At(n-1).Stop-lines.At(0).Start)
+	}
 	for i := 0; i < lines.Len(); i++ {
 		seg := lines.At(i)
 		b.segs = append(b.segs, segment{start: seg.Start, stop: seg.Stop, bodyOff: len(b.body)})
