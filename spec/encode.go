@@ -115,23 +115,27 @@ func (e *encoding) hash(s *Spec) (string, error) {
 // file of each Pos, and the inside of each page's "file" string.
 func (e *encoding) fileSpans() ([]span, error) {
 	doc := e.doc()
-	out := make([]span, 0, len(e.pos)+len(e.pages))
-	for i, p := range e.pos {
-		q := bytes.IndexByte(doc[p.start:p.end], '"')
-		if q < 0 {
-			return nil, fmt.Errorf("encode spec: no position at offset %d", p.start)
-		}
-		out = append(out, span{p.start + q + 1, p.end - e.keep[i]})
-	}
+	files := make([]span, 0, len(e.pages))
 	for _, p := range e.pages {
 		f, err := pageFile(doc[p.start:p.end])
 		if err != nil {
 			return nil, fmt.Errorf("encode spec: page at offset %d: %w", p.start, err)
 		}
-		out = append(out, span{p.start + f.start, p.start + f.end})
+		files = append(files, span{p.start + f.start, p.start + f.end})
 	}
-	slices.SortFunc(out, func(a, b span) int { return a.start - b.start })
-	return out, nil
+	// Both lists are in order; they merge.
+	out := make([]span, 0, len(e.pos)+len(files))
+	for i, p := range e.pos {
+		q := bytes.IndexByte(doc[p.start:p.end], '"')
+		if q < 0 {
+			return nil, fmt.Errorf("encode spec: no position at offset %d", p.start)
+		}
+		for len(files) > 0 && files[0].start < p.start {
+			out, files = append(out, files[0]), files[1:]
+		}
+		out = append(out, span{p.start + q + 1, p.end - e.keep[i]})
+	}
+	return append(out, files...), nil
 }
 
 // pageFile returns the span of the inside of the "file" string of a
