@@ -119,11 +119,16 @@ func lintTool(t *Tool) Diagnostics {
 		}
 	}
 	if ex := t.ExampleInput; ex != nil && ex.Valid() && input != nil {
-		err := schemalib.Validate(input, ex.JSON)
+		// The example is decoded once, for the schema and the seed world.
+		// Its values may point into ex.JSON, which stays as it is.
+		inst, err := schemalib.Instance(ex.JSON)
+		if err == nil {
+			err = schemalib.ValidateValue(input, inst)
+		}
 		if err == nil {
 			// A valid example must also be able to succeed: the ids it
 			// names exist in the seed world.
-			ds = append(ds, exampleSeed(t, ex)...)
+			ds = append(ds, exampleSeed(t, ex, inst)...)
 		} else {
 			var ve *schemax.ValidationError
 			if errors.As(err, &ve) {

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -47,12 +46,8 @@ func entities[T any](w *world.World, section *[]T, id func(T) string) seedEntiti
 // exampleSeed warns where t's example input names, by an argument that
 // names an entity of the seed world (seedKnown, at any depth), an id the
 // seed world lacks: the example cannot succeed against it until it is
-// extended.
-func exampleSeed(t *Tool, ex *JSONBlock) Diagnostics {
-	var v any
-	if json.Unmarshal(ex.JSON, &v) != nil {
-		return nil
-	}
+// extended. v is the example decoded.
+func exampleSeed(t *Tool, ex *JSONBlock, v any) Diagnostics {
 	var ds Diagnostics
 	var walk func(ptr string, v any)
 	walk = func(ptr string, v any) {

@@ -219,11 +219,22 @@ func keywordLocation(e *jsonschema.ValidationError) string {
 func Validate(s *jsonschema.Schema, raw []byte) error {
 	// The instance lives only as long as this call (violations copy what
 	// they quote), so it may point into raw.
-	inst, v := schemax.Instance(raw)
-	if v != nil {
-		return &schemax.ValidationError{Violations: []schemax.Violation{*v}}
+	inst, err := Instance(raw)
+	if err != nil {
+		return err
 	}
 	return ValidateValue(s, inst)
+}
+
+// Instance decodes raw as Validate does, for ValidateValue: its strings
+// may point into raw, which must not change while the value is in use. A
+// document that is not one I-JSON value is a *schemax.ValidationError.
+func Instance(raw []byte) (any, error) {
+	inst, v := schemax.Instance(raw)
+	if v != nil {
+		return nil, &schemax.ValidationError{Violations: []schemax.Violation{*v}}
+	}
+	return inst, nil
 }
 
 func ValidateValue(s *jsonschema.Schema, inst any) (err error) {
