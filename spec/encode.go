@@ -179,15 +179,18 @@ type pageTextFields PageText
 // appears is written again, by encoding/json.
 func encode(v any, room int) (*encoding, error) {
 	e := &encoding{room: room}
+	var text []byte // a Pos's text, file:line:col
 	marshalers := jsonv2.JoinMarshalers(
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, p Pos) error {
 			start := int(enc.OutputOffset())
-			lc := strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Col)
-			if err := enc.WriteToken(jsontext.String(p.File + ":" + lc)); err != nil {
+			text = append(append(text[:0], p.File...), ':')
+			text = append(strconv.AppendInt(text, int64(p.Line), 10), ':')
+			text = strconv.AppendInt(text, int64(p.Col), 10)
+			if err := enc.WriteToken(jsontext.String(string(text))); err != nil {
 				return err
 			}
 			e.pos = append(e.pos, span{start, int(enc.OutputOffset())})
-			e.keep = append(e.keep, len(lc)+2) // ":line:col" and the quote
+			e.keep = append(e.keep, len(text)-len(p.File)+1) // ":line:col" and the quote
 			return nil
 		}),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, p PageText) error {

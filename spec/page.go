@@ -135,11 +135,14 @@ var md = goldmark.New()
 // JSON syntax errors, a link that disagrees with the heading, and so on.
 func ParsePage(file string, src []byte) (*Page, Diagnostics) {
 	p := &Page{File: file, Src: src, Sections: map[string]*JSONBlock{}, SectionPos: map[string]Pos{}}
-	p.lines = append(p.lines, 0)
-	for i, c := range src {
-		if c == '\n' {
-			p.lines = append(p.lines, i+1)
+	p.lines = make([]int, 1, bytes.Count(src, []byte{'\n'})+1)
+	for off := 0; ; {
+		i := bytes.IndexByte(src[off:], '\n')
+		if i < 0 {
+			break
 		}
+		off += i + 1
+		p.lines = append(p.lines, off)
 	}
 	var ds Diagnostics
 	report := func(pos Pos, sev Severity, rule, format string, args ...any) {
