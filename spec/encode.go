@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"slices"
 	"strconv"
@@ -42,8 +43,9 @@ func (s *Spec) Marshal() ([]byte, error) {
 }
 
 // Hash returns the spec's hash, "sha256:" and the hex SHA-256 of its
-// canonical document with the hash empty and the file names left out:
-// every "page" "file" empty and every "pos" ":line:col". The hash covers
+// canonical document with the hash empty and the file names left out
+// (every "page" "file" empty and every "pos" ":line:col"), written compact
+// (no white space between tokens, as json.Compact writes it). The hash covers
 // what the pages say, and where in each page, but not where the pages are:
 // the same pages read from another folder hash the same. It is computed
 // from what s holds at each call (one encoding of the whole document), so
@@ -100,15 +102,87 @@ func (e *encoding) hash(s *Spec) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	doc := e.doc()
-	h := sha256.New()
-	at := 0
-	for _, sk := range skips {
-		h.Write(doc[at:sk.start])
-		at = sk.end
+	c := compactor{h: sha256.New(), skips: skips}
+	c.write(e.doc())
+	return hashPrefix + hex.EncodeToString(c.sum()), nil
+}
+
+// compactor hashes a document as encode indents it, written compact: it
+// leaves out each line break with the indentation after it, the space
+// after each member's name (which starts its line), and the spans skips
+// (inside strings, in order). Outside strings, encode writes no other
+// white space, and inside them, no line break.
+type compactor struct {
+	h     hash.Hash
+	skips []span
+	buf   []byte // what goes to h next: h takes large writes best
+}
+
+func (c *compactor) write(doc []byte) {
+	c.buf = make([]byte, 0, 64<<10)
+	for ls := 0; ls < len(doc); {
+		le := bytes.IndexByte(doc[ls:], '\n')
+		if le < 0 {
+			le = len(doc)
+		} else {
+			le += ls
+		}
+		at := ls
+		for at < le && doc[at] == ' ' {
+			at++
+		}
+		if n := nameEnd(doc[at:le]); n > 0 && at+n+1 < le && doc[at+n] == ':' && doc[at+n+1] == ' ' {
+			c.emit(doc, at, at+n+1)
+			at += n + 2
+		}
+		c.emit(doc, at, le)
+		ls = le + 1
 	}
-	h.Write(doc[at:])
-	return hashPrefix + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// nameEnd is the length of the string that line starts with, quotes
+// included, or 0.
+func nameEnd(line []byte) int {
+	if len(line) == 0 || line[0] != '"' {
+		return 0
+	}
+	for i := 1; i < len(line); i++ {
+		switch line[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// emit hashes doc[from:to] less the skips in it.
+func (c *compactor) emit(doc []byte, from, to int) {
+	for len(c.skips) > 0 && c.skips[0].start < to {
+		sk := c.skips[0]
+		c.add(doc[from:max(from, sk.start)])
+		from = max(from, sk.end)
+		c.skips = c.skips[1:]
+	}
+	c.add(doc[from:max(from, to)])
+}
+
+func (c *compactor) add(b []byte) {
+	if len(c.buf)+len(b) > cap(c.buf) {
+		c.h.Write(c.buf)
+		c.buf = c.buf[:0]
+	}
+	if len(b) > cap(c.buf) {
+		c.h.Write(b)
+		return
+	}
+	c.buf = append(c.buf, b...)
+}
+
+func (c *compactor) sum() []byte {
+	c.h.Write(c.buf)
+	return c.h.Sum(nil)
 }
 
 // fileSpans returns the spans of the document's file names, in order: the

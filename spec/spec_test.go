@@ -438,8 +438,41 @@ func contentHash(t *testing.T, doc []byte) string {
 	if bytes.Contains(doc, []byte("spec/reference")) {
 		t.Fatal("a file name is left")
 	}
-	sum := sha256.Sum256(doc)
+	return compactHash(t, doc)
+}
+
+// compactHash is the SHA-256 of doc written compact, by json.Compact.
+func compactHash(t *testing.T, doc []byte) string {
+	t.Helper()
+	var c bytes.Buffer
+	if err := json.Compact(&c, doc); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(c.Bytes())
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// The hash is of the document written compact, whatever its strings and
+// its JSON blocks' member names hold: quotes, backslashes, colons, spaces,
+// line breaks, invalid UTF-8 (encode's other way).
+func TestHashCompact(t *testing.T) {
+	for _, odd := range []string{`a": b`, `a\`, `\": "`, "x\n\"y: ", "é\u2028", "é\xff"} {
+		s, _ := bundledSpec(t, Bundled())
+		q, _ := json.Marshal(odd)
+		name := string(q)
+		s.Title = odd + `": "` + odd
+		s.Tools[0].InputSchema = &JSONBlock{JSON: json.RawMessage(`{` + name + `: {` + name + `: ` + name + `}, "x": [ {"y": [` + name + `]} ], "z": {}, "w": []}`)}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(&document{Format: s.Format, Spec: s.withoutFiles()}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := s.Hash(), compactHash(t, want.Bytes()); got != want {
+			t.Errorf("%q: hash %s, want %s", odd, got, want)
+		}
+	}
 }
 
 // testPage builds a page of the canonical layout around the given parts.
