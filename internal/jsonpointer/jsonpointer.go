@@ -33,7 +33,12 @@ func Unescape(token string) string {
 
 // Append returns ptr with the reference tokens added, each escaped.
 func Append(ptr string, tokens ...string) string {
+	n := len(ptr)
+	for _, t := range tokens {
+		n += 1 + len(t) // more only where a token is escaped
+	}
 	var b strings.Builder
+	b.Grow(n)
 	b.WriteString(ptr)
 	for _, t := range tokens {
 		b.WriteByte('/')
