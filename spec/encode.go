@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -128,6 +129,9 @@ func (c *compactor) write(doc []byte) {
 			le += ls
 		}
 		at := ls
+		for at+8 <= le && binary.LittleEndian.Uint64(doc[at:]) == eightSpaces {
+			at += 8
+		}
 		for at < le && doc[at] == ' ' {
 			at++
 		}
@@ -147,15 +151,26 @@ func nameEnd(line []byte) int {
 		return 0
 	}
 	for i := 1; i < len(line); i++ {
-		switch line[i] {
-		case '\\':
-			i++
-		case '"':
+		j := bytes.IndexByte(line[i:], '"')
+		if j < 0 {
+			return 0
+		}
+		i += j
+		// The quote ends the string unless an odd number of backslashes
+		// escape it.
+		k := i
+		for k > 1 && line[k-1] == '\\' {
+			k--
+		}
+		if (i-k)%2 == 0 {
 			return i + 1
 		}
 	}
 	return 0
 }
+
+// eightSpaces is eight bytes of indentation read as one number.
+const eightSpaces = 0x2020202020202020
 
 // emit hashes doc[from:to] less the skips in it.
 func (c *compactor) emit(doc []byte, from, to int) {
