@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -395,8 +396,21 @@ func checkJSON(raw []byte) (int, error) {
 // compactJSON is raw without white space, strings and numbers as written
 // (as json.Compact writes it, at a fraction of its cost).
 func compactJSON(raw []byte) (json.RawMessage, error) {
-	return jsontext.AppendFormat(nil, raw, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true), jsontext.PreserveRawStrings(true))
+	return jsontext.AppendFormat(nil, raw, asWritten...)
 }
+
+// appendIndented appends raw to dst indented by two spaces, strings and
+// numbers as written (as json.Indent writes it with no prefix).
+func appendIndented(dst, raw []byte) ([]byte, error) {
+	return jsontext.AppendFormat(dst, raw, indented...)
+}
+
+// asWritten formats JSON keeping what it says as written, and whatever
+// json.Compact and json.Indent accept; indented also indents.
+var (
+	asWritten = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true), jsontext.PreserveRawStrings(true)}
+	indented  = append(slices.Clip(asWritten), jsontext.Multiline(true), jsontext.WithIndent("  "))
+)
 
 // nodeStart is the offset at which a block starts: its first line for a
 // paragraph or an HTML block, its marker for a heading, a fence or a list.

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 )
 
@@ -31,11 +30,13 @@ func Render(t *Tool) ([]byte, error) {
 		if sec.b == nil || len(sec.b.JSON) == 0 {
 			return nil, fmt.Errorf("render %s: section %q has no JSON", t.Name, sec.name)
 		}
-		var ind bytes.Buffer
-		if err := json.Indent(&ind, sec.b.JSON, "", "  "); err != nil {
+		b.WriteString("```json\n")
+		ind, err := appendIndented(b.AvailableBuffer(), sec.b.JSON)
+		if err != nil {
 			return nil, fmt.Errorf("render %s: section %q: %w", t.Name, sec.name, err)
 		}
-		para("```json\n" + ind.String() + "\n```")
+		b.Write(ind)
+		b.WriteString("\n```\n\n")
 	}
 	for _, p := range t.Notes {
 		para(p.Text)

@@ -848,3 +848,26 @@ func TestCompactJSONAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// appendIndented accepts and writes what json.Indent does, so that Render
+// writes pages as it always has.
+func TestIndentedAsEncodingJSON(t *testing.T) {
+	ins := []string{`{"a":1,"b":[1,2,{}],"c":{},"d":[],"e":{"x":[[]]},"f":"\u00e9\/","a":-0.50e+1}`, `[]`, `{}`, `1`, `"s"`, "{\"\xff\":\"\u2028<>\"}",
+		`{"a":}`, `[1,]`, `{} {}`, ``}
+	pages, _ := ParseAll(append(genCorpus(30), Bundled()...))
+	for _, p := range pages {
+		for _, b := range p.Sections {
+			ins = append(ins, string(b.JSON))
+		}
+	}
+	for _, in := range ins {
+		var want bytes.Buffer
+		werr := json.Indent(&want, []byte(in), "", "  ")
+		got, err := appendIndented([]byte("kept"), []byte(in))
+		if (err == nil) != (werr == nil) {
+			t.Errorf("%q: error %v, json.Indent's %v", in, err, werr)
+		} else if err == nil && (!bytes.HasPrefix(got, []byte("kept")) || !bytes.Equal(got[4:], want.Bytes())) {
+			t.Errorf("%q:\n%s\njson.Indent writes\n%s", in, got, want.Bytes())
+		}
+	}
+}
