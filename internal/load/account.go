@@ -52,6 +52,9 @@ var Causes = []Cause{
 	{"arguments and results (JSON)", regexp.MustCompile(`^github\.com/prickle-dev/prickle/gen/rt\.(Unmarshal|MarshalJSON|Marshal)`)},
 	{"log line", regexp.MustCompile(`^log/slog\.|^github\.com/prickle-dev/prickle/server\.\(\*Server\)\.logCall$`)},
 	{"MCP SDK and JSON-RPC", regexp.MustCompile(`^github\.com/modelcontextprotocol/go-sdk/|^github\.com/segmentio/`)},
+	// Before the server's layers: prickled accepts through its own
+	// listener (the connection budget), the bare server through net/http's.
+	{"accepting connections", regexp.MustCompile(`^net\.\(\*TCPListener\)\.Accept$`)},
 	{"server's HTTP layers (bounds, origin, bodies)", regexp.MustCompile(`^github\.com/prickle-dev/prickle/`)},
 	{"net/http and the network", regexp.MustCompile(`^net/http\.|^net\.|^internal/poll\.|^syscall\.|^bufio\.`)},
 	{"runtime (scheduler, other)", regexp.MustCompile(`^runtime\.`)},
