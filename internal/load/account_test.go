@@ -72,6 +72,9 @@ func TestAccountChargesEachSampleOnce(t *testing.T) {
 	if len(a.ByCause) != len(want) {
 		t.Errorf("causes charged: %v, want only %v", a.ByCause, want)
 	}
+	if got := a.Samples["SQLite statements"]; got != 1 {
+		t.Errorf("SQLite statements: %d samples, want 1", got)
+	}
 	if a.Total != 10.5 {
 		t.Errorf("total %.2f µs/call, want 10.5", a.Total)
 	}
@@ -83,13 +86,15 @@ func TestAccountChargesEachSampleOnce(t *testing.T) {
 func TestAccountsText(t *testing.T) {
 	rows := []AccountRow{{
 		Scenario: "claim_task, 1 client, p50",
-		Server:   &Account{Calls: 10, Total: 300, ByCause: map[string]float64{"SQLite begin": 100, "MCP SDK and JSON-RPC": 200}},
-		Baseline: &Account{Calls: 10, Total: 150, ByCause: map[string]float64{"MCP SDK and JSON-RPC": 150}},
+		Server: &Account{Calls: 10, Total: 300, ByCause: map[string]float64{"SQLite begin": 100, "MCP SDK and JSON-RPC": 200},
+			Samples: map[string]int64{"SQLite begin": 100, "MCP SDK and JSON-RPC": 200}},
+		Baseline: &Account{Calls: 10, Total: 150, ByCause: map[string]float64{"MCP SDK and JSON-RPC": 150},
+			Samples: map[string]int64{"MCP SDK and JSON-RPC": 150}},
 	}}
 	var out bytes.Buffer
 	writeAccounts(&out, rows, "")
 	text := out.String()
-	for _, want := range []string{"claim_task, 1 client, p50 (10 calls server, 10 baseline)", "+100.0", "67%", "+50.0", "33%", "+150.0"} {
+	for _, want := range []string{"claim_task, 1 client, p50 (10 calls server, 10 baseline)", "+100.0", "67%", "+50.0", "33%", "+150.0", "100/0", "200/150"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("accounting text lacks %q:\n%s", want, text)
 		}
