@@ -70,15 +70,27 @@ type benchTarget struct {
 // load world (the seed world) plus nTasks tasks to claim.
 func benchPrickled(b *testing.B, nTasks int) benchTarget {
 	b.Helper()
+	srv, runner, agent := benchNewPrickled(b, nTasks)
+	ts := httptest.NewServer(srv.Handler())
+	b.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	return benchTarget{ts.URL + server.PathMCP, runner, agent}
+}
+
+// benchNewPrickled is prickled on a database file with the load world
+// plus nTasks tasks to claim, and the world's runner and agent tokens.
+func benchNewPrickled(b *testing.B, nTasks int) (srv *server.Server, runner, agent string) {
+	b.Helper()
 	world, tokens, err := load.Fixture(nTasks)
 	if err != nil {
 		b.Fatal(err)
 	}
-	runner, agent, err := load.SelectTokens(tokens, "", "")
-	if err != nil {
+	if runner, agent, err = load.SelectTokens(tokens, "", ""); err != nil {
 		b.Fatal(err)
 	}
-	srv, _, err := server.New(context.Background(), server.Config{
+	srv, _, err = server.New(context.Background(), server.Config{
 		DB:      filepath.Join(b.TempDir(), "bench.db"),
 		Fixture: bytes.NewReader(world),
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -86,13 +98,8 @@ func benchPrickled(b *testing.B, nTasks int) benchTarget {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
-	b.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		srv.Close()
-	})
-	return benchTarget{ts.URL + server.PathMCP, runner, agent}
+	b.Cleanup(func() { srv.Close() })
+	return srv, runner, agent
 }
 
 // benchBare serves the bare server answering outputs; it accepts any token.
@@ -471,23 +478,7 @@ func benchHandler(b *testing.B, impl string, op benchOp, n int) (http.Handler, s
 	if !op.fresh {
 		n = 0
 	}
-	world, tokens, err := load.Fixture(n)
-	if err != nil {
-		b.Fatal(err)
-	}
-	runner, agent, err := load.SelectTokens(tokens, "", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, _, err := server.New(context.Background(), server.Config{
-		DB:      filepath.Join(b.TempDir(), "bench.db"),
-		Fixture: bytes.NewReader(world),
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { srv.Close() })
+	srv, runner, agent := benchNewPrickled(b, n)
 	if op.runner {
 		return srv.Handler(), runner
 	}
