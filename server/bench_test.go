@@ -45,12 +45,14 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/internal/load"
 	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server"
@@ -68,15 +70,27 @@ type benchTarget struct {
 // load world (the seed world) plus nTasks tasks to claim.
 func benchPrickled(b *testing.B, nTasks int) benchTarget {
 	b.Helper()
+	srv, runner, agent := benchNewPrickled(b, nTasks)
+	ts := httptest.NewServer(srv.Handler())
+	b.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	return benchTarget{ts.URL + server.PathMCP, runner, agent}
+}
+
+// benchNewPrickled is prickled on a database file with the load world
+// plus nTasks tasks to claim, and the world's runner and agent tokens.
+func benchNewPrickled(b *testing.B, nTasks int) (srv *server.Server, runner, agent string) {
+	b.Helper()
 	world, tokens, err := load.Fixture(nTasks)
 	if err != nil {
 		b.Fatal(err)
 	}
-	runner, agent, err := load.SelectTokens(tokens, "", "")
-	if err != nil {
+	if runner, agent, err = load.SelectTokens(tokens, "", ""); err != nil {
 		b.Fatal(err)
 	}
-	srv, _, err := server.New(context.Background(), server.Config{
+	srv, _, err = server.New(context.Background(), server.Config{
 		DB:      filepath.Join(b.TempDir(), "bench.db"),
 		Fixture: bytes.NewReader(world),
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -84,13 +98,8 @@ func benchPrickled(b *testing.B, nTasks int) benchTarget {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
-	b.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		srv.Close()
-	})
-	return benchTarget{ts.URL + server.PathMCP, runner, agent}
+	b.Cleanup(func() { srv.Close() })
+	return srv, runner, agent
 }
 
 // benchBare serves the bare server answering outputs; it accepts any token.
@@ -425,6 +434,118 @@ func BenchmarkThroughput16Paired(b *testing.B) {
 			b.ReportMetric(float64(b.N)/tP.Seconds(), "prickled-calls/s")
 			b.ReportMetric(float64(b.N)/tB.Seconds(), "bare-calls/s")
 			b.ReportMetric(tB.Seconds()/tP.Seconds(), "ratio-calls/s")
+		})
+	}
+}
+
+// BenchmarkHandler/{prickled,bare}/TOOL serves tools/call POSTs straight
+// to each server's http.Handler, on one MCP session, with no client and no
+// network: ns/op and allocs/op are the server's own, the part of a call
+// prickled can cut (the bare server's are the floor). Single-threaded and
+// without sockets it is steadier than the round trips on a shared machine.
+func BenchmarkHandler(b *testing.B) {
+	for _, impl := range []string{"prickled", "bare"} {
+		b.Run(impl, func(b *testing.B) {
+			for _, op := range benchOps {
+				b.Run(op.name, func(b *testing.B) {
+					h, tok := benchHandler(b, impl, op, b.N)
+					post := benchSession(b, h, tok)
+					if !op.fresh {
+						post(op.tool, op.args(0))
+					}
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := range b.N {
+						post(op.tool, op.args(i))
+					}
+				})
+			}
+		})
+	}
+}
+
+// benchHandler is impl's HTTP handler, with room for n fresh claims, and
+// the token of op's caller.
+func benchHandler(b *testing.B, impl string, op benchOp, n int) (http.Handler, string) {
+	b.Helper()
+	if impl == "bare" {
+		h, err := load.Bare(benchRecordedOutputs(b), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return h, "prk_bench-any-token"
+	}
+	if !op.fresh {
+		n = 0
+	}
+	srv, runner, agent := benchNewPrickled(b, n)
+	if op.runner {
+		return srv.Handler(), runner
+	}
+	return srv.Handler(), agent
+}
+
+// benchSession initializes an MCP session on h and returns a function
+// that makes one tools/call on it and checks its answer.
+func benchSession(b *testing.B, h http.Handler, token string) func(tool string, args json.RawMessage) {
+	b.Helper()
+	var session string
+	send := func(body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, server.PathMCP, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Authorization", "Bearer "+token)
+		if session != "" {
+			r.Header.Set("Mcp-Session-Id", session)
+			r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	w := send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`)
+	if session = w.Header().Get("Mcp-Session-Id"); w.Code != http.StatusOK || session == "" {
+		b.Fatalf("initialize: %d %s", w.Code, w.Body)
+	}
+	if w := send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); w.Code != http.StatusAccepted {
+		b.Fatalf("initialized: %d %s", w.Code, w.Body)
+	}
+	return func(tool string, args json.RawMessage) {
+		w := send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + string(args) + `}}`)
+		if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"structuredContent"`)) {
+			b.Fatalf("%s: %d %s", tool, w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkValidateCold validates one claim_task's input and output as a
+// call does, warm (back to back, as api's BenchmarkValidate) and cold
+// (the CPU caches filled with other data before each, untimed), since a
+// server validates once per call between a great deal of other work:
+// what the CPU profile of a server under load charges to validation is
+// the cold figure. Run it with a count: -benchtime 2000x.
+func BenchmarkValidateCold(b *testing.B) {
+	in := json.RawMessage(`{"task_id":"example-task-id","idempotency_key":"runner-claim-example-1"}`)
+	out := benchRecordedOutputs(b)[string(api.ToolClaimTask)]
+	evict := make([]byte, 16<<20) // larger than the caches
+	for _, cold := range []bool{false, true} {
+		b.Run(map[bool]string{false: "warm", true: "cold"}[cold], func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if cold {
+					b.StopTimer()
+					for j := 0; j < len(evict); j += 64 {
+						evict[j]++
+					}
+					b.StartTimer()
+				}
+				if err := api.ValidateClaimTaskInput(in); err != nil {
+					b.Fatal(err)
+				}
+				if err := api.ValidateClaimTaskOutput(out); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -206,6 +209,14 @@ func readMessages(b []byte, maxDigits int) ([]envelope, *rpcError) {
 		// One message, read in one pass: the decoder checks the whole
 		// document (syntax, names twice, text after it) as it goes.
 		m := make([]envelope, 1)
+		if plainEnvelope(b, &m[0]) {
+			if rerr := checkEnvelope(&m[0]); rerr != nil {
+				return nil, rerr
+			}
+			m[0].raw = v
+			return m, nil
+		}
+		m[0] = envelope{}
 		if err := jsonv2.Unmarshal(b, &m[0], jsontext.AllowInvalidUTF8(true)); err != nil {
 			if !v.IsValid(jsontext.AllowInvalidUTF8(true)) {
 				return nil, parseError("parse error: %s", syntaxReason(b))
@@ -257,6 +268,66 @@ func readMessages(b []byte, maxDigits int) ([]envelope, *rpcError) {
 	}
 	return msgs, nil
 }
+
+// plainEnvelope reads the envelope of b, one message, as jsonv2.Unmarshal
+// reads it, for the common message alone: one JSON object, member names
+// without escapes, "jsonrpc" a plain string, no "error" member. It
+// reports false for anything else (and for any error, which the full
+// read then names), so that the full read decides every other message.
+// The members it keeps are slices of b, not copies: the most a call pays
+// the front door for is one pass of the tokenizer.
+// TestPlainEnvelopeIsUnmarshal and FuzzPlainEnvelope hold it to the full
+// read.
+func plainEnvelope(b []byte, m *envelope) bool {
+	d := envelopeDecoders.Get().(*jsontext.Decoder)
+	defer envelopeDecoders.Put(d)
+	d.Reset(bytes.NewReader(b), jsontext.AllowInvalidUTF8(true))
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return false
+	}
+	for d.PeekKind() != '}' {
+		// What ReadValue returns lasts until the next read: both are
+		// taken from b by their place.
+		name, err := d.ReadValue()
+		if err != nil || bytes.IndexByte(name, '\\') >= 0 {
+			return false
+		}
+		end := int(d.InputOffset())
+		name = b[end-len(name) : end : end]
+		val, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
+		end = int(d.InputOffset())
+		raw := jsontext.Value(b[end-len(val) : end : end])
+		switch string(name) {
+		case `"jsonrpc"`:
+			// jsonv2 unescapes, and turns invalid UTF-8 into U+FFFD.
+			if raw.Kind() != '"' || bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
+				return false
+			}
+			m.Version = string(raw[1 : len(raw)-1])
+		case `"id"`:
+			m.ID = raw
+		case `"method"`:
+			m.RawMethod = raw
+		case `"params"`:
+			m.Params = raw
+		case `"result"`:
+			m.Result = raw
+		case `"error"`:
+			return false
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	_, err := d.ReadToken()
+	return err == io.EOF // nothing after the object
+}
+
+// envelopeDecoders are plainEnvelope's decoders, kept between calls.
+var envelopeDecoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewReader(nil)) }}
 
 // badMember is the invalid request of a message (valid JSON) whose
 // envelope members have the wrong types, with its id when it can be

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -149,5 +151,62 @@ func TestNumberDigits(t *testing.T) {
 	}
 	if digits, _ := numberDigits([]byte("1e99999999999999999999999999")); digits < 1<<40 {
 		t.Errorf("1e99999999999999999999999999: %d digits", digits)
+	}
+}
+
+// plainEnvelopeSeeds are messages plainEnvelope reads and messages it
+// leaves to the full read.
+var plainEnvelopeSeeds = []string{
+	`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"t"}}}`,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	` { "jsonrpc" : "2.0" , "id" : "a" , "result" : { } } `,
+	`{"jsonrpc":"2.0","id":null,"method":null,"params":null,"result":null}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x"}}`,
+	`{"jsonrpc":"2.0","id":1,"error":null}`,
+	`{"JSONRPC":"2.0","ID":1,"Method":"x","-":1,"method":"ping"}`,
+	`{"json\u0072pc":"2.0","id":1,"method":"ping"}`,
+	`{"jsonrpc":"2\u002e0","id":1,"method":"ping"}`,
+	`{"jsonrpc":2,"id":1,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping"}xyz`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping"}{}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping"`,
+	"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"p\xffing\"}",
+	`{"jsonrpc":"2.0","id":[1,{"a":2}],"method":{"x":"y"},"params":[1,2]}`,
+}
+
+// TestPlainEnvelopeIsUnmarshal: what plainEnvelope reads, it reads as
+// jsonv2.Unmarshal does; the typical call is one it reads.
+func TestPlainEnvelopeIsUnmarshal(t *testing.T) {
+	for _, s := range plainEnvelopeSeeds {
+		checkPlainEnvelope(t, []byte(s))
+	}
+	var m envelope
+	if !plainEnvelope([]byte(plainEnvelopeSeeds[0]), &m) {
+		t.Errorf("a tools/call is left to the full read")
+	}
+}
+
+func FuzzPlainEnvelope(f *testing.F) {
+	for _, s := range plainEnvelopeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkPlainEnvelope)
+}
+
+// checkPlainEnvelope fails t when plainEnvelope reads b otherwise than
+// jsonv2.Unmarshal.
+func checkPlainEnvelope(t *testing.T, b []byte) {
+	var fast, full envelope
+	if !plainEnvelope(b, &fast) {
+		return
+	}
+	if err := jsonv2.Unmarshal(b, &full, jsontext.AllowInvalidUTF8(true)); err != nil {
+		t.Fatalf("%q: plainEnvelope read it, jsonv2.Unmarshal refuses it: %v", b, err)
+	}
+	if fast.Version != full.Version || !bytes.Equal(fast.ID, full.ID) || !bytes.Equal(fast.RawMethod, full.RawMethod) ||
+		!bytes.Equal(fast.Params, full.Params) || !bytes.Equal(fast.Result, full.Result) || full.Error != nil ||
+		(fast.ID == nil) != (full.ID == nil) || (fast.RawMethod == nil) != (full.RawMethod == nil) {
+		t.Fatalf("%q: plainEnvelope read %+v, jsonv2.Unmarshal %+v", b, fast, full)
 	}
 }

@@ -322,9 +322,9 @@ func (s *Server) register(srv *mcp.Server, identify func(context.Context) (conte
 			if err != nil {
 				return nil, rt.Refuse(store.CodeUnauthenticated, "%v", err)
 			}
-			ctx = nctx
+			return s.authorize(nctx, principal(nctx), tool)
 		}
-		return s.authorize(ctx, tool, req)
+		return s.authorize(ctx, requestPrincipal(ctx, req), tool)
 	}
 	// discover_team_agents answers every caller who may see a project the
 	// same bytes until its directory changes; the claims' outputs hold a
@@ -373,14 +373,28 @@ func principal(ctx context.Context) *store.Principal {
 	return p
 }
 
-// authorize runs before every call: it takes the caller from the bearer
-// token (verified by the HTTP layer, or for stdio by stdioToken) and
-// refuses a tool the caller may not call.
-func (s *Server) authorize(ctx context.Context, tool string, _ *mcp.CallToolRequest) (context.Context, error) {
-	p := principal(ctx) // stdio: identify attached it
-	if ti := rt.TokenInfoFrom(ctx); p == nil && ti != nil {
-		p, _ = ti.Extra[principalExtra].(*store.Principal)
+// requestPrincipal is the caller of an HTTP call, as verify found it: from
+// the request's token info, which the go-sdk hands over, so that no
+// lookup walks the call's context (tens of layers deep) to miss.
+func requestPrincipal(ctx context.Context, req *mcp.CallToolRequest) *store.Principal {
+	var ti *auth.TokenInfo
+	if req != nil && req.Extra != nil {
+		ti = req.Extra.TokenInfo
 	}
+	if ti == nil {
+		ti = rt.TokenInfoFrom(ctx)
+	}
+	if ti == nil {
+		return nil
+	}
+	p, _ := ti.Extra[principalExtra].(*store.Principal)
+	return p
+}
+
+// authorize runs before every call with the caller p, from the bearer
+// token (verified by the HTTP layer, or for stdio by stdioToken), and
+// refuses a tool the caller may not call.
+func (s *Server) authorize(ctx context.Context, p *store.Principal, tool string) (context.Context, error) {
 	if p == nil {
 		return nil, rt.Refuse(store.CodeUnauthenticated, "no caller identity: send a bearer token")
 	}

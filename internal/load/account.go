@@ -52,6 +52,9 @@ var Causes = []Cause{
 	{"arguments and results (JSON)", regexp.MustCompile(`^github\.com/prickle-dev/prickle/gen/rt\.(Unmarshal|MarshalJSON|Marshal)`)},
 	{"log line", regexp.MustCompile(`^log/slog\.|^github\.com/prickle-dev/prickle/server\.\(\*Server\)\.logCall$`)},
 	{"MCP SDK and JSON-RPC", regexp.MustCompile(`^github\.com/modelcontextprotocol/go-sdk/|^github\.com/segmentio/`)},
+	// Before the server's layers: prickled accepts through its own
+	// listener (the connection budget), the bare server through net/http's.
+	{"accepting connections", regexp.MustCompile(`^net\.\(\*TCPListener\)\.Accept$`)},
 	{"server's HTTP layers (bounds, origin, bodies)", regexp.MustCompile(`^github\.com/prickle-dev/prickle/`)},
 	{"net/http and the network", regexp.MustCompile(`^net/http\.|^net\.|^internal/poll\.|^syscall\.|^bufio\.`)},
 	{"runtime (scheduler, other)", regexp.MustCompile(`^runtime\.`)},
@@ -68,27 +71,39 @@ type Account struct {
 	Total float64 `json:"total_us"`
 	// ByCause is the CPU per call of each cause, in µs.
 	ByCause map[string]float64 `json:"by_cause_us"`
+	// Samples is the number of profile samples of each cause: a cause
+	// of n samples is known to about ±√n of them (sampling noise).
+	Samples map[string]int64 `json:"samples_by_cause"`
 }
 
 // account charges the samples of p to the causes and divides by calls.
 func account(p *profile.Profile, calls int64) (*Account, error) {
-	vi := -1
+	vi, si := -1, -1
 	for i, st := range p.SampleType {
-		if st.Type == "cpu" && st.Unit == "nanoseconds" {
+		switch {
+		case st.Type == "cpu" && st.Unit == "nanoseconds":
 			vi = i
+		case st.Type == "samples" && st.Unit == "count":
+			si = i
 		}
 	}
 	if vi < 0 {
 		return nil, errors.New("not a CPU profile (no cpu/nanoseconds sample type)")
 	}
-	a := &Account{Calls: calls, ByCause: map[string]float64{}}
+	a := &Account{Calls: calls, ByCause: map[string]float64{}, Samples: map[string]int64{}}
 	if calls <= 0 {
 		return a, nil
 	}
 	for _, s := range p.Sample {
 		ns := float64(s.Value[vi])
 		a.Total += ns
-		a.ByCause[causeOf(s)] += ns
+		c := causeOf(s)
+		a.ByCause[c] += ns
+		if si >= 0 {
+			a.Samples[c] += s.Value[si]
+		} else {
+			a.Samples[c]++
+		}
 	}
 	perCall := func(ns float64) float64 { return ns / 1e3 / float64(calls) }
 	a.Total = perCall(a.Total)
@@ -271,7 +286,8 @@ func writeAccounts(w io.Writer, rows []AccountRow, dir string) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nCPU per call by cause (µs; from CPU profiles of the measured phases, all runs):")
+	fmt.Fprintln(w, "\nCPU per call by cause (µs; from CPU profiles of the measured phases, all runs;")
+	fmt.Fprintln(w, "samples: how many profile samples each figure rests on, known to about ±√n):")
 	names := []string{otherCause}
 	for _, c := range Causes {
 		names = append(names, c.Name)
@@ -293,9 +309,10 @@ func writeAccounts(w io.Writer, rows []AccountRow, dir string) {
 		}
 		slices.SortStableFunc(lines, func(a, b line) int { return cmp.Compare(b.d, a.d) })
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "cause\tserver\tbaseline\tdifference\tshare of difference\t")
+		fmt.Fprintln(tw, "cause\tserver\tbaseline\tdifference\tshare of difference\tsamples\t")
 		for _, l := range lines {
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%+.1f\t%s\t\n", l.name, l.s, l.b, l.d, share(l.d, diff))
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%+.1f\t%s\t%d/%d\t\n", l.name, l.s, l.b, l.d, share(l.d, diff),
+				r.Server.Samples[l.name], r.Baseline.Samples[l.name])
 		}
 		fmt.Fprintf(tw, "total\t%.1f\t%.1f\t%+.1f\t%s\t\n", r.Server.Total, r.Baseline.Total, diff, share(diff, diff))
 		tw.Flush()

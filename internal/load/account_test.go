@@ -44,6 +44,10 @@ func TestAccountChargesEachSampleOnce(t *testing.T) {
 		"somewhere.else": 2000,
 		"modernc.org/sqlite.(*stmt).exec < github.com/prickle-dev/prickle/server/store.(*writer).begin < github.com/prickle-dev/prickle/server/store.(*writer).do":       800,
 		"modernc.org/sqlite.(*stmt).exec < github.com/prickle-dev/prickle/server/store.(*writer).begin.func2 < github.com/prickle-dev/prickle/server/store.(*writer).do": 1200,
+		// prickled accepts through its own listener; the bare server
+		// through net/http's: the same cause, not prickled's layers.
+		"syscall.accept4 < net.(*TCPListener).Accept < github.com/prickle-dev/prickle/server.(*conns).Accept < net/http.(*Server).Serve": 600,
+		"syscall.accept4 < net.(*TCPListener).Accept < net/http.(*Server).Serve":                                                         400,
 	})
 	a, err := account(p, 2)
 	if err != nil {
@@ -58,6 +62,7 @@ func TestAccountChargesEachSampleOnce(t *testing.T) {
 		otherCause:              1,
 		"SQLite begin":          0.4,
 		"SQLite commit and WAL": 0.6,
+		"accepting connections": 0.5,
 	}
 	for c, us := range want {
 		if got := a.ByCause[c]; got != us {
@@ -67,8 +72,11 @@ func TestAccountChargesEachSampleOnce(t *testing.T) {
 	if len(a.ByCause) != len(want) {
 		t.Errorf("causes charged: %v, want only %v", a.ByCause, want)
 	}
-	if a.Total != 10 {
-		t.Errorf("total %.2f µs/call, want 10", a.Total)
+	if got := a.Samples["SQLite statements"]; got != 1 {
+		t.Errorf("SQLite statements: %d samples, want 1", got)
+	}
+	if a.Total != 10.5 {
+		t.Errorf("total %.2f µs/call, want 10.5", a.Total)
 	}
 	if _, err := account(&profile.Profile{SampleType: []*profile.ValueType{{Type: "alloc_space", Unit: "bytes"}}}, 1); err == nil {
 		t.Error("a heap profile was accounted as CPU")
@@ -78,13 +86,15 @@ func TestAccountChargesEachSampleOnce(t *testing.T) {
 func TestAccountsText(t *testing.T) {
 	rows := []AccountRow{{
 		Scenario: "claim_task, 1 client, p50",
-		Server:   &Account{Calls: 10, Total: 300, ByCause: map[string]float64{"SQLite begin": 100, "MCP SDK and JSON-RPC": 200}},
-		Baseline: &Account{Calls: 10, Total: 150, ByCause: map[string]float64{"MCP SDK and JSON-RPC": 150}},
+		Server: &Account{Calls: 10, Total: 300, ByCause: map[string]float64{"SQLite begin": 100, "MCP SDK and JSON-RPC": 200},
+			Samples: map[string]int64{"SQLite begin": 100, "MCP SDK and JSON-RPC": 200}},
+		Baseline: &Account{Calls: 10, Total: 150, ByCause: map[string]float64{"MCP SDK and JSON-RPC": 150},
+			Samples: map[string]int64{"MCP SDK and JSON-RPC": 150}},
 	}}
 	var out bytes.Buffer
 	writeAccounts(&out, rows, "")
 	text := out.String()
-	for _, want := range []string{"claim_task, 1 client, p50 (10 calls server, 10 baseline)", "+100.0", "67%", "+50.0", "33%", "+150.0"} {
+	for _, want := range []string{"claim_task, 1 client, p50 (10 calls server, 10 baseline)", "+100.0", "67%", "+50.0", "33%", "+150.0", "100/0", "200/150"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("accounting text lacks %q:\n%s", want, text)
 		}

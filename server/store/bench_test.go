@@ -42,7 +42,8 @@ func benchToken(b *testing.B, issued []IssuedToken, kind TokenKind) string {
 }
 
 // BenchmarkAuthenticate: cached, a runner token as every HTTP request
-// presents it; uncached, the database lookup (the cache emptied first).
+// presents it; uncached, the database lookup (the cache emptied first);
+// credential, an execution credential, which is never cached.
 func BenchmarkAuthenticate(b *testing.B) {
 	s, issued := benchStore(b)
 	tok := benchToken(b, issued, KindRunner)
@@ -58,6 +59,21 @@ func BenchmarkAuthenticate(b *testing.B) {
 			}
 		})
 	}
+	b.Run("credential", func(b *testing.B) {
+		p, err := s.Authenticate(ctx, tok)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := s.ClaimTask(ctx, p, seed.TaskID, "bench-key", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := s.Authenticate(ctx, res.ExecutionCredential.Token); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkClaimTaskReplay replays one idempotency key: the same attempt,
