@@ -59,6 +59,8 @@ fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz=FuzzToolsCall -fuzztime=60s ./server/
 	$(GO) test -run='^$$' -fuzz=FuzzStdioSession -fuzztime=60s -fuzzminimizetime=100x ./server/
 	$(GO) test -run='^$$' -fuzz=FuzzReadMessagesAsTheGoSDK -fuzztime=60s ./server/
+	$(GO) test -run='^$$' -fuzz=FuzzPlainEnvelope -fuzztime=60s ./server/
+	$(GO) test -run='^$$' -fuzz=FuzzUnmarshal -fuzztime=60s ./internal/schemax/
 
 lint: ## lint the bundled pages
 	$(GO) run ./cmd/prickle-gen lint
