@@ -45,7 +45,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -491,19 +490,11 @@ func benchSession(b *testing.B, h http.Handler, token string) func(tool string, 
 	b.Helper()
 	var session string
 	send := func(body string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, server.PathMCP, strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer "+token)
-		if session != "" {
-			r.Header.Set("Mcp-Session-Id", session)
-			r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		}
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(w, mcpPost(server.PathMCP, token, session, []byte(body)))
 		return w
 	}
-	w := send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`)
+	w := send(string(initializeBody))
 	if session = w.Header().Get("Mcp-Session-Id"); w.Code != http.StatusOK || session == "" {
 		b.Fatalf("initialize: %d %s", w.Code, w.Body)
 	}
