@@ -324,7 +324,7 @@ func (s *Server) register(srv *mcp.Server, identify func(context.Context) (conte
 			}
 			return s.authorize(nctx, principal(nctx), tool)
 		}
-		return s.authorize(ctx, requestPrincipal(ctx, req), tool)
+		return s.authorize(ctx, requestPrincipal(ctx), tool)
 	}
 	// discover_team_agents answers every caller who may see a project the
 	// same bytes until its directory changes; the claims' outputs hold a
@@ -373,17 +373,11 @@ func principal(ctx context.Context) *store.Principal {
 	return p
 }
 
-// requestPrincipal is the caller of an HTTP call, as verify found it: from
-// the request's token info, which the go-sdk hands over, so that no
-// lookup walks the call's context (tens of layers deep) to miss.
-func requestPrincipal(ctx context.Context, req *mcp.CallToolRequest) *store.Principal {
-	var ti *auth.TokenInfo
-	if req != nil && req.Extra != nil {
-		ti = req.Extra.TokenInfo
-	}
-	if ti == nil {
-		ti = rt.TokenInfoFrom(ctx)
-	}
+// requestPrincipal is the caller of an HTTP call, as verify found it: in
+// the token info rt.Handle put on top of ctx, found at once (principal
+// walks the whole context of an HTTP call to miss).
+func requestPrincipal(ctx context.Context) *store.Principal {
+	ti := rt.TokenInfoFrom(ctx)
 	if ti == nil {
 		return nil
 	}
