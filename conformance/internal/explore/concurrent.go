@@ -382,6 +382,9 @@ func (e *explorer) runGroups(ctx context.Context, inst *suite.Instance, x *explo
 			x.failAt, x.fails = j-1, groupFailure(ops, res)
 			return
 		}
+		for n, k := range res.order {
+			ops[k].st.place = n + 1
+		}
 		i = j
 	}
 }

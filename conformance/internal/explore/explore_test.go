@@ -3,6 +3,7 @@ package explore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -139,6 +140,64 @@ func TestRemoveSteps(t *testing.T) {
 	}
 	if !slices.Equal([]string{out[0].tool}, []string{"claim_task"}) {
 		t.Errorf("first step %s", out[0].tool)
+	}
+}
+
+// TestSerialized: a shrink sends a concurrent group's calls one at a time
+// in the order the model accepted them (a call with no place, in the
+// order its answer came back; one never answered, last), and renumbers
+// the credential references of the steps after it.
+func TestSerialized(t *testing.T) {
+	at := func(ms int) *answer { return &answer{end: time.Unix(0, int64(ms)*1e6)} }
+	cmds := []*command{
+		{tool: "claim_task", p: principal{kind: "runner", id: "r"}},
+		{tool: "claim_task", p: principal{kind: "runner", id: "r"}, group: 1, class: TaskSameKey},
+		{tool: "discover_team_agents", p: principal{kind: "cred", step: 0}, group: 1, class: TaskSameKey},
+		{tool: "claim_task", p: principal{kind: "runner", id: "s"}, group: 1, class: TaskSameKey},
+		{tool: "discover_team_agents", p: principal{kind: "cred", step: 1}},
+		{tool: "claim_task", p: principal{kind: "runner", id: "a"}, group: 2},
+		{tool: "claim_task", p: principal{kind: "runner", id: "b"}, group: 2},
+		{tool: "claim_task", p: principal{kind: "runner", id: "c"}, group: 2},
+	}
+	x := &exploreRun{steps: []*stepRun{
+		{ans: at(1)},
+		{ans: at(2), place: 2}, {ans: at(5), place: 1}, {ans: at(3), place: 3},
+		{ans: at(6)},
+		{}, {ans: at(9)}, {ans: at(8)},
+	}}
+	out, ok := serialized(cmds, x)
+	if !ok {
+		t.Fatal("a sequence with groups: not serialized")
+	}
+	var got []string
+	for _, c := range out {
+		if c.group != 0 || c.class != "" {
+			t.Errorf("%s still in group %d (%s)", c.tool, c.group, c.class)
+		}
+		who := c.p.id
+		if c.p.kind == "cred" {
+			who = fmt.Sprint("step ", c.p.step)
+		}
+		got = append(got, c.tool+" as "+who)
+	}
+	want := []string{
+		"claim_task as r",
+		"discover_team_agents as step 0",
+		"claim_task as r",
+		"claim_task as s",
+		"discover_team_agents as step 2",
+		"claim_task as c",
+		"claim_task as b",
+		"claim_task as a",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("serialized:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if cmds[4].p.step != 1 || cmds[1].group != 1 {
+		t.Error("serialized changed the commands it was given")
+	}
+	if _, ok := serialized(out, x); ok {
+		t.Error("a sequence without groups: serialized again")
 	}
 }
 

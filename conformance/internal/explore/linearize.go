@@ -165,7 +165,9 @@ type searchResult struct {
 	// fails what the next call broke.
 	deepest []int
 	fails   []failure
-	nodes   int
+	// order is the first whole order the model accepted.
+	order []int
+	nodes int
 }
 
 // linearize searches the orders of ops, from each of states, that respect
@@ -195,6 +197,9 @@ func linearize(states []*model, ops []*op) *searchResult {
 		}
 		fp := m.fingerprint()
 		if done == full {
+			if res.order == nil {
+				res.order = slices.Clone(order)
+			}
 			if !leaves[fp] {
 				if len(res.states) >= maxStates {
 					res.unknown = true

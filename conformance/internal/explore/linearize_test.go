@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -70,6 +71,15 @@ func TestLinearize(t *testing.T) {
 		if got := len(res.states) > 0; got != c.ok || res.unknown {
 			t.Errorf("%s: linearizable %t (unknown %t), want %t: %v", c.name, got, res.unknown, c.ok, res.fails)
 		}
+		if c.ok != (len(res.order) == len(c.ops)) {
+			t.Errorf("%s: the order accepted is %v", c.name, res.order)
+		}
+	}
+	// The order a shrink sends the calls in is one the model accepts:
+	// the claim that got the attempt before the one refused for it.
+	res := linearize([]*model{raceModel(suite.Reference)}, []*op{claimOp(0, "k1", "", "attempt_in_progress", at(0), at(5)), claimOp(1, "k2", "a2", "", at(1), at(6))})
+	if !slices.Equal(res.order, []int{1, 0}) {
+		t.Errorf("the order accepted is %v, want [1 0]", res.order)
 	}
 }
 

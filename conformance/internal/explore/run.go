@@ -125,6 +125,10 @@ type stepRun struct {
 	skipped bool
 	exp     *expectation
 	ans     *answer
+	// place is 1 + the call's place in an order of its concurrent group
+	// that the model accepted (0 if it has none): the order a shrink
+	// makes the group's calls in when it sends them one at a time.
+	place int
 }
 
 // exploreRun is one run of a sequence.

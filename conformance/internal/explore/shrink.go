@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -8,10 +9,13 @@ import (
 )
 
 // Shrinking: a failing sequence becomes a minimal one that fails the same
-// way (the same rule broken): first fewer calls (chunks, then single
-// calls, as delta debugging does), then a smaller world (one entity at a
-// time, with everything that referred to it). Every candidate runs against
-// a fresh server; the number of runs is bounded.
+// way (the same rule broken): first its concurrent groups sent one call at
+// a time, if the failure still shows so (a failure that needs no race
+// saves as a script that fails every run, not only when a race goes one
+// way); then fewer calls (chunks, then single calls, as delta debugging
+// does); then a smaller world (one entity at a time, with everything that
+// referred to it). Every candidate runs against a fresh server; the
+// number of runs is bounded.
 
 // sameFailure reports whether x fails the way the original did.
 func sameFailure(x *exploreRun, src string) bool { return x.failAt >= 0 && x.source() == src }
@@ -65,6 +69,9 @@ func (e *explorer) shrink(ctx context.Context, name string, w *world.World, cmds
 		}
 		return false
 	}
+	if c2, ok := serialized(cmds, best); ok && try(w, c2) {
+		cmds = c2[:best.failAt+1]
+	}
 	for chunk := max(len(cmds)/2, 1); chunk >= 1; chunk /= 2 {
 		for start := 0; start < len(cmds); {
 			del := map[int]bool{}
@@ -102,6 +109,60 @@ func (e *explorer) shrink(ctx context.Context, name string, w *world.World, cmds
 		}
 	}
 	return w, cmds, best
+}
+
+// serialized is cmds with every concurrent group's calls made one at a
+// time, credential references renumbered; ok is false if cmds has no
+// group. A group's calls go in the order the model accepted for them in
+// x, else in the order their answers came back (calls x did not answer
+// last): so made, a failure that needs no race shows the same way.
+func serialized(cmds []*command, x *exploreRun) (out []*command, ok bool) {
+	order := make([]int, len(cmds))
+	for i := range order {
+		order[i] = i
+	}
+	// key orders a group's calls: by place, then by answer.
+	key := func(i int) (int, int64) {
+		if i >= len(x.steps) {
+			return 3, 0
+		}
+		st := x.steps[i]
+		switch {
+		case st.place > 0:
+			return 0, int64(st.place)
+		case st.ans != nil:
+			return 1, st.ans.end.UnixNano()
+		}
+		return 2, 0
+	}
+	for i := 0; i < len(cmds); {
+		j := groupEnd(cmds, i, cmdGroup)
+		if cmds[i].group != 0 {
+			ok = true
+			slices.SortStableFunc(order[i:j], func(a, b int) int {
+				ka, ta := key(a)
+				kb, tb := key(b)
+				return cmp.Or(cmp.Compare(ka, kb), cmp.Compare(ta, tb))
+			})
+		}
+		i = j
+	}
+	if !ok {
+		return nil, false
+	}
+	at := make([]int, len(cmds)) // at[old] is the new index
+	for n, i := range order {
+		at[i] = n
+	}
+	for _, i := range order {
+		c := *cmds[i]
+		c.group, c.class = 0, ""
+		if c.p.kind == "cred" {
+			c.p.step = at[c.p.step]
+		}
+		out = append(out, &c)
+	}
+	return out, true
 }
 
 // withoutEntity returns a copy of w without the i-th entity of kind and
