@@ -117,7 +117,7 @@
 //	    connection of its own, N times (default 1): each answer is checked
 //	    on the wire, and some order of each try's calls consistent with
 //	    real time must explain the script's answers so far by exploration's
-//	    model (the profile's rules); a check that runs out of budget fails.
+//	    model (the profile's rules); a check that cannot decide fails.
 //	    ${TRY} in the calls' JSON is the try, 1 to N, so that each try can
 //	    race on a task or a turn of its own. A race may need many tries to
 //	    show: saved races make 50.

@@ -246,7 +246,8 @@ func partsOf(cmd *command, steps []*stepRun) []string {
 // claims, the credentials they gave), a call reads and writes only its
 // parts, so each part's calls are checked on their own from the state
 // before the groups, as porcupine's Partition does. A group whose calls
-// span two parts both already diverged is unknown.
+// span two parts that diverged apart (each left by a group of its own) is
+// unknown.
 type history struct {
 	base  *model
 	parts map[string][]*model
@@ -266,8 +267,11 @@ func (h *history) check(ops []*op, steps []*stepRun) *searchResult {
 	touched := 0
 	for _, p := range ps {
 		if s, ok := h.parts[p]; ok {
+			// Parts one group left share its states: one part.
+			if touched == 0 || !sameStates(s, states) {
+				touched++
+			}
 			states = s
-			touched++
 		}
 	}
 	if touched > 1 {
@@ -292,15 +296,14 @@ func (h *history) check(ops []*op, steps []*stepRun) *searchResult {
 			h.parts[p] = res.states
 		}
 		for _, o := range ops {
-			for _, path := range []string{"execution_credential", "discussion_credential"} {
-				if v, ok := o.st.ans.structured[path].(map[string]any); ok {
-					o.st.cred = res.states[0].creds[fmt.Sprint(v["token"])]
-				}
-			}
+			o.st.cred = issuedCred(res.states[0], o.st.ans)
 		}
 	}
 	return res
 }
+
+// sameStates reports whether a and b are the states one check left.
+func sameStates(a, b []*model) bool { return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0] }
 
 // judgeIn judges st's answer in state m.
 func judgeIn(m *model, st *stepRun, steps []*stepRun) []failure {
@@ -467,8 +470,10 @@ func checkHistory(h *script.History) (unknown bool, err error) {
 	m := newModel(h.World, h.Profile, h.Now, h.Tokens)
 	hist := newHistory(m)
 	var steps []*stepRun
+	grouped := false // a group has been checked: the model may have diverged
 	for i := 0; i < len(h.Calls); {
 		j := groupEnd(h.Calls, i, func(c *script.HistoryCall) int { return c.Group })
+		grouped = grouped || h.Calls[i].Group != 0
 		var ops []*op
 		for k := i; k < j; k++ {
 			hc := h.Calls[k]
@@ -476,6 +481,16 @@ func checkHistory(h *script.History) (unknown bool, err error) {
 			steps = append(steps, st)
 			if _, ok := m.resolve(st.cmd.p, steps); !ok {
 				st.skipped = true
+				continue
+			}
+			if !grouped {
+				// Before the first group, one model judges the calls in
+				// turn, as exploration did: parts matter only once
+				// states diverge.
+				if fs := judgeIn(m, st, steps); len(fs) > 0 {
+					return false, fmt.Errorf("call %d (%s): %s [%s]", k+1, hc.Tool, fs[0].msg, fs[0].src)
+				}
+				st.cred = issuedCred(m, st.ans)
 				continue
 			}
 			o := &op{st: st, step: k}

@@ -304,15 +304,20 @@ func (e *explorer) play(ctx context.Context, inst *suite.Instance, now time.Time
 		if r, ok := m.provoked(st.exp, a, c); ok {
 			x.provoked = append(x.provoked, r.Key())
 		}
-		if a.structured != nil {
-			for _, path := range []string{"execution_credential", "discussion_credential"} {
-				if _, ok := a.structured[path]; ok {
-					st.cred = m.creds[fmt.Sprint(a.structured[path].(map[string]any)["token"])]
-				}
-			}
-		}
+		st.cred = issuedCred(m, a)
 	}
 	return x
+}
+
+// issuedCred is the credential answer a gave, as state m holds it (nil if
+// it gave none).
+func issuedCred(m *model, a *answer) *mCred {
+	for _, path := range []string{"execution_credential", "discussion_credential"} {
+		if v, ok := a.structured[path].(map[string]any); ok {
+			return m.creds[fmt.Sprint(v["token"])]
+		}
+	}
+	return nil
 }
 
 // principalToken is the bearer token p calls with, as c resolved it.

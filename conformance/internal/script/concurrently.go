@@ -150,7 +150,7 @@ func cmdConcurrently(ts *testscript.TestScript, neg bool, args []string) {
 		unknown, err := Linearize(h)
 		switch {
 		case unknown:
-			ts.Fatalf("concurrently: try %d of %d: the linearizability check ran out of budget (unknown, not a pass)", try, tries)
+			ts.Fatalf("concurrently: try %d of %d: the linearizability check could not decide (unknown, not a pass)", try, tries)
 		case err != nil:
 			st.expect(ts, false, "concurrently: try %d of %d: %v", try, tries, err)
 		}
