@@ -123,15 +123,13 @@ func serialized(cmds []*command, x *exploreRun) (out []*command, ok bool) {
 	}
 	// key orders a group's calls: by place, then by answer.
 	key := func(i int) (int, int64) {
-		if i >= len(x.steps) {
-			return 3, 0
-		}
-		st := x.steps[i]
-		switch {
-		case st.place > 0:
-			return 0, int64(st.place)
-		case st.ans != nil:
-			return 1, st.ans.end.UnixNano()
+		if i < len(x.steps) {
+			switch st := x.steps[i]; {
+			case st.place > 0:
+				return 0, int64(st.place)
+			case st.ans != nil:
+				return 1, st.ans.end.UnixNano()
+			}
 		}
 		return 2, 0
 	}
