@@ -344,33 +344,24 @@ type catalogName struct {
 	pos  func() Pos
 }
 
-// catalogNames finds the enum of every "allowed_tools" array property.
+// catalogNames finds the enum of every "allowed_tools" array property,
+// without the schema's model where it can: the spec alone never needs it.
 func catalogNames(b *JSONBlock) []catalogName {
 	if b == nil || !b.Valid() || !bytes.Contains(b.JSON, []byte(`"allowed_tools"`)) {
 		return nil
 	}
+	enums := jsonschema.PropertyItemsEnums(b.JSON, "allowed_tools", b.Schema)
 	var out []catalogName
-	b.Schema().Walk(func(s *jsonschema.Schema) {
-		items := s.Property("allowed_tools")
-		if items != nil {
-			items = items.Sub("items")
-		}
-		if items == nil {
-			return
-		}
-		k := items.Get("enum")
-		if k == nil {
-			return
-		}
+	for _, k := range enums {
 		enum, ok := k.Strings()
 		if !ok {
-			return
+			continue
 		}
 		for i, n := range enum {
 			ptr := jsonpointer.AppendIndex(k.Ptr, i)
 			out = append(out, catalogName{name: n, pos: func() Pos { return b.PointerPos(ptr) }})
 		}
-	})
+	}
 	return out
 }
 

@@ -42,10 +42,13 @@ func read(d *Document, raw []byte) (*Schema, error) {
 
 // start returns the offset of the next value: past the white space, the
 // colon or the comma after the last token read.
-func (r *reader) start() int {
-	off := int(r.dec.InputOffset())
-	for ; off < len(r.raw); off++ {
-		switch r.raw[off] {
+func (r *reader) start() int { return valueStart(r.raw, int(r.dec.InputOffset())) }
+
+// valueStart returns the offset of the value that follows offset off in
+// raw, past white space and the separators a decoder leaves unread.
+func valueStart(raw []byte, off int) int {
+	for ; off < len(raw); off++ {
+		switch raw[off] {
 		case ' ', '\t', '\r', '\n', ':', ',':
 		default:
 			return off

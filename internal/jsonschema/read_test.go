@@ -28,6 +28,23 @@ func TestReadAsParse(t *testing.T) {
 		"{\"description\": \"\xff\xfe\", \"properties\": {\"\xff\": {}}}", // invalid UTF-8
 		`{ "not" : { "type" : [ "string" , "null" ] } , "if" : true }`,
 	}
+	docs = append(docs, pageDocs(t)...)
+	for _, src := range docs {
+		fast, err := Parse([]byte(src))
+		if err != nil {
+			continue // not JSON: neither reads it
+		}
+		slow := &Document{raw: fast.raw, byPtr: map[string]*Schema{}}
+		slow.root = slow.parse("", slow.raw)
+		if a, b := dump(fast), dump(slow); a != b {
+			t.Errorf("%.80q: one pass:\n%s\nparse:\n%s", src, a, b)
+		}
+	}
+}
+
+// pageDocs returns every JSON fence of the repository's pages.
+func pageDocs(t *testing.T) []string {
+	var docs []string
 	for _, glob := range []string{"../../spec/reference/*.md", "../../testdata/pages/*/*.md", "../../testdata/pages/*/*/*.md", "../../testdata/grow/*.md"} {
 		files, err := filepath.Glob(glob)
 		if err != nil {
@@ -46,17 +63,7 @@ func TestReadAsParse(t *testing.T) {
 	if len(docs) < 50 {
 		t.Fatalf("only %d documents", len(docs))
 	}
-	for _, src := range docs {
-		fast, err := Parse([]byte(src))
-		if err != nil {
-			continue // not JSON: neither reads it
-		}
-		slow := &Document{raw: fast.raw, byPtr: map[string]*Schema{}}
-		slow.root = slow.parse("", slow.raw)
-		if a, b := dump(fast), dump(slow); a != b {
-			t.Errorf("%.80q: one pass:\n%s\nparse:\n%s", src, a, b)
-		}
-	}
+	return docs
 }
 
 var fence = regexp.MustCompile("(?s)```json\n(.*?)```")

@@ -1,0 +1,180 @@
+package jsonschema
+
+import (
+	"bytes"
+	"io"
+	"slices"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// PropertyItemsEnums returns, for every schema of a document that has a
+// property name whose "items" has an "enum", that "enum" keyword, in
+// Walk's order. It scans raw, the document's JSON, without building the
+// model; where the scan cannot promise Parse's reading of raw (a name
+// written twice in any object, invalid UTF-8), it walks doc(), the parsed
+// document, which may be nil.
+func PropertyItemsEnums(raw []byte, name string, doc func() *Document) []*Keyword {
+	if found, ok := scanPropertyItemsEnums(raw, name); ok {
+		return found
+	}
+	return walkPropertyItemsEnums(doc(), name)
+}
+
+// walkPropertyItemsEnums is PropertyItemsEnums' rule, on the model.
+func walkPropertyItemsEnums(d *Document, name string) []*Keyword {
+	if d == nil {
+		return nil
+	}
+	var found []*Keyword
+	d.Walk(func(s *Schema) {
+		if p := s.Property(name); p != nil {
+			if items := p.Sub("items"); items != nil {
+				if k := items.Get("enum"); k != nil {
+					found = append(found, k)
+				}
+			}
+		}
+	})
+	return found
+}
+
+// scanPropertyItemsEnums is PropertyItemsEnums' scan; ok is false when it
+// cannot promise Parse's reading of raw.
+func scanPropertyItemsEnums(raw []byte, name string) (found []*Keyword, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	sc := &scanner{raw: raw, name: name, dec: jsontext.NewDecoder(bytes.NewReader(raw))}
+	if sc.schema(plainSchema, 0) != nil {
+		return nil, false
+	}
+	if _, err := sc.dec.ReadToken(); err != io.EOF {
+		return nil, false
+	}
+	// A schema's own match comes before its children's, as in Walk.
+	slices.SortStableFunc(sc.found, func(a, b scanned) int { return a.owner - b.owner })
+	for _, f := range sc.found {
+		found = append(found, f.k)
+	}
+	return found, true
+}
+
+// scanner is scanPropertyItemsEnums' one pass: it follows the keyword table
+// into every subschema, as read does, and skips every other value whole.
+type scanner struct {
+	raw   []byte
+	name  string
+	dec   *jsontext.Decoder
+	next  int // the pre-order number of the next schema, Walk's order
+	found []scanned
+}
+
+// scanned is an enum found, with the number of the schema whose property
+// holds it.
+type scanned struct {
+	owner int
+	k     *Keyword
+}
+
+// The roles a scanned schema can have on the way to an enum.
+const (
+	plainSchema    = iota
+	propertySchema // the property name of a "properties"
+	itemsSchema    // the "items" of such a property
+)
+
+// schema reads the next value as a schema of the given role; owner is the
+// number of the schema that holds the property, for the other roles.
+func (sc *scanner) schema(role, owner int) error {
+	if sc.dec.PeekKind() != '{' {
+		return sc.dec.SkipValue()
+	}
+	self := sc.next
+	sc.next++
+	if _, err := sc.dec.ReadToken(); err != nil {
+		return err
+	}
+	for sc.dec.PeekKind() != '}' {
+		kw, err := sc.readName()
+		if err != nil {
+			return err
+		}
+		kind := sc.dec.PeekKind()
+		switch form := keywordTable[string(kw)].Form; {
+		case role == itemsSchema && string(kw) == "enum":
+			ptr := string(sc.dec.StackPointer())
+			start := valueStart(sc.raw, int(sc.dec.InputOffset()))
+			if err := sc.dec.SkipValue(); err != nil {
+				return err
+			}
+			v := sc.raw[start:sc.dec.InputOffset()]
+			sc.found = append(sc.found, scanned{owner: owner, k: &Keyword{Name: "enum", Ptr: ptr, Value: v}})
+		case role == propertySchema && string(kw) == "items":
+			err = sc.schema(itemsSchema, owner)
+		case form == FormSchema:
+			err = sc.schema(plainSchema, 0)
+		case form == FormSchemaList && kind == '[':
+			err = sc.list()
+		case form == FormSchemaMap && kind == '{':
+			err = sc.members(string(kw) == "properties", self)
+		default:
+			err = sc.dec.SkipValue()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_, err := sc.dec.ReadToken()
+	return err
+}
+
+// list reads an array of schemas.
+func (sc *scanner) list() error {
+	if _, err := sc.dec.ReadToken(); err != nil {
+		return err
+	}
+	for sc.dec.PeekKind() != ']' {
+		if err := sc.schema(plainSchema, 0); err != nil {
+			return err
+		}
+	}
+	_, err := sc.dec.ReadToken()
+	return err
+}
+
+// members reads an object of named schemas; in "properties" of schema
+// self, the member named sc.name is a property schema.
+func (sc *scanner) members(properties bool, self int) error {
+	if _, err := sc.dec.ReadToken(); err != nil {
+		return err
+	}
+	for sc.dec.PeekKind() != '}' {
+		m, err := sc.readName()
+		if err != nil {
+			return err
+		}
+		role := plainSchema
+		if properties && string(m) == sc.name {
+			role = propertySchema
+		}
+		if err := sc.schema(role, self); err != nil {
+			return err
+		}
+	}
+	_, err := sc.dec.ReadToken()
+	return err
+}
+
+// readName reads an object member's name, unquoted. It slices raw, not
+// the decoder's buffer, which its next read (a peek too) may overwrite.
+func (sc *scanner) readName() ([]byte, error) {
+	v, err := sc.dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	end := int(sc.dec.InputOffset())
+	v = sc.raw[end-len(v) : end]
+	if bytes.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1], nil
+	}
+	return jsontext.AppendUnquote(nil, v)
+}
