@@ -29,7 +29,7 @@ type reader struct {
 // twice (errDuplicate).
 func read(d *Document, raw []byte) (*Schema, error) {
 	r := &reader{d: d, raw: raw,
-		dec: jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
+		dec: jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
 	s := r.schema("")
 	if r.err == nil && int(r.dec.InputOffset()) != len(raw) {
 		r.fail(errors.New("data after the top-level value"))

@@ -2,6 +2,7 @@ package jsonschema
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"slices"
 
@@ -40,10 +41,13 @@ func walkPropertyItemsEnums(d *Document, name string) []*Keyword {
 }
 
 // scanPropertyItemsEnums is PropertyItemsEnums' scan; ok is false when it
-// cannot promise Parse's reading of raw.
+// cannot promise Parse's reading of raw. The decoder reads raw in place (a
+// bytes.Buffer), and leaves names written twice to the scan, which minds
+// them only where read does: in schemas and in maps of them.
 func scanPropertyItemsEnums(raw []byte, name string) (found []*Keyword, ok bool) {
 	raw = bytes.TrimSpace(raw)
-	sc := &scanner{raw: raw, name: name, dec: jsontext.NewDecoder(bytes.NewReader(raw))}
+	sc := &scanner{raw: raw, name: name, names: make([][]byte, 0, 32),
+		dec: jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true))}
 	if sc.schema(plainSchema, 0) != nil {
 		return nil, false
 	}
@@ -66,7 +70,11 @@ type scanner struct {
 	dec   *jsontext.Decoder
 	next  int // the pre-order number of the next schema, Walk's order
 	found []scanned
+	names [][]byte // the names of the objects being read, innermost last
 }
+
+// errUnread stops a scan that meets what it leaves to the walk.
+var errUnread = errors.New("not read by the scan")
 
 // scanned is an enum found, with the number of the schema whose property
 // holds it.
@@ -93,8 +101,10 @@ func (sc *scanner) schema(role, owner int) error {
 	if _, err := sc.dec.ReadToken(); err != nil {
 		return err
 	}
+	from := len(sc.names)
+	defer func() { sc.names = sc.names[:from] }()
 	for sc.dec.PeekKind() != '}' {
-		kw, err := sc.readName()
+		kw, err := sc.readName(from)
 		if err != nil {
 			return err
 		}
@@ -147,8 +157,10 @@ func (sc *scanner) members(properties bool, self int) error {
 	if _, err := sc.dec.ReadToken(); err != nil {
 		return err
 	}
+	from := len(sc.names)
+	defer func() { sc.names = sc.names[:from] }()
 	for sc.dec.PeekKind() != '}' {
-		m, err := sc.readName()
+		m, err := sc.readName(from)
 		if err != nil {
 			return err
 		}
@@ -164,17 +176,24 @@ func (sc *scanner) members(properties bool, self int) error {
 	return err
 }
 
-// readName reads an object member's name, unquoted. It slices raw, not
-// the decoder's buffer, which its next read (a peek too) may overwrite.
-func (sc *scanner) readName() ([]byte, error) {
+// readName reads the name of a member of the object whose names start at
+// sc.names[from]. A name written with escapes, or twice, is left to the
+// walk (errUnread).
+func (sc *scanner) readName(from int) ([]byte, error) {
 	v, err := sc.dec.ReadValue()
 	if err != nil {
 		return nil, err
 	}
-	end := int(sc.dec.InputOffset())
-	v = sc.raw[end-len(v) : end]
-	if bytes.IndexByte(v, '\\') < 0 {
-		return v[1 : len(v)-1], nil
+	if bytes.IndexByte(v, '\\') >= 0 {
+		return nil, errUnread
 	}
-	return jsontext.AppendUnquote(nil, v)
+	end := int(sc.dec.InputOffset()) // raw's bytes, which stay
+	name := sc.raw[end-len(v)+1 : end-1]
+	for _, n := range sc.names[from:] {
+		if bytes.Equal(n, name) {
+			return nil, errUnread
+		}
+	}
+	sc.names = append(sc.names, name)
+	return name, nil
 }
