@@ -25,9 +25,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"strings"
 	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
@@ -481,8 +484,39 @@ func (k *Keyword) String() (string, bool) {
 
 // Strings returns the value when it is an array of strings.
 func (k *Keyword) Strings() ([]string, bool) {
+	if len(k.Value) == 0 || k.Value[0] != '[' {
+		return nil, false
+	}
+	if v, ok := plainStrings(k.Value); ok {
+		return v, true
+	}
 	var v []string
-	if len(k.Value) == 0 || k.Value[0] != '[' || json.Unmarshal(k.Value, &v) != nil {
+	if json.Unmarshal(k.Value, &v) != nil {
+		return nil, false
+	}
+	return v, true
+}
+
+// plainStrings reads an array of strings as json.Unmarshal does, faster;
+// ok is false for anything else, which it leaves to json.Unmarshal: a null
+// (read as ""), invalid UTF-8 (replaced), what is not an array of strings.
+func plainStrings(raw []byte) (v []string, ok bool) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw))
+	if t, err := dec.ReadToken(); err != nil || t.Kind() != '[' {
+		return nil, false
+	}
+	v = []string{}
+	for dec.PeekKind() == '"' {
+		t, err := dec.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		v = append(v, t.String())
+	}
+	if t, err := dec.ReadToken(); err != nil || t.Kind() != ']' {
+		return nil, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return nil, false
 	}
 	return v, true

@@ -1,7 +1,9 @@
 package jsonschema
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -290,4 +292,38 @@ func TestTable(t *testing.T) {
 			t.Errorf("%s decides a shape", narrow)
 		}
 	}
+}
+
+// stringsDocs reach the edges of Strings' fast read.
+var stringsDocs = []string{
+	`[]`, `["a", "b"]`, ` [ "a" , "b" ] `, `["a", null]`, `[null]`, `["\u00e9\ud83d\ude00", "\"\\/"]`,
+	`["\ud800"]`, "[\"\xff\"]", `["a", 1]`, `["a", ["b"]]`, `["a",]`, `["a"] x`, `["a"`, `{"a": "b"}`,
+	`["a", "a"]`, `[true]`, `["` + strings.Repeat("x", 5000) + `"]`,
+}
+
+// Strings reads an array of strings as json.Unmarshal reads it.
+func TestStringsAsUnmarshal(t *testing.T) {
+	for _, src := range stringsDocs {
+		checkStrings(t, src)
+	}
+}
+
+func checkStrings(t *testing.T, src string) {
+	t.Helper()
+	if src == "" || src[0] != '[' {
+		return
+	}
+	got, ok := (&Keyword{Value: []byte(src)}).Strings()
+	var want []string
+	err := json.Unmarshal([]byte(src), &want)
+	if ok != (err == nil) || ok && (fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want)) {
+		t.Errorf("%.80q: Strings %#v, %v; json.Unmarshal %#v, %v", src, got, ok, want, err)
+	}
+}
+
+func FuzzStrings(f *testing.F) {
+	for _, src := range stringsDocs {
+		f.Add(src)
+	}
+	f.Fuzz(checkStrings)
 }
