@@ -372,7 +372,7 @@ func splitSentences(p *Page) []Sentence {
 	for _, para := range p.Description {
 		base := offsetOf(p, para.Pos)
 		for _, r := range sentenceRanges(para.Text) {
-			txt := strings.Join(strings.Fields(para.Text[r[0]:r[1]]), " ")
+			txt := collapseSpace(para.Text[r[0]:r[1]])
 			sum := sha256.Sum256([]byte(txt))
 			id := p.Tool + "#" + hex.EncodeToString(sum[:4])
 			count[id]++
@@ -384,6 +384,47 @@ func splitSentences(p *Page) []Sentence {
 	}
 	return out
 }
+
+// collapseSpace is strings.Join(strings.Fields(s), " "), without the
+// slice of words, and without a copy when s is already so; ASCII takes the
+// short way.
+func collapseSpace(s string) string {
+	collapsed := true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf:
+			return strings.Join(strings.Fields(s), " ")
+		case asciiSpace[c]:
+			// One space between two words is already so.
+			if c != ' ' || i == 0 || i+1 == len(s) || asciiSpace[s[i+1]] {
+				collapsed = false
+			}
+		}
+	}
+	if collapsed {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		for i < len(s) && asciiSpace[s[i]] {
+			i++
+		}
+		start := i
+		for i < len(s) && !asciiSpace[s[i]] {
+			i++
+		}
+		if start < i {
+			if len(b) > 0 {
+				b = append(b, ' ')
+			}
+			b = append(b, s[start:i]...)
+		}
+	}
+	return string(b)
+}
+
+// asciiSpace is unicode.IsSpace for ASCII; it is false for other bytes.
+var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // offsetOf turns a position on page p back into a byte offset.
 func offsetOf(p *Page, pos Pos) int {
