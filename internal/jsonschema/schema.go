@@ -29,6 +29,7 @@ import (
 	"math/big"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -475,11 +476,37 @@ func (s *Schema) Via() string { return s.ref }
 
 // String returns the value when it is a JSON string.
 func (k *Keyword) String() (string, bool) {
+	if len(k.Value) == 0 || k.Value[0] != '"' {
+		return "", false
+	}
+	if v, ok := plainString(k.Value); ok {
+		return v, true
+	}
 	var v string
-	if len(k.Value) == 0 || k.Value[0] != '"' || json.Unmarshal(k.Value, &v) != nil {
+	if json.Unmarshal(k.Value, &v) != nil {
 		return "", false
 	}
 	return v, true
+}
+
+// plainString reads a JSON string written without escapes as
+// json.Unmarshal does, without it; ok is false for any other, which it
+// leaves to json.Unmarshal: escapes, control characters (refused),
+// invalid UTF-8 (replaced).
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
 }
 
 // Strings returns the value when it is an array of strings.

@@ -327,3 +327,36 @@ func FuzzStrings(f *testing.F) {
 	}
 	f.Fuzz(checkStrings)
 }
+
+// stringDocs reach the edges of String's fast read.
+var stringDocs = []string{
+	`""`, `"a"`, `"a b"`, `"é😀"`, `"a\"b"`, `"a\\b"`, `"\u0041"`, "\"a\tb\"", "\"\xff\"", "\"\xed\xa0\x80\"",
+	`"a" `, `"a`, `"a"b"`, `"\ud800"`, `"` + strings.Repeat("x", 5000) + `"`,
+}
+
+// String reads a string as json.Unmarshal reads it.
+func TestStringAsUnmarshal(t *testing.T) {
+	for _, src := range stringDocs {
+		checkString(t, src)
+	}
+}
+
+func checkString(t *testing.T, src string) {
+	t.Helper()
+	if src == "" || src[0] != '"' {
+		return
+	}
+	got, ok := (&Keyword{Value: []byte(src)}).String()
+	var want string
+	err := json.Unmarshal([]byte(src), &want)
+	if ok != (err == nil) || ok && got != want {
+		t.Errorf("%.80q: String %q, %v; json.Unmarshal %q, %v", src, got, ok, want, err)
+	}
+}
+
+func FuzzString(f *testing.F) {
+	for _, src := range stringDocs {
+		f.Add(src)
+	}
+	f.Fuzz(checkString)
+}
