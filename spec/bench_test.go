@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/prickle-dev/prickle/internal/testkit"
 )
 
 // The benchmarks run on a generated corpus of distinct, valid pages of the
@@ -110,7 +112,7 @@ func TestGeneratedCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(out, src.Src) {
-			t.Fatalf("%s is not canonical:\n%s", src.File, firstDiff(out, src.Src))
+			t.Fatalf("%s is not canonical:\n%s", src.File, testkit.FirstDiff(out, src.Src))
 		}
 	}
 	if minLines < 100 || maxLines > 400 {

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"os"
 	"testing"
+
+	"github.com/prickle-dev/prickle/internal/testkit"
 )
 
 // TestMain turns off the minimizing of new fuzz inputs unless the command
@@ -64,7 +66,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("the rendering of a page without errors is refused: %v\n%s", err, out)
 			}
 			if !bytes.Equal(again, out) {
-				t.Fatalf("formatting the rendering changes it:\n%s", firstDiff(again, out))
+				t.Fatalf("formatting the rendering changes it:\n%s", testkit.FirstDiff(again, out))
 			}
 		}
 		if out, err := Format(file, src); err == nil {
@@ -73,7 +75,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Format accepts the page but not its own output: %v\n%s", err, out)
 			}
 			if !bytes.Equal(again, out) {
-				t.Fatalf("Format is not idempotent:\n%s", firstDiff(again, out))
+				t.Fatalf("Format is not idempotent:\n%s", testkit.FirstDiff(again, out))
 			}
 		}
 	})

@@ -12,9 +12,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/prickle-dev/prickle/internal/testkit"
 )
 
 // corpusDir holds the pages of the tests: broken/ has one defect per page
@@ -128,7 +129,7 @@ func TestBundledRender(t *testing.T) {
 			t.Fatalf("Format(%s): %v", src.File, err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("Format(%s) differs from the page:\n%s", src.File, firstDiff(got, want))
+			t.Errorf("Format(%s) differs from the page:\n%s", src.File, testkit.FirstDiff(got, want))
 		}
 		// Rendering from the merged spec gives the same bytes.
 		p, _ := ParsePage(src.File, src.Src)
@@ -137,27 +138,9 @@ func TestBundledRender(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(r, want) {
-			t.Errorf("Render(%s) from the spec differs from the page:\n%s", p.Tool, firstDiff(r, want))
+			t.Errorf("Render(%s) from the spec differs from the page:\n%s", p.Tool, testkit.FirstDiff(r, want))
 		}
 	}
-}
-
-// firstDiff describes the first line where got and want differ.
-func firstDiff(got, want []byte) string {
-	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var a, b string
-		if i < len(g) {
-			a = g[i]
-		}
-		if i < len(w) {
-			b = w[i]
-		}
-		if a != b || i >= len(g) || i >= len(w) {
-			return "line " + strconv.Itoa(i+1) + ":\n got: " + a + "\nwant: " + b
-		}
-	}
-	return "(no line differs)"
 }
 
 // The same pages in any order give the same bytes and hash.
@@ -181,7 +164,7 @@ func TestDeterminism(t *testing.T) {
 		rng.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
 		s, got := bundledSpec(t, shuffled)
 		if !bytes.Equal(got, want) {
-			t.Fatalf("shuffle %d: spec differs:\n%s", i, firstDiff(got, want))
+			t.Fatalf("shuffle %d: spec differs:\n%s", i, testkit.FirstDiff(got, want))
 		}
 		if h := s.Hash(); h != hash0 {
 			t.Fatalf("shuffle %d: hash %s, want %s", i, h, hash0)
@@ -309,7 +292,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(b, b2) {
-		t.Fatalf("Marshal(Unmarshal(b)) differs:\n%s", firstDiff(b2, b))
+		t.Fatalf("Marshal(Unmarshal(b)) differs:\n%s", testkit.FirstDiff(b2, b))
 	}
 	// The JSON blocks read back stay usable: rendering from the read spec
 	// gives the same pages.
@@ -323,7 +306,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s: render after Unmarshal differs:\n%s", tool.Name, firstDiff(got, want))
+			t.Errorf("%s: render after Unmarshal differs:\n%s", tool.Name, testkit.FirstDiff(got, want))
 		}
 	}
 	// Another format is refused.
@@ -560,7 +543,7 @@ func TestJSONKeptAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(r, src) {
-		t.Errorf("render differs from the canonical page:\n%s", firstDiff(r, src))
+		t.Errorf("render differs from the canonical page:\n%s", testkit.FirstDiff(r, src))
 	}
 	// And through Unmarshal too.
 	u, err := Unmarshal(b)
@@ -770,7 +753,7 @@ func TestEncodeAsEncodingJSON(t *testing.T) {
 		es = append(es, e)
 	}
 	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Errorf("encode differs from encoding/json:\n%s", firstDiff(got.Bytes(), want.Bytes()))
+		t.Errorf("encode differs from encoding/json:\n%s", testkit.FirstDiff(got.Bytes(), want.Bytes()))
 	}
 	// The second took the other way, and its start was abandoned.
 	if es[0].legacy || !es[1].legacy || len(es[1].pos) != 0 {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -103,4 +104,22 @@ func NamesTool(line, tool string) bool {
 		}
 	}
 	return false
+}
+
+// FirstDiff describes the first line where got and want differ.
+func FirstDiff(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b || i >= len(g) || i >= len(w) {
+			return "line " + strconv.Itoa(i+1) + ":\n got: " + a + "\nwant: " + b
+		}
+	}
+	return "(no line differs)"
 }
