@@ -163,7 +163,7 @@ func (m *model) goFiles() ([]File, spec.Diagnostics, error) {
 	// Each file is made by jennifer and formatted, except the validators,
 	// which are written formatted (validateFile).
 	files := []func() ([]byte, error){
-		rendered(m.catalogFile), rendered(m.typesFile), rendered(m.enumsFile), rendered(m.schemasFile),
+		rendered(m.catalogFile), rendered(m.typesFile), rendered(m.enumsFile), renderedLits(m.schemasFile),
 		func() ([]byte, error) { return m.validateFile(), nil },
 		rendered(m.serverFile), rendered(m.clientFile),
 	}
@@ -194,15 +194,33 @@ func (m *model) goFiles() ([]File, spec.Diagnostics, error) {
 // rendered renders the file file makes and formats it once, after its
 // imports are grouped.
 func rendered(file func() *jen.File) func() ([]byte, error) {
+	return func() ([]byte, error) { return render(file()) }
+}
+
+// renderedLits is rendered for a file whose raw string literals wait out
+// the formatting (rawLits).
+func renderedLits(file func(*rawLits) *jen.File) func() ([]byte, error) {
 	return func() ([]byte, error) {
-		f := file()
-		f.NoFormat = true
-		var b bytes.Buffer
-		if err := f.Render(&b); err != nil {
-			return nil, err
+		var lits rawLits
+		src, err := render(file(&lits))
+		if err != nil || len(lits.lits) == 0 {
+			return src, err
 		}
-		return format.Source(groupImports(b.Bytes()))
+		if out, ok := lits.splice(src); ok {
+			return out, nil
+		}
+		return render(file(&rawLits{inline: true}))
 	}
+}
+
+// render renders f and formats it once, after its imports are grouped.
+func render(f *jen.File) ([]byte, error) {
+	f.NoFormat = true
+	var b bytes.Buffer
+	if err := f.Render(&b); err != nil {
+		return nil, err
+	}
+	return format.Source(groupImports(b.Bytes()))
 }
 
 // groupImports puts the standard library's imports of src, a Go file,
@@ -451,15 +469,15 @@ func (m *model) enumsFile() *jen.File {
 
 // schemaLit is a schema's documented bytes as a Go string literal: a raw
 // string when it can be one.
-func schemaLit(body []byte) jen.Code {
+func schemaLit(lits *rawLits, body []byte) jen.Code {
 	s := string(body)
 	if !strings.ContainsAny(s, "`\r") {
-		return jen.Op("`" + s + "`")
+		return lits.lit(s)
 	}
 	return jen.Lit(s)
 }
 
-func (m *model) schemasFile() *jen.File {
+func (m *model) schemasFile(lits *rawLits) *jen.File {
 	f := newFile(m.pkg)
 	for _, tm := range m.tools {
 		for _, sec := range []struct {
@@ -469,7 +487,7 @@ func (m *model) schemasFile() *jen.File {
 			id := tm.goName + sec.name + "Schema"
 			f.Add(comment(fmt.Sprintf("%s is the %s schema of %s, byte for byte as its page documents it (%s).",
 				id, strings.ToLower(sec.name), tm.t.Name, fmt.Sprintf("%s:%d", path.Base(sec.blk.Pos.File), sec.blk.Pos.Line))))
-			f.Const().Id(id).Op("=").Add(schemaLit(sec.blk.Body()))
+			f.Const().Id(id).Op("=").Add(schemaLit(lits, sec.blk.Body()))
 			f.Line()
 		}
 		f.Var().Id(tm.lower+"Tool").Op("=").Op("&").Qual(pkgRT, "Tool").Values(jen.Dict{

@@ -1,0 +1,66 @@
+package gen
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// rawLits holds the raw string literals of a file that go/format need not
+// read: while the file is formatted each stands as a short placeholder, and
+// goes in where it stands after. The printer copies a raw string literal as
+// written (one without a carriage return, which its scanner drops), and the
+// placeholder takes the literal's place in a line of the same shape, so the
+// file comes out as formatting it whole prints it. A schema's literal is
+// most of the bytes of schemas.go, and so most of formatting it.
+type rawLits struct {
+	lits   []string
+	inline bool // the literals themselves, for a file formatted whole
+}
+
+// lit is s, which holds no backquote and no carriage return, as a raw
+// string literal.
+func (r *rawLits) lit(s string) jen.Code {
+	if r.inline {
+		return jen.Op("`" + s + "`")
+	}
+	r.lits = append(r.lits, s)
+	return jen.Op("`§" + strconv.Itoa(len(r.lits)-1) + "§`")
+}
+
+// splice puts each literal in where its placeholder is in src. ok is false
+// unless every placeholder is there once and nothing else looks like one
+// (text from the pages could), and then the file is formatted whole.
+func (r *rawLits) splice(src []byte) (_ []byte, ok bool) {
+	n := len(src)
+	for _, l := range r.lits {
+		n += len(l)
+	}
+	out := make([]byte, 0, n)
+	seen := make([]bool, len(r.lits))
+	open, shut := []byte("`§"), []byte("§`")
+	for {
+		i := bytes.Index(src, open)
+		if i < 0 {
+			break
+		}
+		j := bytes.Index(src[i+len(open):], shut)
+		if j < 0 {
+			return nil, false
+		}
+		k, err := strconv.Atoi(string(src[i+len(open) : i+len(open)+j]))
+		if err != nil || k < 0 || k >= len(r.lits) || seen[k] {
+			return nil, false
+		}
+		seen[k] = true
+		out = append(append(append(append(out, src[:i]...), '`'), r.lits[k]...), '`')
+		src = src[i+len(open)+j+len(shut):]
+	}
+	for _, s := range seen {
+		if !s {
+			return nil, false
+		}
+	}
+	return append(out, src...), true
+}

@@ -1,0 +1,65 @@
+package gen
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/prickle-dev/prickle/internal/testkit"
+	"github.com/prickle-dev/prickle/spec"
+)
+
+// schemas.go with its literals spliced in after formatting is what
+// formatting it whole prints, and where the pages write text that looks
+// like a placeholder, schemas.go is formatted whole.
+func TestSplicedAsFormatted(t *testing.T) {
+	var hostile []spec.Source
+	for _, s := range spec.Bundled() {
+		src := string(s.Src)
+		// A placeholder inside a schema made an interpreted literal (it
+		// holds a backquote), and one inside a raw literal.
+		src = strings.Replace(src, `"type": "object"`, `"type": "object", "description": "`+"`§1§`"+`"`, 1)
+		src = strings.Replace(src, `"minLength": 1`, `"minLength": 1, "description": "§0§"`, 1)
+		hostile = append(hostile, spec.Source{File: s.File, Src: []byte(src)})
+	}
+	corpora := map[string][]spec.Source{
+		"bundled":   spec.Bundled(),
+		"synthetic": syntheticSources(12),
+		"hostile":   hostile,
+	}
+	if paths, err := spec.ReadPaths([]string{"../testdata/pages/good"}); err == nil {
+		corpora["good"] = paths
+	} else {
+		t.Fatal(err)
+	}
+	for name, srcs := range corpora {
+		s, _, err := spec.LoadLinted(srcs)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		m, err := build(s, Options{Package: "api"})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var lits rawLits
+		placeheld, err := render(m.schemasFile(&lits))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		_, spliced := lits.splice(placeheld)
+		if spliced != (name != "hostile") {
+			t.Errorf("%s: spliced %v", name, spliced)
+		}
+		got, err := renderedLits(m.schemasFile)()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want, err := render(m.schemasFile(&rawLits{inline: true}))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: spliced schemas.go differs from schemas.go formatted whole:\n%s", name, testkit.FirstDiff(got, want))
+		}
+	}
+}
