@@ -197,11 +197,11 @@ func rendered(file func() *jen.File) func() ([]byte, error) {
 	return func() ([]byte, error) { return render(file()) }
 }
 
-// renderedLits is rendered for a file whose raw string literals wait out
-// the formatting (rawLits).
-func renderedLits(file func(*rawLits) *jen.File) func() ([]byte, error) {
+// renderedLits is rendered for a file whose long string literals wait out
+// the formatting (literals).
+func renderedLits(file func(*literals) *jen.File) func() ([]byte, error) {
 	return func() ([]byte, error) {
-		var lits rawLits
+		var lits literals
 		src, err := render(file(&lits))
 		if err != nil || len(lits.lits) == 0 {
 			return src, err
@@ -209,7 +209,7 @@ func renderedLits(file func(*rawLits) *jen.File) func() ([]byte, error) {
 		if out, ok := lits.splice(src); ok {
 			return out, nil
 		}
-		return render(file(&rawLits{inline: true}))
+		return render(file(&literals{inline: true}))
 	}
 }
 
@@ -469,15 +469,15 @@ func (m *model) enumsFile() *jen.File {
 
 // schemaLit is a schema's documented bytes as a Go string literal: a raw
 // string when it can be one.
-func schemaLit(lits *rawLits, body []byte) jen.Code {
+func schemaLit(lits *literals, body []byte) jen.Code {
 	s := string(body)
 	if !strings.ContainsAny(s, "`\r") {
-		return lits.lit(s)
+		return lits.raw(s)
 	}
 	return jen.Lit(s)
 }
 
-func (m *model) schemasFile(lits *rawLits) *jen.File {
+func (m *model) schemasFile(lits *literals) *jen.File {
 	f := newFile(m.pkg)
 	for _, tm := range m.tools {
 		for _, sec := range []struct {
@@ -492,7 +492,7 @@ func (m *model) schemasFile(lits *rawLits) *jen.File {
 		}
 		f.Var().Id(tm.lower+"Tool").Op("=").Op("&").Qual(pkgRT, "Tool").Values(jen.Dict{
 			jen.Id("Name"):         jen.String().Call(jen.Id("Tool" + tm.goName)),
-			jen.Id("Description"):  jen.Lit(ServedTool(tm.t).Description),
+			jen.Id("Description"):  lits.quoted(ServedTool(tm.t).Description),
 			jen.Id("InputSchema"):  jen.Qual(pkgJSON, "RawMessage").Call(jen.Id(tm.goName + "InputSchema")),
 			jen.Id("OutputSchema"): jen.Qual(pkgJSON, "RawMessage").Call(jen.Id(tm.goName + "OutputSchema")),
 			jen.Id("Input"):        jen.Id(tm.lower + "InputValidator"),

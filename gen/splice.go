@@ -2,37 +2,56 @@ package gen
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
 )
 
-// rawLits holds the raw string literals of a file that go/format need not
-// read: while the file is formatted each stands as a short placeholder, and
-// goes in where it stands after. The printer copies a raw string literal as
-// written (one without a carriage return, which its scanner drops), and the
-// placeholder takes the literal's place in a line of the same shape, so the
-// file comes out as formatting it whole prints it. A schema's literal is
-// most of the bytes of schemas.go, and so most of formatting it.
-type rawLits struct {
-	lits   []string
-	inline bool // the literals themselves, for a file formatted whole
+// literals holds the long string literals of a file, which go/format need
+// not read: while the file is formatted each stands as a short placeholder,
+// and goes in where it stands after. The printer copies a string literal as
+// written (a raw one without a carriage return, which its scanner drops),
+// and the placeholder takes the literal's place in a line of the same
+// shape, so the file comes out as formatting it whole prints it. The
+// schemas and descriptions are most of the bytes of schemas.go, and so
+// most of formatting it.
+type literals struct {
+	lits   []string // each literal as written in Go
+	inline bool     // the literals themselves, for a file formatted whole
 }
 
-// lit is s, which holds no backquote and no carriage return, as a raw
+// maxLineSize bounds the literals that a placeholder stands for: the
+// printer aligns a line's parts by their sizes unless a part is longer than
+// a line can be (1e6 bytes), and a placeholder never is.
+const maxLineSize = 1e5
+
+// raw is s, which holds no backquote and no carriage return, as a raw
 // string literal.
-func (r *rawLits) lit(s string) jen.Code {
-	if r.inline {
+func (r *literals) raw(s string) jen.Code {
+	if r.inline || len(s) > maxLineSize {
 		return jen.Op("`" + s + "`")
 	}
-	r.lits = append(r.lits, s)
+	return r.placeholder("`" + s + "`")
+}
+
+// quoted is s as an interpreted string literal, as jen.Lit writes it.
+func (r *literals) quoted(s string) jen.Code {
+	if r.inline || len(s) > maxLineSize {
+		return jen.Lit(s)
+	}
+	return r.placeholder(fmt.Sprintf("%#v", s)) // jen.Lit's own
+}
+
+func (r *literals) placeholder(lit string) jen.Code {
+	r.lits = append(r.lits, lit)
 	return jen.Op("`§" + strconv.Itoa(len(r.lits)-1) + "§`")
 }
 
 // splice puts each literal in where its placeholder is in src. ok is false
 // unless every placeholder is there once and nothing else looks like one
 // (text from the pages could), and then the file is formatted whole.
-func (r *rawLits) splice(src []byte) (_ []byte, ok bool) {
+func (r *literals) splice(src []byte) (_ []byte, ok bool) {
 	n := len(src)
 	for _, l := range r.lits {
 		n += len(l)
@@ -54,7 +73,7 @@ func (r *rawLits) splice(src []byte) (_ []byte, ok bool) {
 			return nil, false
 		}
 		seen[k] = true
-		out = append(append(append(append(out, src[:i]...), '`'), r.lits[k]...), '`')
+		out = append(append(out, src[:i]...), r.lits[k]...)
 		src = src[i+len(open)+j+len(shut):]
 	}
 	for _, s := range seen {

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -22,10 +23,27 @@ func TestSplicedAsFormatted(t *testing.T) {
 		src = strings.Replace(src, `"minLength": 1`, `"minLength": 1, "description": "§0§"`, 1)
 		hostile = append(hostile, spec.Source{File: s.File, Src: []byte(src)})
 	}
+	// A placeholder in a description, which is itself a placeholder while
+	// the file is formatted (a code span keeps its backquotes).
+	var described []spec.Source
+	for _, s := range spec.Bundled() {
+		src := string(s.Src)
+		at := strings.Index(src, "\n## ") + 1
+		at += strings.Index(src[at:], "\n\n") + 2
+		src = src[:at] + "See `§0§` and `§1§`.\n\n" + src[at:]
+		described = append(described, spec.Source{File: s.File, Src: []byte(src)})
+	}
+	// A placeholder in a file's name, which a comment of schemas.go holds.
+	var named []spec.Source
+	for i, s := range spec.Bundled() {
+		named = append(named, spec.Source{File: fmt.Sprintf("pages/`§%d§`.md", i), Src: s.Src})
+	}
 	corpora := map[string][]spec.Source{
+		"named":     named,
 		"bundled":   spec.Bundled(),
 		"synthetic": syntheticSources(12),
 		"hostile":   hostile,
+		"described": described,
 	}
 	if paths, err := spec.ReadPaths([]string{"../testdata/pages/good"}); err == nil {
 		corpora["good"] = paths
@@ -41,20 +59,20 @@ func TestSplicedAsFormatted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		var lits rawLits
+		var lits literals
 		placeheld, err := render(m.schemasFile(&lits))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		_, spliced := lits.splice(placeheld)
-		if spliced != (name != "hostile") {
+		if spliced != (name != "hostile" && name != "named") {
 			t.Errorf("%s: spliced %v", name, spliced)
 		}
 		got, err := renderedLits(m.schemasFile)()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		want, err := render(m.schemasFile(&rawLits{inline: true}))
+		want, err := render(m.schemasFile(&literals{inline: true}))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
