@@ -46,19 +46,20 @@ func commentLines(text string) []string {
 		return nil
 	}
 	var lines []string
+	line := make([]byte, 0, 80) // the line being filled, "//" and words
 	for _, para := range strings.Split(text, "\n\n") {
 		if len(lines) > 0 {
 			lines = append(lines, "//")
 		}
-		line := "//"
+		line = append(line[:0], "//"...)
 		for _, w := range strings.Fields(para) {
-			if len(line)+1+len(w) > 77 && line != "//" {
-				lines = append(lines, line)
-				line = "//"
+			if len(line)+1+len(w) > 77 && len(line) > len("//") {
+				lines = append(lines, string(line))
+				line = append(line[:0], "//"...)
 			}
-			line += " " + w
+			line = append(append(line, ' '), w...)
 		}
-		lines = append(lines, line)
+		lines = append(lines, string(line))
 	}
 	return lines
 }
