@@ -3,12 +3,11 @@ package jsonschema
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/prickle-dev/prickle/internal/testkit"
 )
 
 // The one-pass reader models every document as parse does: the same
@@ -43,30 +42,7 @@ func TestReadAsParse(t *testing.T) {
 }
 
 // pageDocs returns every JSON fence of the repository's pages.
-func pageDocs(t *testing.T) []string {
-	var docs []string
-	for _, glob := range []string{"../../spec/reference/*.md", "../../testdata/pages/*/*.md", "../../testdata/pages/*/*/*.md", "../../testdata/grow/*.md"} {
-		files, err := filepath.Glob(glob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range fence.FindAllStringSubmatch(string(b), -1) {
-				docs = append(docs, m[1])
-			}
-		}
-	}
-	if len(docs) < 50 {
-		t.Fatalf("only %d documents", len(docs))
-	}
-	return docs
-}
-
-var fence = regexp.MustCompile("(?s)```json\n(.*?)```")
+func pageDocs(t *testing.T) []string { return testkit.PageFences(t, "../..") }
 
 // dump lists every schema the document holds by pointer, with what the
 // model says of it.

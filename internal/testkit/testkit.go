@@ -8,12 +8,15 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -123,3 +126,32 @@ func FirstDiff(got, want []byte) string {
 	}
 	return "(no line differs)"
 }
+
+// PageFences returns every JSON fence of the repository's pages (the
+// bundled reference, testdata's pages and grown pages), root being the
+// repository's root as seen from the test.
+func PageFences(t testing.TB, root string) []string {
+	t.Helper()
+	var docs []string
+	for _, glob := range []string{"spec/reference/*.md", "testdata/pages/*/*.md", "testdata/pages/*/*/*.md", "testdata/grow/*.md"} {
+		files, err := filepath.Glob(filepath.Join(root, glob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range jsonFence.FindAllStringSubmatch(string(b), -1) {
+				docs = append(docs, m[1])
+			}
+		}
+	}
+	if len(docs) < 50 {
+		t.Fatalf("only %d JSON fences under %s", len(docs), root)
+	}
+	return docs
+}
+
+var jsonFence = regexp.MustCompile("(?s)```json\n(.*?)```")
