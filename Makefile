@@ -65,6 +65,7 @@ fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz='^FuzzString$$' -fuzztime=60s ./internal/jsonschema/
 	$(GO) test -run='^$$' -fuzz='^FuzzStrings$$' -fuzztime=60s ./internal/jsonschema/
 	$(GO) test -run='^$$' -fuzz=FuzzCollapseSpace -fuzztime=60s ./spec/
+	$(GO) test -run='^$$' -fuzz=FuzzIndex -fuzztime=60s ./internal/jsonpointer/
 
 lint: ## lint the bundled pages
 	$(GO) run ./cmd/prickle-gen lint

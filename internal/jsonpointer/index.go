@@ -2,84 +2,46 @@ package jsonpointer
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
-	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Index maps the pointer of every value of a document ("" is the root) to
 // the byte offset at which the value starts.
 type Index map[string]int
 
-// NewIndex indexes doc. It fails on malformed JSON with the decoder's
-// error.
+// NewIndex indexes doc, one JSON value. It fails on malformed JSON with
+// the decoder's error. A name written twice indexes its last value, and
+// a name's invalid UTF-8 is read as U+FFFD, as encoding/json reads them.
 func NewIndex(doc []byte) (Index, error) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
+	dec := jsontext.NewDecoder(bytes.NewBuffer(doc), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	idx := Index{}
-	type frame struct {
-		ptr    string
-		object bool
-		key    string // pending key in an object
-		haveK  bool
-		n      int // next array index
-	}
-	var stack []*frame
-	start := func() int {
-		off := int(dec.InputOffset())
-		for off < len(doc) {
-			switch doc[off] {
-			case ' ', '\t', '\n', '\r', ',', ':':
-				off++
-				continue
-			}
-			break
-		}
-		return off
-	}
 	for {
-		off := start()
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
+		// In an object, a token read after an even count is a name.
+		kind, n := dec.StackIndex(dec.StackDepth())
+		name := kind == '{' && n%2 == 0
+		if dec.StackDepth() == 0 && n > 0 {
+			if _, err := dec.ReadToken(); err != io.EOF {
+				return nil, errors.New("data after the top-level value")
+			}
+			return idx, nil
 		}
+		off := int(dec.InputOffset())
+		for off < len(doc) && (doc[off] == ' ' || doc[off] == '\t' || doc[off] == '\n' || doc[off] == '\r' || doc[off] == ',' || doc[off] == ':') {
+			off++
+		}
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return nil, err
 		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:len(stack)-1]
+		if k := tok.Kind(); name || k == '}' || k == ']' {
 			continue
 		}
-		// A string in key position is a key, not a value.
-		if top != nil && top.object && !top.haveK {
-			top.key, top.haveK = tok.(string), true
-			continue
-		}
-		ptr := ""
-		if top != nil {
-			if top.object {
-				ptr = Append(top.ptr, top.key)
-				top.haveK = false
-			} else {
-				ptr = top.ptr + "/" + strconv.Itoa(top.n)
-				top.n++
-			}
-		}
-		idx[ptr] = off
-		if d, ok := tok.(json.Delim); ok {
-			stack = append(stack, &frame{ptr: ptr, object: d == '{'})
-		}
+		idx[string(dec.StackPointer())] = off
 	}
-	if len(stack) != 0 {
-		return nil, errors.New("unexpected end of JSON input")
-	}
-	return idx, nil
 }
 
 // Offset returns the offset of ptr, or of its nearest ancestor that is
