@@ -13,8 +13,9 @@ import (
 // property name whose "items" has an "enum", that "enum" keyword, in
 // Walk's order. It scans raw, the document's JSON, without building the
 // model; where the scan cannot promise Parse's reading of raw (a name
-// written twice in any object, invalid UTF-8), it walks doc(), the parsed
-// document, which may be nil.
+// written twice in a schema or in a map of schemas, a name written with
+// escapes, invalid UTF-8), it walks doc(), the parsed document, which may
+// be nil.
 func PropertyItemsEnums(raw []byte, name string, doc func() *Document) []*Keyword {
 	if found, ok := scanPropertyItemsEnums(raw, name); ok {
 		return found
