@@ -29,10 +29,7 @@ func NewIndex(doc []byte) (Index, error) {
 			}
 			return idx, nil
 		}
-		off := int(dec.InputOffset())
-		for off < len(doc) && (doc[off] == ' ' || doc[off] == '\t' || doc[off] == '\n' || doc[off] == '\r' || doc[off] == ',' || doc[off] == ':') {
-			off++
-		}
+		off := ValueStart(doc, int(dec.InputOffset()))
 		tok, err := dec.ReadToken()
 		if err != nil {
 			return nil, err
@@ -42,6 +39,20 @@ func NewIndex(doc []byte) (Index, error) {
 		}
 		idx[string(dec.StackPointer())] = off
 	}
+}
+
+// ValueStart returns the offset of the value that follows offset off in
+// doc: past the white space, the colon or the comma a decoder's last token
+// left unread.
+func ValueStart(doc []byte, off int) int {
+	for ; off < len(doc); off++ {
+		switch doc[off] {
+		case ' ', '\t', '\r', '\n', ':', ',':
+		default:
+			return off
+		}
+	}
+	return off
 }
 
 // Offset returns the offset of ptr, or of its nearest ancestor that is

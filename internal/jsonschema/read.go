@@ -42,20 +42,7 @@ func read(d *Document, raw []byte) (*Schema, error) {
 
 // start returns the offset of the next value: past the white space, the
 // colon or the comma after the last token read.
-func (r *reader) start() int { return valueStart(r.raw, int(r.dec.InputOffset())) }
-
-// valueStart returns the offset of the value that follows offset off in
-// raw, past white space and the separators a decoder leaves unread.
-func valueStart(raw []byte, off int) int {
-	for ; off < len(raw); off++ {
-		switch raw[off] {
-		case ' ', '\t', '\r', '\n', ':', ',':
-		default:
-			return off
-		}
-	}
-	return off
-}
+func (r *reader) start() int { return jsonpointer.ValueStart(r.raw, int(r.dec.InputOffset())) }
 
 func (r *reader) fail(err error) {
 	if r.err == nil {

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prickle-dev/prickle/internal/jsonpointer"
 )
 
 // PropertyItemsEnums returns, for every schema of a document that has a
@@ -99,43 +101,38 @@ func (sc *scanner) schema(role, owner int) error {
 	}
 	self := sc.next
 	sc.next++
-	if _, err := sc.dec.ReadToken(); err != nil {
-		return err
-	}
-	from := len(sc.names)
-	defer func() { sc.names = sc.names[:from] }()
-	for sc.dec.PeekKind() != '}' {
-		kw, err := sc.readName(from)
-		if err != nil {
-			return err
-		}
+	return sc.object(func(kw []byte) error {
 		kind := sc.dec.PeekKind()
 		switch form := keywordTable[string(kw)].Form; {
 		case role == itemsSchema && string(kw) == "enum":
 			ptr := string(sc.dec.StackPointer())
-			start := valueStart(sc.raw, int(sc.dec.InputOffset()))
+			start := jsonpointer.ValueStart(sc.raw, int(sc.dec.InputOffset()))
 			if err := sc.dec.SkipValue(); err != nil {
 				return err
 			}
 			v := sc.raw[start:sc.dec.InputOffset()]
 			sc.found = append(sc.found, scanned{owner: owner, k: &Keyword{Name: "enum", Ptr: ptr, Value: v}})
+			return nil
 		case role == propertySchema && string(kw) == "items":
-			err = sc.schema(itemsSchema, owner)
+			return sc.schema(itemsSchema, owner)
 		case form == FormSchema:
-			err = sc.schema(plainSchema, 0)
+			return sc.schema(plainSchema, 0)
 		case form == FormSchemaList && kind == '[':
-			err = sc.list()
+			return sc.list()
 		case form == FormSchemaMap && kind == '{':
-			err = sc.members(string(kw) == "properties", self)
+			// In "properties", the member named sc.name is a property
+			// schema of this one.
+			properties := string(kw) == "properties"
+			return sc.object(func(m []byte) error {
+				if properties && string(m) == sc.name {
+					return sc.schema(propertySchema, self)
+				}
+				return sc.schema(plainSchema, 0)
+			})
 		default:
-			err = sc.dec.SkipValue()
+			return sc.dec.SkipValue()
 		}
-		if err != nil {
-			return err
-		}
-	}
-	_, err := sc.dec.ReadToken()
-	return err
+	})
 }
 
 // list reads an array of schemas.
@@ -152,24 +149,20 @@ func (sc *scanner) list() error {
 	return err
 }
 
-// members reads an object of named schemas; in "properties" of schema
-// self, the member named sc.name is a property schema.
-func (sc *scanner) members(properties bool, self int) error {
+// object reads the next value, an object (a schema, or a map of schemas),
+// and calls member with each name, the decoder at the member's value.
+func (sc *scanner) object(member func(name []byte) error) error {
 	if _, err := sc.dec.ReadToken(); err != nil {
 		return err
 	}
 	from := len(sc.names)
 	defer func() { sc.names = sc.names[:from] }()
 	for sc.dec.PeekKind() != '}' {
-		m, err := sc.readName(from)
+		name, err := sc.readName(from)
 		if err != nil {
 			return err
 		}
-		role := plainSchema
-		if properties && string(m) == sc.name {
-			role = propertySchema
-		}
-		if err := sc.schema(role, self); err != nil {
+		if err := member(name); err != nil {
 			return err
 		}
 	}
