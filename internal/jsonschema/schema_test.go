@@ -308,16 +308,20 @@ func TestStringsAsUnmarshal(t *testing.T) {
 	}
 }
 
-func checkStrings(t *testing.T, src string) {
+func checkStrings(t *testing.T, src string) { checkAsUnmarshal(t, src, '[', (*Keyword).Strings) }
+
+// checkAsUnmarshal holds read, for a value src starting with first, to
+// json.Unmarshal: the same value, or both refuse.
+func checkAsUnmarshal[T any](t *testing.T, src string, first byte, read func(*Keyword) (T, bool)) {
 	t.Helper()
-	if src == "" || src[0] != '[' {
+	if src == "" || src[0] != first {
 		return
 	}
-	got, ok := (&Keyword{Value: []byte(src)}).Strings()
-	var want []string
+	got, ok := read(&Keyword{Value: []byte(src)})
+	var want T
 	err := json.Unmarshal([]byte(src), &want)
 	if ok != (err == nil) || ok && (fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want)) {
-		t.Errorf("%.80q: Strings %#v, %v; json.Unmarshal %#v, %v", src, got, ok, want, err)
+		t.Errorf("%.80q: %#v, %v; json.Unmarshal %#v, %v", src, got, ok, want, err)
 	}
 }
 
@@ -341,18 +345,7 @@ func TestStringAsUnmarshal(t *testing.T) {
 	}
 }
 
-func checkString(t *testing.T, src string) {
-	t.Helper()
-	if src == "" || src[0] != '"' {
-		return
-	}
-	got, ok := (&Keyword{Value: []byte(src)}).String()
-	var want string
-	err := json.Unmarshal([]byte(src), &want)
-	if ok != (err == nil) || ok && got != want {
-		t.Errorf("%.80q: String %q, %v; json.Unmarshal %q, %v", src, got, ok, want, err)
-	}
-}
+func checkString(t *testing.T, src string) { checkAsUnmarshal(t, src, '"', (*Keyword).String) }
 
 func FuzzString(f *testing.F) {
 	for _, src := range stringDocs {
