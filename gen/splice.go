@@ -28,22 +28,19 @@ const maxLineSize = 1e5
 
 // raw is s, which holds no backquote and no carriage return, as a raw
 // string literal.
-func (r *literals) raw(s string) jen.Code {
-	if r.inline || len(s) > maxLineSize {
-		return jen.Op("`" + s + "`")
-	}
-	return r.placeholder("`" + s + "`")
-}
+func (r *literals) raw(s string) jen.Code { return r.stand("`"+s+"`", jen.Op("`"+s+"`")) }
 
 // quoted is s as an interpreted string literal, as jen.Lit writes it.
 func (r *literals) quoted(s string) jen.Code {
-	if r.inline || len(s) > maxLineSize {
-		return jen.Lit(s)
-	}
-	return r.placeholder(fmt.Sprintf("%#v", s)) // jen.Lit's own
+	return r.stand(fmt.Sprintf("%#v", s), jen.Lit(s)) // jen.Lit's own text
 }
 
-func (r *literals) placeholder(lit string) jen.Code {
+// stand returns a placeholder for lit, or code, lit as jennifer renders
+// it, where the literal goes through formatting.
+func (r *literals) stand(lit string, code jen.Code) jen.Code {
+	if r.inline || len(lit) > maxLineSize {
+		return code
+	}
 	r.lits = append(r.lits, lit)
 	return jen.Op("`§" + strconv.Itoa(len(r.lits)-1) + "§`")
 }

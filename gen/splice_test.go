@@ -45,11 +45,11 @@ func TestSplicedAsFormatted(t *testing.T) {
 		"hostile":   hostile,
 		"described": described,
 	}
-	if paths, err := spec.ReadPaths([]string{"../testdata/pages/good"}); err == nil {
-		corpora["good"] = paths
-	} else {
+	good, err := spec.ReadPaths([]string{"../testdata/pages/good"})
+	if err != nil {
 		t.Fatal(err)
 	}
+	corpora["good"] = good
 	for name, srcs := range corpora {
 		s, _, err := spec.LoadLinted(srcs)
 		if err != nil {
