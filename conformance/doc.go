@@ -120,7 +120,9 @@
 //	    model (the profile's rules); a check that cannot decide fails.
 //	    ${TRY} in the calls' JSON is the try, 1 to N, so that each try can
 //	    race on a task or a turn of its own. A race may need many tries to
-//	    show: saved races make 50.
+//	    show: saved races make 50. Fewer than half of the tries overlapping
+//	    on the wire is short race evidence: the script is skipped, never
+//	    passed.
 //
 // Conditions [reference] and [core] select lines by profile.
 //

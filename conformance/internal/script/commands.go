@@ -59,6 +59,9 @@ type scriptState struct {
 	group   int
 	// endpoint is the server's MCP endpoint.
 	endpoint string
+	// short says why a concurrently's tries were too few to count: a
+	// script that passes with one is skipped, never passed.
+	short []string
 }
 
 // redact replaces every credential token seen so far with a placeholder:

@@ -53,6 +53,11 @@ type History struct {
 // package).
 var Linearize func(h *History) (unknown bool, err error)
 
+// Overlapped judges whether a try's calls overlapped on the wire
+// (wire.Overlapped). A variable for tests: one that stands for a machine
+// that kept every try's calls apart replaces it.
+var Overlapped = wire.Overlapped
+
 // record adds a finished call to the script's history.
 func (st *scriptState) record(token, tool, args string, group int, start, end time.Time, r *wire.Call) {
 	var a map[string]any
@@ -112,6 +117,7 @@ func cmdConcurrently(ts *testscript.TestScript, neg bool, args []string) {
 		clients[i] = wire.NewClient(st.endpoint, &http.Client{Transport: &http.Transport{}})
 		defer clients[i].Close()
 	}
+	overlapped := 0
 	for try := 1; try <= tries; try++ {
 		st.group++
 		tokens, argTexts := make([]string, len(calls)), make([]string, len(calls))
@@ -127,6 +133,9 @@ func cmdConcurrently(ts *testscript.TestScript, neg bool, args []string) {
 			group[i] = &wire.AtOnce{Client: clients[i], Token: token, Tool: c.tool, Args: json.RawMessage(args)}
 		}
 		wire.SendAtOnce(st.ctx, group)
+		if Overlapped(group) {
+			overlapped++
+		}
 		rs := make([]*wire.Call, len(calls))
 		for i, a := range group {
 			rs[i] = callOf(calls[i].tool, argTexts[i], a.Resp, a.Err)
@@ -156,7 +165,19 @@ func cmdConcurrently(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		st.checks++
 	}
+	ts.Logf("concurrently: %d of %d tries overlapped on the wire", overlapped, tries)
+	if need := needOverlapped(tries); overlapped < need {
+		st.short = append(st.short, fmt.Sprintf("race evidence short: %d of %d tries of a concurrently overlapped on the wire, %d needed (a try that did not tested no race); run on a quieter machine", overlapped, tries, need))
+	}
 }
+
+// needOverlapped is how many of a concurrently's tries must overlap on
+// the wire (wire.Overlapped) for its pass to count: half of them, rounded
+// up. The suite's sender overlaps two thirds or more of its groups of 2
+// to 16 calls, loaded or not (conformance/README.md, "Race evidence"), so
+// fewer than half means the machine kept the calls apart, and the race
+// went untested.
+func needOverlapped(tries int) int { return (tries + 1) / 2 }
 
 // sendCall makes one tool call on cl.
 func sendCall(ctx context.Context, cl *wire.Client, token, tool, args string) *wire.Call {

@@ -148,6 +148,11 @@ func (rn *Runner) run(ctx context.Context, s *suite.Script, dir string, sh *Shar
 		if inst != nil && inst.Output != nil {
 			res.Log += "server output (last lines):\n" + suite.Indent(st.redact(lastLines(inst.Output(), 40))) + "\n"
 		}
+	case len(st.short) > 0:
+		res.Status, res.Reason = suite.Skip, strings.Join(st.short, "; ")
+		if rn.Verbose {
+			res.Log = log
+		}
 	default:
 		res.Status = suite.Pass
 		if rn.Verbose {
