@@ -43,6 +43,9 @@ type Cause struct {
 var Causes = []Cause{
 	{"GC (background marking, sweeping, assists)", regexp.MustCompile(`^runtime\.(gcBgMarkWorker|bgsweep|bgscavenge|gcAssistAlloc|gcStart)$`)},
 	{"yields (runtime.Gosched)", regexp.MustCompile(`^runtime\.gosched_m$`)},
+	// A growth is charged to it, not to the frame that needed the room:
+	// the MCP SDK runs each call on a new goroutine, whose stack grows.
+	{"stack growth", regexp.MustCompile(`^runtime\.(newstack|copystack)$`)},
 	{"token check", regexp.MustCompile(`^github\.com/prickle-dev/prickle/server(/store)?\.\(\*(Server|Store)\)\.(verify|authorize|Authenticate|AuthenticateHash|lookupToken)$`)},
 	// The writer's begin returns its commit as a closure (begin.funcN).
 	{"SQLite commit and WAL", regexp.MustCompile(`^github\.com/prickle-dev/prickle/server/store\.\(\*writer\)\.(begin\.func\d+|commit\w*)$|^database/sql\.\(\*Tx\)\.Commit$|^modernc\.org/sqlite/lib\._sqlite3(WalFrames|PagerCommitPhaseOne)$`)},
