@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/prickle-dev/prickle/conformance/internal/script"
@@ -14,4 +15,10 @@ func KeepCallsApart(t *testing.T) {
 	old := script.Overlapped
 	script.Overlapped = func([]*wire.AtOnce) bool { return false }
 	t.Cleanup(func() { script.Overlapped = old })
+}
+
+// ShortEvidence reports whether r was skipped because its concurrently
+// tries did not overlap on the wire.
+func ShortEvidence(r *Result) bool {
+	return r.Status == Skip && strings.HasPrefix(r.Reason, script.ShortEvidence+":")
 }

@@ -1111,7 +1111,7 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 		o := conformance.Options{Target: mutantTarget(m), Profile: prof, Spec: sp, ScriptTimeout: 10 * time.Minute}
 		got := runSaved(t, saved, o)
 		switch {
-		case shortEvidence(got):
+		case conformance.ShortEvidence(got):
 			t.Logf("%s profile: seed %d: the shrunk script against the mutant: not caught, and not passed: %s", prof, seed, got.Reason)
 			return
 		case got.Status != conformance.Fail:
@@ -1119,7 +1119,7 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 			continue
 		}
 		o.Target = referenceTarget("reference", nil, nil)
-		if got := runSaved(t, saved, o); got.Status != conformance.Pass && !shortEvidence(got) {
+		if got := runSaved(t, saved, o); got.Status != conformance.Pass && !conformance.ShortEvidence(got) {
 			t.Errorf("%s profile: seed %d: the shrunk script against the reference server: %s (%s), want pass\n%s\n%s", prof, seed, got.Status, got.Reason, got.Log, f.Script)
 		}
 		return

@@ -29,17 +29,11 @@ func TestSavedRacePrefix(t *testing.T) {
 			o := conformance.Options{Target: referenceTarget("reference", nil, nil), Profile: prof, Spec: sp}
 			// A loaded machine may keep the tries apart: short evidence,
 			// never a failure.
-			if got := runSaved(t, []*conformance.Script{s}, o); got.Status != conformance.Pass && !shortEvidence(got) {
+			if got := runSaved(t, []*conformance.Script{s}, o); got.Status != conformance.Pass && !conformance.ShortEvidence(got) {
 				t.Errorf("%s, %s profile: %s (%s), want pass\n%s", s.Name, prof, got.Status, got.Reason, got.Log)
 			}
 		}
 	}
-}
-
-// shortEvidence reports whether r was skipped because its concurrently
-// tries did not overlap on the wire.
-func shortEvidence(r *conformance.Result) bool {
-	return r.Status == conformance.Skip && strings.HasPrefix(r.Reason, "race evidence short: ")
 }
 
 // TestSavedRaceShortEvidence: a script whose concurrently tries did not
@@ -56,7 +50,7 @@ func TestSavedRaceShortEvidence(t *testing.T) {
 	o := conformance.Options{Target: referenceTarget("reference", nil, nil), Profile: conformance.Reference, Spec: sp}
 	for _, s := range saved {
 		got := runSaved(t, []*conformance.Script{s}, o)
-		if !shortEvidence(got) || !strings.Contains(got.Reason, ": 0 of 3 tries") {
+		if !conformance.ShortEvidence(got) || !strings.Contains(got.Reason, ": 0 of 3 tries") {
 			t.Errorf("%s, its tries kept apart: %s (%s), want skipped for short race evidence, 0 of 3 tries", s.Name, got.Status, got.Reason)
 		}
 	}

@@ -167,9 +167,13 @@ func cmdConcurrently(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Logf("concurrently: %d of %d tries overlapped on the wire", overlapped, tries)
 	if need := needOverlapped(tries); overlapped < need {
-		st.short = append(st.short, fmt.Sprintf("race evidence short: %d of %d tries of a concurrently overlapped on the wire, %d needed (a try that did not tested no race); run on a quieter machine", overlapped, tries, need))
+		st.short = append(st.short, fmt.Sprintf(ShortEvidence+": %d of %d tries of a concurrently overlapped on the wire, %d needed (a try that did not tested no race); run on a quieter machine", overlapped, tries, need))
 	}
 }
+
+// ShortEvidence leads the reason of a script skipped because too few of
+// a concurrently's tries overlapped on the wire.
+const ShortEvidence = "race evidence short"
 
 // needOverlapped is how many of a concurrently's tries must overlap on
 // the wire (wire.Overlapped) for its pass to count: half of them, rounded
