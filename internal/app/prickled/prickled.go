@@ -36,8 +36,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // gcPercent is prickled's GOGC when the environment sets none. Each call
 // allocates about 200 KB, most of it the go-sdk's decoding buffers, over a
 // live heap of a few MB: at Go's default of 100 the collector runs every
-// few dozen calls and takes about a third of the server's CPU. At 400 it
-// runs a quarter as often, for a heap of up to five times the live one
+// dozen calls or so. At 400 it runs a quarter as often, and a call costs
+// about a third less CPU, for a heap of up to five times the live one
 // (server/README.md, "Memory and the collector").
 const gcPercent = 400
 
