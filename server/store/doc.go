@@ -41,7 +41,11 @@
 //     the credential it replaces is gone (unknown, not kept revoked), so
 //     credentials never accumulate. The tokens table holds agent and
 //     runner tokens only. A retired runner's credentials fail through its
-//     runner row.
+//     runner row. An attempt's key is UNIQUE (task, runner,
+//     idempotency_key) (migration 0007), whose index also serves the
+//     claim's look at the task's other attempts: a new attempt writes
+//     four b-trees (the row, its id, its key, its credential), each a WAL
+//     frame.
 //   - The database file is created mode 0600 (it holds the hash of every
 //     token); SQLite gives its -wal and -shm files the same mode.
 //   - Arguments are not checked here for what the tools' input schemas

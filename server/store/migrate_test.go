@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/prickle-dev/prickle/spec/seed"
 )
 
@@ -264,5 +267,114 @@ func TestMigrateCredentialsOntoClaims(t *testing.T) {
 	}
 	if _, err := s.Authenticate(ctx, liveExec); !errors.Is(err, ErrUnknownToken) {
 		t.Errorf("the credential the replay replaced: %v, want unknown", err)
+	}
+}
+
+// A database at version 6 upgrades to 7, which rebuilds attempts with its
+// key's columns as (task, runner, idempotency_key) so that the key's index
+// serves the lookups by task and attempts_task goes: a new attempt writes
+// one b-tree fewer. The attempts, their credentials, the key's
+// uniqueness and the foreign keys to and from attempts stay as they were.
+func TestMigrateAttemptsKeyedByTask(t *testing.T) {
+	all, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 7 || all[5].version != 6 || all[6].version != 7 {
+		t.Fatalf("want migrations 6 and 7, have %d", len(all))
+	}
+	path := filepath.Join(t.TempDir(), "v6.db")
+	c := newClock()
+	old, err := open(ctx, path, Options{Now: c.Now}, all[:6], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued, err := old.SeedDefault(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := auth(t, old, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
+	now := c.Now()
+	if _, err := old.db.ExecContext(ctx, `INSERT INTO attempts(id, task, runner, idempotency_key, claimed_at, live_until, superseded_at)
+		VALUES ('att_v6_old', ?, ?, 'k0', ?, ?, ?)`, seed.TaskID, seed.RunnerID, toDB(now), toDB(now), toDB(now)); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := old.ClaimTask(ctx, runner, seed.TaskID, "k1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := openT(t, path, c)
+	if v, err := s.SchemaVersion(ctx); err != nil || v != latestMigration(t) {
+		t.Fatalf("schema version after upgrade = %d, %v; want %d", v, err, latestMigration(t))
+	}
+	var names []string
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE name LIKE '%attempt%' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if got, want := strings.Join(names, ","),
+		"attempts,attempts_credential,sqlite_autoindex_attempts_1,sqlite_autoindex_attempts_2"; got != want {
+		t.Errorf("attempts' table and indexes = %s, want %s", got, want)
+	}
+
+	// The claim's lookups go through the key's index, by task.
+	for _, st := range []stmtID{stTaskForClaim, stLiveOtherAttempt, stSupersedeOtherAttempts, stFindAttempt} {
+		args := make([]any, strings.Count(stmtSQL[st], "?"))
+		for i := range args {
+			args[i] = "x"
+		}
+		plan := queryPlan(t, s, stmtSQL[st], args...)
+		if !strings.Contains(plan, "USING INDEX sqlite_autoindex_attempts_2 (task=?") || strings.Contains(plan, "SCAN") {
+			t.Errorf("plan of %q:\n%s\nwant attempts searched by the key's index, by task, and no scan", stmtSQL[st], plan)
+		}
+	}
+
+	// The data stays: the live credential works, its key replays the same
+	// attempt, and the superseded attempt's key is still refused.
+	if p := auth(t, s, claimed.ExecutionCredential.Token); p.Kind != KindExecution || p.Scope.AttemptID != claimed.Attempt.AttemptID {
+		t.Errorf("the credential claimed at version 6 = %+v", p)
+	}
+	replay, err := s.ClaimTask(ctx, auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent)), seed.TaskID, "k1", nil)
+	if err != nil || !replay.Replayed || replay.Attempt != claimed.Attempt {
+		t.Fatalf("replay after the upgrade: %+v, %v; want attempt %+v", replay, err, claimed.Attempt)
+	}
+	_, err = s.ClaimTask(ctx, auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent)), seed.TaskID, "k0", nil)
+	wantCode(t, err, CodeAttemptSuperseded)
+
+	// The key is unique, and the foreign keys hold both ways.
+	_, err = s.db.ExecContext(ctx, `INSERT INTO attempts(id, task, runner, idempotency_key, claimed_at, live_until)
+		VALUES ('att_dup', ?, ?, 'k1', 0, 0)`, seed.TaskID, seed.RunnerID)
+	if !isUniqueViolation(err) {
+		t.Errorf("a second attempt with a used key: %v, want a unique violation", err)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO attempts(id, task, runner, idempotency_key, claimed_at, live_until)
+		VALUES ('att_no_task', 'no-such-task', ?, 'k9', 0, 0)`, seed.RunnerID)
+	wantForeignKey(t, "an attempt of no task", err)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO tokens(hash, kind, agent, runner, attempt, created_at)
+		VALUES (zeroblob(32), 'execution_credential', ?, ?, 'att_none', 0)`, seed.BuilderAgent, seed.RunnerID)
+	wantForeignKey(t, "a token of no attempt", err)
+	if n := count(t, s, `SELECT count(*) FROM pragma_foreign_key_check`); n != 0 {
+		t.Errorf("%d foreign key violations after the upgrade", n)
+	}
+}
+
+// wantForeignKey fails t unless err is SQLite's foreign key violation.
+func wantForeignKey(t *testing.T, what string, err error) {
+	t.Helper()
+	var se *sqlite.Error
+	if !errors.As(err, &se) || se.Code() != sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY {
+		t.Errorf("%s: %v, want a foreign key violation", what, err)
 	}
 }
