@@ -66,9 +66,9 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 	// replay is the common case of a known key.
 	var agent, project string
 	var request, attemptID sql.NullString
-	var claimed, superseded sql.NullInt64
-	err := tx.stmt(ctx, stTaskForClaim).QueryRowContext(ctx, p.Owner, p.RunnerID, idemKey, taskID).
-		Scan(&agent, &project, &request, &attemptID, &claimed, &superseded)
+	var claimed, superseded, others sql.NullInt64
+	err := tx.stmt(ctx, stTaskForClaim).QueryRowContext(ctx, toDB(now), p.Owner, p.RunnerID, idemKey, taskID).
+		Scan(&agent, &project, &request, &attemptID, &claimed, &superseded, &others)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ClaimTaskResult{}, refuse(CodeTaskNotFound, "task %q not found", taskID)
 	}
@@ -106,7 +106,7 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 	row := attemptRow{Attempt: Attempt{AttemptID: attemptID.String, TaskID: taskID, ClaimedAt: fromDB(claimed.Int64)}, superseded: superseded.Valid}
 	found := attemptID.Valid
 	if !found {
-		if row, found, err = s.insertAttempt(ctx, tx, p, taskID, idemKey, request, now, cred); err != nil {
+		if row, found, err = s.insertAttempt(ctx, tx, p, taskID, idemKey, request, now, cred, others); err != nil {
 			return ClaimTaskResult{}, err
 		}
 	}
@@ -128,11 +128,16 @@ type attemptRow struct {
 }
 
 // insertAttempt creates a new attempt for a key not seen before, holding
-// cred. It refuses while another attempt on the task is live, and
-// supersedes the expired ones (their credentials are dropped). found is
-// true if the key turned out to exist after all (a unique violation): row
-// is then that attempt, to replay.
-func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, request sql.NullString, now time.Time, cred credential) (row attemptRow, found bool, err error) {
+// cred. others is what stTaskForClaim read of the task's other attempts
+// not superseded: it refuses while one is live, and supersedes the
+// expired ones (their credentials are dropped). found is true if the key
+// turned out to exist after all (a unique violation): row is then that
+// attempt, to replay.
+func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, request sql.NullString, now time.Time, cred credential, others sql.NullInt64) (row attemptRow, found bool, err error) {
+	if others.Valid && others.Int64 == 1 {
+		return attemptRow{}, false, refuse(CodeAttemptInProgress,
+			"task %q already has a live attempt under another idempotency key; replay that key, or retry after its credential expires", taskID)
+	}
 	id, err := newID("att_")
 	if err != nil {
 		return attemptRow{}, false, err
@@ -149,18 +154,11 @@ func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID
 	if err != nil {
 		return attemptRow{}, false, fmt.Errorf("insert attempt: %w", err)
 	}
-	// A live attempt under another key blocks a new one.
-	live, err := hasRow(tx.stmt(ctx, stLiveOtherAttempt).QueryRowContext(ctx, taskID, id, toDB(now)))
-	if err != nil {
-		return attemptRow{}, false, err
-	}
-	if live {
-		return attemptRow{}, false, refuse(CodeAttemptInProgress,
-			"task %q already has a live attempt under another idempotency key; replay that key, or retry after its credential expires", taskID)
-	}
 	// Expired attempts under other keys are superseded by this one.
-	if _, err := tx.stmt(ctx, stSupersedeOtherAttempts).ExecContext(ctx, toDB(now), taskID, id); err != nil {
-		return attemptRow{}, false, err
+	if others.Valid {
+		if _, err := tx.stmt(ctx, stSupersedeOtherAttempts).ExecContext(ctx, toDB(now), taskID, id); err != nil {
+			return attemptRow{}, false, err
+		}
 	}
 	return attemptRow{Attempt: Attempt{AttemptID: id, TaskID: taskID, ClaimedAt: now}}, false, nil
 }

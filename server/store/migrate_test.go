@@ -330,7 +330,7 @@ func TestMigrateAttemptsKeyedByTask(t *testing.T) {
 	}
 
 	// The claim's lookups go through the key's index, by task.
-	for _, st := range []stmtID{stTaskForClaim, stLiveOtherAttempt, stSupersedeOtherAttempts, stFindAttempt} {
+	for _, st := range []stmtID{stTaskForClaim, stSupersedeOtherAttempts, stFindAttempt} {
 		args := make([]any, strings.Count(stmtSQL[st], "?"))
 		for i := range args {
 			args[i] = "x"

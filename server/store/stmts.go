@@ -29,7 +29,6 @@ const (
 	stTaskForClaim
 	stWakeKind
 	stInsertAttempt
-	stLiveOtherAttempt
 	stSupersedeOtherAttempts
 	stFindAttempt
 	stSetAttemptCredential
@@ -77,7 +76,13 @@ var stmtSQL = [numStmts]string{
 			a.capabilities, a.availability, a.trust_level, a.last_seen_at
 		FROM agents a JOIN memberships m ON m.person = a.owner WHERE m.project = ? ORDER BY a.id`,
 
-	stTaskForClaim: `SELECT t.agent, t.project, t.request_message, a.id, a.claimed_at, a.superseded_at FROM tasks t
+	// With a key not used before, the last column tells the task's other
+	// attempts not superseded: NULL none, 1 one is live, 0 all expired
+	// (read here, with the task, not by a statement of its own).
+	stTaskForClaim: `SELECT t.agent, t.project, t.request_message, a.id, a.claimed_at, a.superseded_at,
+			CASE WHEN a.id IS NULL THEN (SELECT max(o.live_until > ?) FROM attempts o
+				WHERE o.task = t.id AND o.superseded_at IS NULL) END
+		FROM tasks t
 		JOIN memberships m ON m.project = t.project AND m.person = ?
 		LEFT JOIN attempts a ON a.runner = ? AND a.task = t.id AND a.idempotency_key = ?
 		WHERE t.id = ?`,
@@ -87,7 +92,6 @@ var stmtSQL = [numStmts]string{
 	// the credential, and the attempt stays live as long as the new one.
 	stInsertAttempt: `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until,
 		credential, allowed_tools) VALUES (?,?,?,?,?,?,?,?,?)`,
-	stLiveOtherAttempt: `SELECT 1 FROM attempts WHERE task = ? AND id <> ? AND superseded_at IS NULL AND live_until > ?`,
 	stSupersedeOtherAttempts: `UPDATE attempts SET superseded_at = ?, credential = NULL
 		WHERE task = ? AND id <> ? AND superseded_at IS NULL`,
 	stFindAttempt: `SELECT id, task, claimed_at, superseded_at FROM attempts
