@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,6 +48,55 @@ func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
 	return strings.Join(lines, "\n")
 }
 
+// seededAt opens a new database file at schema version v, as a build
+// that knew only migrations up to v left it (statements that do not
+// compile against it are left out), and seeds the standard world in it.
+// The migration after v must exist: it is what the caller tests.
+func seededAt(t *testing.T, v int) (old *Store, path string, c *clock, issued []IssuedToken) {
+	t.Helper()
+	all, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) <= v || all[v-1].version != v || all[v].version != v+1 {
+		t.Fatalf("want migrations %d and %d, have %d", v, v+1, len(all))
+	}
+	path = filepath.Join(t.TempDir(), fmt.Sprintf("v%d.db", v))
+	c = newClock()
+	if old, err = open(ctx, path, Options{Now: c.Now}, all[:v], false); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := old.SchemaVersion(ctx); err != nil || got != v {
+		t.Fatalf("old schema version = %d, %v; want %d", got, err, v)
+	}
+	if issued, err = old.SeedDefault(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return old, path, c, issued
+}
+
+// names runs query, which selects one text column, and returns its values.
+func names(t *testing.T, s *Store, query string) string {
+	t.Helper()
+	rows, err := s.db.QueryContext(ctx, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var ns []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		ns = append(ns, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(ns, ",")
+}
+
 // A database created by a build that knew only migration 1, holding
 // claims and revoked credentials, upgrades on Open to the latest version
 // (2: live-token indexes; 3: each claim points at its one live
@@ -55,30 +105,10 @@ func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
 // holds its credential, and the tokens table none): its data stays
 // usable.
 func TestMigrateFromVersion1(t *testing.T) {
-	all, err := loadMigrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) < 4 || all[0].version != 1 || all[1].version != 2 || all[2].version != 3 || all[3].version != 4 {
-		t.Fatalf("want migrations 1 to 4, have %d", len(all))
-	}
-	path := filepath.Join(t.TempDir(), "v1.db")
-	c := newClock()
-
 	// Version 1, as an older build leaves it: a world, and a claim replayed
 	// three times (three revoked credentials, one live), written with the
 	// rows that build wrote (the claim code of this build needs version 3).
-	old, err := open(ctx, path, Options{Now: c.Now}, all[:1], false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, err := old.SchemaVersion(ctx); err != nil || v != 1 {
-		t.Fatalf("old schema version = %d, %v; want 1", v, err)
-	}
-	issued, err := old.SeedDefault(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	old, path, c, issued := seededAt(t, 1)
 	runnerTok := tokenOf(t, issued, KindRunner, seed.BuilderAgent)
 	now := c.Now()
 	first := ClaimTaskResult{Attempt: Attempt{AttemptID: "att_v1", TaskID: seed.TaskID, ClaimedAt: now}}
@@ -111,20 +141,8 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if v, err := s.SchemaVersion(ctx); err != nil || v != latestMigration(t) {
 		t.Fatalf("schema version after upgrade = %d, %v; want %d", v, err, latestMigration(t))
 	}
-	var idx []string
-	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tokens' AND sql IS NOT NULL ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		idx = append(idx, n)
-	}
-	rows.Close()
-	if got, want := strings.Join(idx, ","), "tokens_runner_token"; got != want {
+	if got, want := names(t, s, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tokens' AND sql IS NOT NULL ORDER BY name`),
+		"tokens_runner_token"; got != want {
 		t.Fatalf("tokens indexes = %s, want %s", got, want)
 	}
 
@@ -191,23 +209,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 // authenticates as before; revoked ones and every credential row of the
 // tokens table are gone.
 func TestMigrateCredentialsOntoClaims(t *testing.T) {
-	all, err := loadMigrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) < 6 || all[4].version != 5 || all[5].version != 6 {
-		t.Fatalf("want migrations 5 and 6, have %d", len(all))
-	}
-	path := filepath.Join(t.TempDir(), "v5.db")
-	c := newClock()
-	old, err := open(ctx, path, Options{Now: c.Now}, all[:5], false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	issued, err := old.SeedDefault(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	old, path, c, issued := seededAt(t, 5)
 	now := c.Now()
 	exec := func(q string, args ...any) {
 		t.Helper()
@@ -276,23 +278,7 @@ func TestMigrateCredentialsOntoClaims(t *testing.T) {
 // one b-tree fewer. The attempts, their credentials, the key's
 // uniqueness and the foreign keys to and from attempts stay as they were.
 func TestMigrateAttemptsKeyedByTask(t *testing.T) {
-	all, err := loadMigrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) < 7 || all[5].version != 6 || all[6].version != 7 {
-		t.Fatalf("want migrations 6 and 7, have %d", len(all))
-	}
-	path := filepath.Join(t.TempDir(), "v6.db")
-	c := newClock()
-	old, err := open(ctx, path, Options{Now: c.Now}, all[:6], false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	issued, err := old.SeedDefault(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	old, path, c, issued := seededAt(t, 6)
 	runner := auth(t, old, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
 	now := c.Now()
 	if _, err := old.db.ExecContext(ctx, `INSERT INTO attempts(id, task, runner, idempotency_key, claimed_at, live_until, superseded_at)
@@ -311,20 +297,7 @@ func TestMigrateAttemptsKeyedByTask(t *testing.T) {
 	if v, err := s.SchemaVersion(ctx); err != nil || v != latestMigration(t) {
 		t.Fatalf("schema version after upgrade = %d, %v; want %d", v, err, latestMigration(t))
 	}
-	var names []string
-	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE name LIKE '%attempt%' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, n)
-	}
-	rows.Close()
-	if got, want := strings.Join(names, ","),
+	if got, want := names(t, s, `SELECT name FROM sqlite_master WHERE name LIKE '%attempt%' ORDER BY name`),
 		"attempts,attempts_credential,sqlite_autoindex_attempts_1,sqlite_autoindex_attempts_2"; got != want {
 		t.Errorf("attempts' table and indexes = %s, want %s", got, want)
 	}
