@@ -102,8 +102,8 @@ func names(t *testing.T, s *Store, query string) string {
 // (2: live-token indexes; 3: each claim points at its one live
 // credential, and revocation goes by primary key; 4: triggers keep that
 // pointer; 5: credentials indexed by expiry for the purge; 6: each claim
-// holds its credential, and the tokens table none): its data stays
-// usable.
+// holds its credential, and the tokens table none; 7: attempts keyed by
+// task): its data stays usable.
 func TestMigrateFromVersion1(t *testing.T) {
 	// Version 1, as an older build leaves it: a world, and a claim replayed
 	// three times (three revoked credentials, one live), written with the
@@ -297,6 +297,7 @@ func TestMigrateAttemptsKeyedByTask(t *testing.T) {
 	if v, err := s.SchemaVersion(ctx); err != nil || v != latestMigration(t) {
 		t.Fatalf("schema version after upgrade = %d, %v; want %d", v, err, latestMigration(t))
 	}
+	runner = auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent))
 	if got, want := names(t, s, `SELECT name FROM sqlite_master WHERE name LIKE '%attempt%' ORDER BY name`),
 		"attempts,attempts_credential,sqlite_autoindex_attempts_1,sqlite_autoindex_attempts_2"; got != want {
 		t.Errorf("attempts' table and indexes = %s, want %s", got, want)
@@ -319,11 +320,11 @@ func TestMigrateAttemptsKeyedByTask(t *testing.T) {
 	if p := auth(t, s, claimed.ExecutionCredential.Token); p.Kind != KindExecution || p.Scope.AttemptID != claimed.Attempt.AttemptID {
 		t.Errorf("the credential claimed at version 6 = %+v", p)
 	}
-	replay, err := s.ClaimTask(ctx, auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent)), seed.TaskID, "k1", nil)
+	replay, err := s.ClaimTask(ctx, runner, seed.TaskID, "k1", nil)
 	if err != nil || !replay.Replayed || replay.Attempt != claimed.Attempt {
 		t.Fatalf("replay after the upgrade: %+v, %v; want attempt %+v", replay, err, claimed.Attempt)
 	}
-	_, err = s.ClaimTask(ctx, auth(t, s, tokenOf(t, issued, KindRunner, seed.BuilderAgent)), seed.TaskID, "k0", nil)
+	_, err = s.ClaimTask(ctx, runner, seed.TaskID, "k0", nil)
 	wantCode(t, err, CodeAttemptSuperseded)
 
 	// The key is unique, and the foreign keys hold both ways.

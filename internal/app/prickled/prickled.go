@@ -26,7 +26,7 @@ import (
 // Main runs one prickled command line (args without the program name)
 // until it is done or ctx ends, and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	tuneGC(os.Getenv)
+	tuneGC()
 	if len(args) > 0 && args[0] == "token" {
 		return runToken(ctx, args[1:], stdout, stderr)
 	}
@@ -44,8 +44,8 @@ const gcPercent = 400
 // tuneGC sets the collector's target to gcPercent unless GOGC is set: an
 // operator's GOGC wins, and GOMEMLIMIT, which the runtime reads itself,
 // still caps the heap.
-func tuneGC(getenv func(string) string) {
-	if getenv("GOGC") == "" {
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
 }
