@@ -105,14 +105,23 @@ func needNode(t *testing.T) nodeEnv {
 	if err != nil {
 		e.node = e.node22
 	}
-	if len(missing) > 0 {
-		msg := fmt.Sprintf("the end-to-end clients are not installed (missing %s): run e2e/install.sh", strings.Join(missing, ", "))
-		if os.Getenv("PRICKLE_E2E") == "1" {
-			t.Fatal(msg + " (PRICKLE_E2E=1: not skipping)")
-		}
-		t.Skip(msg + ", or set PRICKLE_E2E=1 to make this a failure")
-	}
+	needInstalled(t, "the end-to-end clients are", missing, "run e2e/install.sh")
 	return e
+}
+
+// needInstalled skips the test when some of what it needs is missing,
+// naming it and how to install it, unless PRICKLE_E2E=1, when that is a
+// failure: CI sets it so that a broken install cannot pass as a skip.
+func needInstalled(t *testing.T, what string, missing []string, how string) {
+	t.Helper()
+	if len(missing) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("%s not installed (missing %s): %s", what, strings.Join(missing, ", "), how)
+	if os.Getenv("PRICKLE_E2E") == "1" {
+		t.Fatal(msg + " (PRICKLE_E2E=1: not skipping)")
+	}
+	t.Skip(msg + ", or set PRICKLE_E2E=1 to make this a failure")
 }
 
 type result struct {

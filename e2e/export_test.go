@@ -100,11 +100,8 @@ func requiredOf(t *testing.T, schema []byte) []string {
 
 // TestTypeScriptStarter certifies examples/typescript, a third party's
 // third step: the starter type-checks (tsc --noEmit with its own
-// tsconfig.json), and prickle-conformance --profile core --tools
-// discover_team_agents, the starter serving the export as it is, exits 0:
-// every script that calls only discover_team_agents passes, the tool is
-// certified, and the whole run is incomplete, missing only the tools the
-// starter answers not_implemented.
+// tsconfig.json), and certifyStarter's run, the starter serving the export
+// as it is, shows discover_team_agents certified.
 func TestTypeScriptStarter(t *testing.T) {
 	e := needNode(t)
 	export, sp := exportPages(t)
@@ -121,10 +118,30 @@ func TestTypeScriptStarter(t *testing.T) {
 	if r := run(t, starter, nil, e.node, filepath.Join(e.modules, ".bin", "tsc"), "-p", "."); r.code != 0 {
 		t.Fatalf("tsc -p examples/typescript: %v", r)
 	}
-	if n := strings.Count(readFile(t, filepath.Join(starter, "server.ts")), "\n"); n >= 200 {
-		t.Errorf("server.ts has %d lines: a starter stays under 200", n)
-	}
+	starterLines(t, filepath.Join(starter, "server.ts"))
+	// Node.js 22 runs the TypeScript itself (type stripping).
+	certifyStarter(t, sp, "TypeScript", starter, "exec "+e.node22+" "+filepath.Join(starter, "server.ts"))
+}
 
+// starterLines fails the test when a starter's source reaches 200 lines,
+// and returns its count.
+func starterLines(t *testing.T, path string) int {
+	t.Helper()
+	n := strings.Count(readFile(t, path), "\n")
+	if n >= 200 {
+		t.Errorf("%s has %d lines: a starter stays under 200", filepath.Base(path), n)
+	}
+	return n
+}
+
+// certifyStarter runs prickle-conformance --profile core --tools
+// discover_team_agents against a starter, started by serverCmd in dir, as
+// the starters' READMEs say, and checks what its run must show: exit 0,
+// the tool certified, the whole run incomplete, missing only the tools the
+// starter answers not_implemented, and every script that calls no other
+// tool passing.
+func certifyStarter(t *testing.T, sp *spec.Spec, lang, dir, serverCmd string) {
+	t.Helper()
 	runner, err := testkit.GoBuild(t.TempDir(), "github.com/prickle-dev/prickle/cmd/prickle-conformance", false)
 	if err != nil {
 		t.Fatal(err)
@@ -132,10 +149,9 @@ func TestTypeScriptStarter(t *testing.T) {
 	report := filepath.Join(t.TempDir(), "report.json")
 	const tool = "discover_team_agents"
 	start := time.Now()
-	// Node.js 22 runs the TypeScript itself (type stripping).
-	r := run(t, starter, nil, runner, "--profile", "core", "--tools", tool, "--parallel", "2", "--json", report,
-		"--server-cmd", "exec "+e.node22+" "+filepath.Join(starter, "server.ts"))
-	t.Logf("certifying the TypeScript starter for %s took %s", tool, time.Since(start).Round(100*time.Millisecond))
+	r := run(t, dir, nil, runner, "--profile", "core", "--tools", tool, "--parallel", "2", "--json", report,
+		"--server-cmd", serverCmd)
+	t.Logf("certifying the %s starter for %s took %s", lang, tool, time.Since(start).Round(100*time.Millisecond))
 	if r.code != 0 {
 		t.Fatalf("prickle-conformance --tools %s: %v", tool, r)
 	}
