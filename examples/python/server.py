@@ -18,7 +18,7 @@ import uvicorn
 from jsonschema import Draft202012Validator, ValidationError, validators
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, ListToolsResult, TextContent, Tool
+from mcp.types import INVALID_PARAMS, CallToolResult, ListToolsResult, TextContent, Tool
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
