@@ -23,7 +23,8 @@ import (
 // pyCases writes what python/sdk_client.py reads: the export's tools, each
 // tool's example input with the model of its output (claim_discussion's
 // also with harness 2, which its page says a claim needs), and arguments
-// that break an input schema, with the pointer a refusal must name.
+// that break an input schema, with the pointer a refusal must name. With
+// models nil the calls name no output model: bad-args makes none of them.
 func pyCases(t *testing.T, sp *spec.Spec, export string, models map[string][2]string) string {
 	t.Helper()
 	type call struct {
