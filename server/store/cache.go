@@ -2,6 +2,7 @@ package store
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,9 +18,11 @@ import (
 //     see) for discover_team_agents (loading a world invalidates them; no
 //     tool changes people, agents or memberships).
 //
-// Changes made through the Store take effect at once. cacheTTL only bounds
-// how late a change made behind the Store's back (another process on the
-// same database file, hand-written SQL) is seen.
+// Changes made through the Store take effect at once. On SQLite, cacheTTL
+// bounds how late a change made behind the Store's back (another process
+// on the same database file, hand-written SQL) is seen. On PostgreSQL the
+// stores of one database tell each other of their changes (postgres.go),
+// and cacheTTL bounds only what a notification lost in flight could keep.
 const cacheTTL = time.Second
 
 // cacheMax bounds the entries of each cache; a full cache is emptied. Only
@@ -34,6 +37,10 @@ const cacheMax = 10000
 // invalidated in between, so a value read before a change is never cached
 // after it.
 type genCache[K comparable, V any] struct {
+	// on, when set, says whether the cache may be used now: a PostgreSQL
+	// store keeps its caches only while it hears other stores' changes
+	// (postgres.go). Nil means always.
+	on  *atomic.Bool
 	mu  sync.Mutex
 	gen uint64
 	m   map[K]cacheEntry[V]
@@ -50,6 +57,9 @@ type cacheEntry[V any] struct {
 func (c *genCache[K, V]) get(k K) (v V, ok bool, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.on != nil && !c.on.Load() {
+		return v, false, c.gen
+	}
 	e, ok := c.m[k]
 	if ok && !c.clock().Before(e.until) {
 		delete(c.m, k)
@@ -62,7 +72,7 @@ func (c *genCache[K, V]) get(k K) (v V, ok bool, gen uint64) {
 func (c *genCache[K, V]) put(k K, v V, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
+	if gen != c.gen || c.on != nil && !c.on.Load() {
 		return
 	}
 	if c.m == nil || len(c.m) >= cacheMax {

@@ -286,6 +286,11 @@ func nextRole(ctx context.Context, tx *txn, t turnInfo, messageID, agent string)
 }
 
 func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, messageID, idemKey string) (ClaimDiscussionResult, error) {
+	// First the turn's lock: the claims and replies of one turn, on
+	// whatever replica, take turns from here to their commit (lockRow).
+	if err := tx.lockRow(ctx, stLockTurn, messageID); err != nil {
+		return ClaimDiscussionResult{}, err
+	}
 	now := s.Now()
 	t, err := loadTurn(ctx, tx, p, messageID)
 	if err != nil {
@@ -335,10 +340,14 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 		if err != nil {
 			return ClaimDiscussionResult{}, err
 		}
-		_, err = tx.stmt(ctx, stInsertDiscussionClaim).ExecContext(ctx,
+		res, err := tx.stmt(ctx, stInsertDiscussionClaim).ExecContext(ctx,
 			id, messageID, p.RunnerID, p.Agent, idemKey, role, lead, draftID, toDB(now), toDB(cred.ExpiresAt), cred.hash, cred.toolsJSON)
+		var n int64
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
 		switch {
-		case err == nil:
+		case err == nil && n == 1:
 			claim = discussionClaim{id: id, role: role, lead: lead, reviewing: draftID}
 			if role != RoleReview && role != RoleRevise {
 				claim.reviewing = sql.NullString{}
@@ -346,13 +355,15 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 			if _, err := tx.stmt(ctx, stSupersedeDiscussionClaims).ExecContext(ctx, toDB(now), messageID, p.Agent, id); err != nil {
 				return ClaimDiscussionResult{}, err
 			}
-		case isUniqueViolation(err):
+		case err == nil:
+			// The key exists after all: its UNIQUE constraint kept the
+			// insert out, and the claim replays.
 			claim, found, err = findDiscussionClaim(ctx, tx, p.RunnerID, messageID, idemKey)
 			if err != nil {
 				return ClaimDiscussionResult{}, err
 			}
 			if !found {
-				return ClaimDiscussionResult{}, errors.New("discussion claim vanished after unique violation")
+				return ClaimDiscussionResult{}, errors.New("discussion claim vanished after its key's conflict")
 			}
 			if claim.replied {
 				return ClaimDiscussionResult{}, refuse(CodeReplyPosted, "the reply for this claim was already posted")

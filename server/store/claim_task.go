@@ -61,6 +61,11 @@ func (s *Store) ClaimTask(ctx context.Context, p *Principal, taskID, idemKey str
 }
 
 func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, wake *string) (ClaimTaskResult, error) {
+	// First the task's lock: the claims of one task, on whatever
+	// replica, take turns from here to their commit (lockRow).
+	if err := tx.lockRow(ctx, stLockTask, taskID); err != nil {
+		return ClaimTaskResult{}, err
+	}
 	now := s.Now()
 	// The task, and the attempt claimed before with this key if any: a
 	// replay is the common case of a known key.
@@ -98,10 +103,11 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 	// The attempt holds its one credential (migration 0006): a new key
 	// inserts the attempt with it, a replay replaces the attempt's
 	// credential (the earlier one stops working) and keeps the attempt
-	// live as long as the new one. The UNIQUE (runner, task,
+	// live as long as the new one. The UNIQUE (task, runner,
 	// idempotency_key) constraint still decides if two claims race (with
-	// BEGIN IMMEDIATE they cannot, but the database is what enforces it).
-	// A refusal after a successful insert rolls the whole transaction back.
+	// SQLite's BEGIN IMMEDIATE or PostgreSQL's task lock they cannot, but
+	// the database is what enforces it). A refusal after a successful
+	// insert rolls the whole transaction back.
 	cred := s.newCredential(s.opts.ExecutionTools, s.executionTools, now.Add(s.opts.LaunchTimeout))
 	row := attemptRow{Attempt: Attempt{AttemptID: attemptID.String, TaskID: taskID, ClaimedAt: fromDB(claimed.Int64)}, superseded: superseded.Valid}
 	found := attemptID.Valid
@@ -131,8 +137,8 @@ type attemptRow struct {
 // cred. others is what stTaskForClaim read of the task's other attempts
 // not superseded: it refuses while one is live, and supersedes the
 // expired ones (their credentials are dropped). found is true if the key
-// turned out to exist after all (a unique violation): row is then that
-// attempt, to replay.
+// turned out to exist after all (the insert met its UNIQUE constraint
+// and inserted nothing): row is then that attempt, to replay.
 func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, request sql.NullString, now time.Time, cred credential, others sql.NullInt64) (row attemptRow, found bool, err error) {
 	if others.Valid && others.Int64 == 1 {
 		return attemptRow{}, false, refuse(CodeAttemptInProgress,
@@ -142,17 +148,17 @@ func (s *Store) insertAttempt(ctx context.Context, tx *txn, p *Principal, taskID
 	if err != nil {
 		return attemptRow{}, false, err
 	}
-	_, err = tx.stmt(ctx, stInsertAttempt).ExecContext(ctx, id, taskID, p.RunnerID, idemKey, request,
+	res, err := tx.stmt(ctx, stInsertAttempt).ExecContext(ctx, id, taskID, p.RunnerID, idemKey, request,
 		toDB(now), toDB(cred.ExpiresAt), cred.hash, cred.toolsJSON)
-	if isUniqueViolation(err) {
-		row, found, err := findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
-		if err == nil && !found {
-			err = errors.New("attempt vanished after unique violation")
-		}
-		return row, found, err
-	}
 	if err != nil {
 		return attemptRow{}, false, fmt.Errorf("insert attempt: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		row, found, err := findAttempt(ctx, tx, p.RunnerID, taskID, idemKey)
+		if err == nil && !found {
+			err = errors.New("attempt vanished after its key's conflict")
+		}
+		return row, found, err
 	}
 	// Expired attempts under other keys are superseded by this one.
 	if others.Valid {

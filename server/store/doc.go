@@ -1,5 +1,6 @@
 // Package store is the state layer of prickled, the reference Prickle
-// server: persistence (embedded SQLite, pure Go) and every domain rule of
+// server: persistence (embedded SQLite, pure Go, the default; or
+// PostgreSQL, which any number of prickled replicas share) and every domain rule of
 // the documented tools, independent of MCP (it imports neither the
 // generated api package nor the go-sdk). The MCP layer authenticates a
 // bearer token with Authenticate, calls one operation with the Principal,
@@ -18,6 +19,13 @@
 //
 // # Storage
 //
+//   - One store, two databases: the SQL is written once, in SQLite's
+//     dialect, and rebound for PostgreSQL (engine.go); what differs is
+//     how writes take turns (SQLite: the writer's group commit below;
+//     PostgreSQL: a transaction each, with row locks: postgres.go) and
+//     the migrations (migrations/ and migrations/postgres/, versioned
+//     alike). Every test of the package runs on both (eachDB); the few
+//     that test what one database alone has are listed in server/README.md.
 //   - SQLite through modernc.org/sqlite (driver "sqlite"). Files use WAL,
 //     synchronous=NORMAL, a 10 s busy timeout and foreign keys; ":memory:"
 //     uses a single connection so every caller sees the same database.
@@ -73,9 +81,10 @@
 //     savepoint and reaches its caller.
 //     Uniqueness is still the database's (UNIQUE constraints), not the
 //     queue's.
-//   - Versioned migrations: embedded migrations/NNNN_name.sql, applied in
-//     order, each in its own transaction, recorded in schema_migrations;
-//     reopening applies nothing; a database newer than the build is refused.
+//   - Versioned migrations: embedded migrations/NNNN_name.sql (and
+//     migrations/postgres/NNNN_name.sql), applied in order, each in its
+//     own transaction, recorded in schema_migrations; reopening applies
+//     nothing; a database newer than the build is refused.
 //   - Times are stored as unix nanoseconds, returned in UTC at millisecond
 //     precision from the injected clock (Options.Now).
 //
@@ -92,4 +101,7 @@
 //     database only; LoadFixture adds a JSON world (package world:
 //     spec/world/FIXTURE.md, checked against its schema) all or nothing,
 //     naming the JSON path and the place of a bad entry in a *world.Error.
+//     A fixture whose bytes were loaded before is not loaded again
+//     (ErrLoaded), and stores that load at once take turns: replicas
+//     started together on one database load their world once.
 package store

@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/prickle-dev/prickle/spec/world"
 )
@@ -18,6 +21,10 @@ import (
 // gives none. A bad fixture is a [*world.Error] naming the JSON path of the
 // bad entry and its place in the text (several schema violations are
 // joined with errors.Join; errors.As finds the first).
+//
+// A fixture whose very bytes were loaded before (by this store, or by
+// another replica of the database) is not loaded again: LoadFixture
+// returns a *LoadedError, which matches ErrLoaded.
 func (s *Store) LoadFixture(ctx context.Context, r io.Reader) ([]IssuedToken, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -25,6 +32,23 @@ func (s *Store) LoadFixture(ctx context.Context, r io.Reader) ([]IssuedToken, er
 	}
 	return s.loadFixture(ctx, data, false)
 }
+
+// ErrLoaded is the fixture that the database already holds (LoadFixture):
+// match it with errors.Is.
+var ErrLoaded = errors.New("the fixture is loaded already")
+
+// LoadedError says when the fixture was loaded before.
+type LoadedError struct {
+	// At is when it was loaded.
+	At time.Time
+}
+
+func (e *LoadedError) Error() string {
+	return fmt.Sprintf("%v (at %s)", ErrLoaded, e.At.Format(time.RFC3339))
+}
+
+// Is matches ErrLoaded.
+func (e *LoadedError) Is(target error) bool { return target == ErrLoaded }
 
 // loadFixture parses and loads a fixture. With onlyIntoEmpty it loads
 // nothing, and returns no tokens, when the store already holds a world.
@@ -37,21 +61,42 @@ func (s *Store) loadFixture(ctx context.Context, data []byte, onlyIntoEmpty bool
 	if err != nil {
 		return nil, err
 	}
+	digest := sha256.Sum256(data)
 	defer s.worldChanged()
 	var issued []IssuedToken
 	err = s.inTx(ctx, func(tx *txn) error {
+		// Replicas that start at once load their world once: on
+		// PostgreSQL they take turns here.
+		if err := tx.advisoryLock(ctx, lockWorld); err != nil {
+			return err
+		}
 		if onlyIntoEmpty {
 			if has, err := exists(ctx, tx, `SELECT 1 FROM projects LIMIT 1`); err != nil || has {
 				return err
 			}
 		}
+		if !s.noWorlds {
+			var at int64
+			err := tx.QueryRowContext(ctx, `SELECT loaded_at FROM worlds WHERE digest = ?`, digest[:]).Scan(&at)
+			if err == nil {
+				return &LoadedError{At: fromDB(at)}
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO worlds(digest, loaded_at) VALUES (?, ?)`, digest[:], toDB(s.Now())); err != nil {
+				return err
+			}
+		}
 		var err error
-		issued, err = s.loadWorld(ctx, tx, w)
-		return err
+		if issued, err = s.loadWorld(ctx, tx, w); err != nil {
+			return err
+		}
+		return tx.notifyCaches(ctx)
 	})
 	if err != nil {
 		var fe *world.Error
-		if errors.As(err, &fe) {
+		if errors.As(err, &fe) || errors.Is(err, ErrLoaded) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("fixture: %w", err)

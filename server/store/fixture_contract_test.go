@@ -16,6 +16,7 @@ import (
 
 	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/internal/load"
+	"github.com/prickle-dev/prickle/internal/pgtest"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/prickle-dev/prickle/spec/world"
@@ -92,43 +93,56 @@ func TestFixtureSchemaOneSource(t *testing.T) {
 // TestRepositoryFixturesLoad: every fixture of the repository, and the
 // fixtures "prickle-load fixture" writes, load into an empty store.
 func TestRepositoryFixturesLoad(t *testing.T) {
-	fixtures := map[string][]byte{}
-	for _, f := range []string{"testdata/world.json", "../testdata/world.json", "../../spec/seed/world.json",
-		"../../e2e/testdata/world.json"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fixtures[f] = b
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) { repositoryFixturesLoad(t, db) })
 	}
-	scripts, err := filepath.Glob("../../conformance/scripts/*.txtar")
-	if err != nil || len(scripts) == 0 {
-		t.Fatalf("no conformance scripts: %v", err)
+}
+
+func repositoryFixturesLoad(t *testing.T, db string) {
+	newDSN := func() string { return ":memory:" }
+	if db == "postgres" {
+		pg := pgtest.Start(t)
+		newDSN = func() string { return pg.NewDSN(t) }
 	}
-	for _, f := range scripts {
-		a, err := txtar.ParseFile(f)
-		if err != nil {
-			t.Fatal(err)
+	{
+		fixtures := map[string][]byte{}
+		for _, f := range []string{"testdata/world.json", "../testdata/world.json", "../../spec/seed/world.json",
+			"../../e2e/testdata/world.json"} {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fixtures[f] = b
 		}
-		for _, af := range a.Files {
-			if af.Name == "fixture.json" {
-				fixtures[f] = af.Data
+		scripts, err := filepath.Glob("../../conformance/scripts/*.txtar")
+		if err != nil || len(scripts) == 0 {
+			t.Fatalf("no conformance scripts: %v", err)
+		}
+		for _, f := range scripts {
+			a, err := txtar.ParseFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, af := range a.Files {
+				if af.Name == "fixture.json" {
+					fixtures[f] = af.Data
+				}
 			}
 		}
-	}
-	world, _, err := load.Fixture(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fixtures["prickle-load fixture -tasks 3"] = world
-	for name, b := range fixtures {
-		st, err := store.Open(context.Background(), ":memory:", store.Options{})
+		world, _, err := load.Fixture(3)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.LoadFixture(context.Background(), bytes.NewReader(b)); err != nil {
-			t.Errorf("%s: %v", name, err)
+		fixtures["prickle-load fixture -tasks 3"] = world
+		for name, b := range fixtures {
+			st, err := store.Open(context.Background(), newDSN(), store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.LoadFixture(context.Background(), bytes.NewReader(b)); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			st.Close()
 		}
-		st.Close()
 	}
 }

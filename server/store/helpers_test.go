@@ -2,13 +2,110 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/prickle-dev/prickle/internal/pgtest"
 	"github.com/prickle-dev/prickle/internal/testkit"
 )
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// A testDB is a database the store's tests run on. Every test of the
+// store runs on both, from one body, through eachDB; the few that test
+// what one database alone has say so (README.md of this folder lists
+// them).
+type testDB struct {
+	name string
+	pg   *pgtest.Cluster // nil for SQLite
+}
+
+// eachDB runs f as a subtest on SQLite and on PostgreSQL (the package's
+// throwaway cluster: pgtest, which skips the subtest where PostgreSQL is
+// not installed, unless PRICKLE_POSTGRES=1).
+func eachDB(t *testing.T, f func(t *testing.T, db testDB)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { f(t, testDB{name: "sqlite"}) })
+	t.Run("postgres", func(t *testing.T) { f(t, testDB{name: "postgres", pg: pgtest.Start(t)}) })
+}
+
+// migrations are the database's embedded migrations, in order.
+func (db testDB) migrations(t *testing.T) []migration {
+	t.Helper()
+	dir := sqliteMigrations
+	if db.pg != nil {
+		dir = pgMigrations
+	}
+	ms, err := loadMigrations(dir)
+	if err != nil || len(ms) == 0 {
+		t.Fatalf("migrations: %v (%d)", err, len(ms))
+	}
+	return ms
+}
+
+// dsn names a new, empty database: in memory for SQLite (one store's
+// alone), a database of its own on the cluster for PostgreSQL.
+func (db testDB) dsn(t *testing.T) string {
+	t.Helper()
+	if db.pg != nil {
+		return db.pg.NewDSN(t)
+	}
+	return ":memory:"
+}
+
+// sharedDSN names a new, empty database that several stores can open, as
+// replicas do: a file for SQLite.
+func (db testDB) sharedDSN(t *testing.T) string {
+	t.Helper()
+	if db.pg != nil {
+		return db.pg.NewDSN(t)
+	}
+	return filepath.Join(t.TempDir(), "shared.db")
+}
+
+// open opens a new empty database with the test options.
+func (db testDB) open(t *testing.T, c *clock) *Store {
+	t.Helper()
+	return openT(t, db.dsn(t), c)
+}
+
+// seeded returns a store of a new database with the default world.
+func (db testDB) seeded(t *testing.T) (*Store, *clock, []IssuedToken) {
+	t.Helper()
+	c := newClock()
+	s := db.open(t, c)
+	issued, err := s.SeedDefault(context.Background())
+	if err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	return s, c, issued
+}
+
+// loaded returns a store of a new database loaded with
+// testdata/world.json.
+func (db testDB) loaded(t *testing.T) (*Store, *clock) {
+	t.Helper()
+	c := newClock()
+	return loadWorldFile(t, db.open(t, c)), c
+}
+
+func loadWorldFile(t *testing.T, s *Store) *Store {
+	t.Helper()
+	f, err := os.Open("testdata/world.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := s.LoadFixture(context.Background(), f); err != nil {
+		t.Fatalf("load fixture: %v", err)
+	}
+	return s
+}
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
@@ -27,40 +124,12 @@ var (
 func openT(t *testing.T, dsn string, c *clock) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), dsn, Options{Now: c.Now,
-		ExecutionTools: testExecutionTools, DiscussionTools: testDiscussionTools})
+		ExecutionTools: testExecutionTools, DiscussionTools: testDiscussionTools, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-// seeded returns an in-memory store with the default world.
-func seeded(t *testing.T) (*Store, *clock, []IssuedToken) {
-	t.Helper()
-	c := newClock()
-	s := openT(t, ":memory:", c)
-	issued, err := s.SeedDefault(context.Background())
-	if err != nil {
-		t.Fatalf("seed: %v", err)
-	}
-	return s, c, issued
-}
-
-// loaded returns an in-memory store loaded with testdata/world.json.
-func loaded(t *testing.T) (*Store, *clock) {
-	t.Helper()
-	c := newClock()
-	s := openT(t, ":memory:", c)
-	f, err := os.Open("testdata/world.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := s.LoadFixture(context.Background(), f); err != nil {
-		t.Fatalf("load fixture: %v", err)
-	}
-	return s, c
 }
 
 func tokenOf(t *testing.T, issued []IssuedToken, kind TokenKind, agent string) string {
@@ -117,8 +186,24 @@ const (
 func count(t *testing.T, s *Store, query string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := s.db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.e.rebind(query), args...).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// execSQL runs SQL (SQLite's dialect, rebound for the store's database)
+// behind the store's back.
+func (s *Store) execSQL(query string, args ...any) (sql.Result, error) {
+	return s.db.ExecContext(ctx, s.e.rebind(query), args...)
+}
+
+// queryRowSQL is execSQL's query of one row.
+func (s *Store) queryRowSQL(query string, args ...any) *sql.Row {
+	return s.db.QueryRowContext(ctx, s.e.rebind(query), args...)
+}
+
+// querySQL is execSQL's query.
+func (s *Store) querySQL(query string, args ...any) (*sql.Rows, error) {
+	return s.db.QueryContext(ctx, s.e.rebind(query), args...)
 }

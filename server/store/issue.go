@@ -75,6 +75,10 @@ func (s *Store) RotateAgentToken(ctx context.Context, agent string) (Rotated, er
 		if err := requireAgent(ctx, tx, agent); err != nil {
 			return Rotated{}, err
 		}
+		// The rotations of one agent's token take turns (lockQuery).
+		if err := tx.lockQuery(ctx, `SELECT 1 FROM agents WHERE id = ? FOR UPDATE`, agent); err != nil {
+			return Rotated{}, err
+		}
 		now := s.Now()
 		res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE kind = 'agent' AND agent = ? AND revoked_at IS NULL`,
 			toDB(now), agent)
@@ -83,6 +87,9 @@ func (s *Store) RotateAgentToken(ctx context.Context, agent string) (Rotated, er
 		}
 		n, _ := res.RowsAffected()
 		tok, err := mintToken(ctx, tx, tokenRow{kind: KindAgent, agent: agent}, now)
+		if err == nil {
+			err = tx.notifyCaches(ctx)
+		}
 		return Rotated{Issued: IssuedToken{Kind: KindAgent, Agent: agent, Token: tok}, Revoked: n}, err
 	})
 }
@@ -95,6 +102,10 @@ func (s *Store) RotateRunnerToken(ctx context.Context, agent, runnerID string) (
 	defer s.auth.invalidate()
 	return inTxValue(ctx, s, "rotate runner token", func(tx *txn) (Rotated, error) {
 		if err := requireAgent(ctx, tx, agent); err != nil {
+			return Rotated{}, err
+		}
+		// The rotations of one runner's token take turns (lockQuery).
+		if err := tx.lockQuery(ctx, `SELECT 1 FROM runners WHERE id = ? FOR UPDATE`, runnerID); err != nil {
 			return Rotated{}, err
 		}
 		var pairedTo string
@@ -119,6 +130,9 @@ func (s *Store) RotateRunnerToken(ctx context.Context, agent, runnerID string) (
 		}
 		n, _ := res.RowsAffected()
 		tok, err := mintToken(ctx, tx, tokenRow{kind: KindRunner, agent: agent, runner: &runnerID}, now)
+		if err == nil {
+			err = tx.notifyCaches(ctx)
+		}
 		return Rotated{Issued: IssuedToken{Kind: KindRunner, Agent: agent, Runner: runnerID, Token: tok}, Revoked: n}, err
 	})
 }

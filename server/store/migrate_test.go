@@ -18,7 +18,7 @@ import (
 // latestMigration is the version of the newest embedded migration.
 func latestMigration(t *testing.T) int {
 	t.Helper()
-	ms, err := loadMigrations()
+	ms, err := loadMigrations(sqliteMigrations)
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("migrations: %v (%d)", err, len(ms))
 	}
@@ -54,7 +54,7 @@ func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
 // The migration after v must exist: it is what the caller tests.
 func seededAt(t *testing.T, v int) (old *Store, path string, c *clock, issued []IssuedToken) {
 	t.Helper()
-	all, err := loadMigrations()
+	all, err := loadMigrations(sqliteMigrations)
 	if err != nil {
 		t.Fatal(err)
 	}

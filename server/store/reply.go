@@ -74,8 +74,16 @@ func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, pro
 	err = s.inTx(ctx, func(tx *txn) error {
 		var messageID, role string
 		var lead, superseded, replied bool
-		err := tx.QueryRowContext(ctx, `SELECT message, role, lead, superseded_at IS NOT NULL, replied_at IS NOT NULL
-			FROM discussion_claims WHERE id = ?`, p.Scope.DiscussionID).Scan(&messageID, &role, &lead, &superseded, &replied)
+		// The turn's lock first, as a claim takes it (lockRow); its
+		// message is the claim's, which no write changes.
+		err := tx.QueryRowContext(ctx, `SELECT message FROM discussion_claims WHERE id = ?`, p.Scope.DiscussionID).Scan(&messageID)
+		if err == nil {
+			err = tx.lockRow(ctx, stLockTurn, messageID)
+		}
+		if err == nil {
+			err = tx.QueryRowContext(ctx, `SELECT role, lead, superseded_at IS NOT NULL, replied_at IS NOT NULL
+				FROM discussion_claims WHERE id = ?`, p.Scope.DiscussionID).Scan(&role, &lead, &superseded, &replied)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return refuse(CodeNotDiscussionCredential, "the credential has no discussion claim")
 		}

@@ -26,6 +26,7 @@ const (
 	stProjectAgents
 
 	// ClaimTask.
+	stLockTask
 	stTaskForClaim
 	stWakeKind
 	stInsertAttempt
@@ -34,6 +35,7 @@ const (
 	stSetAttemptCredential
 
 	// ClaimDiscussion (loadTurn, repliesLeft and the claim itself).
+	stLockTurn
 	stMessageRoom
 	stTurn
 	stTurnAgents
@@ -76,11 +78,14 @@ var stmtSQL = [numStmts]string{
 			a.capabilities, a.availability, a.trust_level, a.last_seen_at
 		FROM agents a JOIN memberships m ON m.person = a.owner WHERE m.project = ? ORDER BY a.id`,
 
+	// The claims of one task take turns on PostgreSQL (lockRow): see
+	// lockRow for why SQLite needs no lock of its own.
+	stLockTask: `SELECT 1 FROM tasks WHERE id = ? FOR UPDATE`,
 	// With a key not used before, the last column tells the task's other
 	// attempts not superseded: NULL none, 1 one is live, 0 all expired
 	// (read here, with the task, not by a statement of its own).
 	stTaskForClaim: `SELECT t.agent, t.project, t.request_message, a.id, a.claimed_at, a.superseded_at,
-			CASE WHEN a.id IS NULL THEN (SELECT max(o.live_until > ?) FROM attempts o
+			CASE WHEN a.id IS NULL THEN (SELECT max(CASE WHEN o.live_until > ? THEN 1 ELSE 0 END) FROM attempts o
 				WHERE o.task = t.id AND o.superseded_at IS NULL) END
 		FROM tasks t
 		JOIN memberships m ON m.project = t.project AND m.person = ?
@@ -90,14 +95,19 @@ var stmtSQL = [numStmts]string{
 	stWakeKind: `SELECT kind FROM messages WHERE id = ?`,
 	// An attempt is inserted with its first credential; a replay replaces
 	// the credential, and the attempt stays live as long as the new one.
+	// A key that exists already inserts nothing (the claim then replays
+	// it): on PostgreSQL a unique violation would end the transaction.
 	stInsertAttempt: `INSERT INTO attempts(id, task, runner, idempotency_key, cause_message, claimed_at, live_until,
-		credential, allowed_tools) VALUES (?,?,?,?,?,?,?,?,?)`,
+		credential, allowed_tools) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (task, runner, idempotency_key) DO NOTHING`,
 	stSupersedeOtherAttempts: `UPDATE attempts SET superseded_at = ?, credential = NULL
 		WHERE task = ? AND id <> ? AND superseded_at IS NULL`,
 	stFindAttempt: `SELECT id, task, claimed_at, superseded_at FROM attempts
 		WHERE runner = ? AND task = ? AND idempotency_key = ?`,
 	stSetAttemptCredential: `UPDATE attempts SET credential = ?, allowed_tools = ?, live_until = ? WHERE id = ?`,
 
+	// The claims of one discussion turn, and the replies posted in it,
+	// take turns on PostgreSQL (lockRow).
+	stLockTurn: `SELECT 1 FROM turns WHERE message = ? FOR UPDATE`,
 	stMessageRoom: `SELECT r.id, r.project, r.kind, r.owner FROM messages m
 		JOIN rooms r ON r.id = m.room
 		JOIN memberships ms ON ms.project = r.project AND ms.person = ?
@@ -111,35 +121,45 @@ var stmtSQL = [numStmts]string{
 		ORDER BY created_at DESC, rowid DESC LIMIT 1`,
 	stLiveDiscussionClaim: `SELECT 1 FROM discussion_claims WHERE message = ? AND agent = ?
 		AND superseded_at IS NULL AND replied_at IS NULL AND live_until > ?`,
-	// Like attempts: inserted with the first credential, replaced on replay.
+	// Like attempts: inserted with the first credential, replaced on
+	// replay; a key that exists already inserts nothing.
 	stInsertDiscussionClaim: `INSERT INTO discussion_claims(id, message, runner, agent, idempotency_key, role, lead,
-		reviewing_message, claimed_at, live_until, credential, allowed_tools) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+		reviewing_message, claimed_at, live_until, credential, allowed_tools) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (runner, message, idempotency_key) DO NOTHING`,
 	stSupersedeDiscussionClaims: `UPDATE discussion_claims SET superseded_at = ?, credential = NULL
 		WHERE message = ? AND agent = ? AND id <> ? AND superseded_at IS NULL AND replied_at IS NULL`,
 	stSetDiscussionCredential: `UPDATE discussion_claims SET credential = ?, allowed_tools = ?, live_until = ? WHERE id = ?`,
 	stQuote:                   `SELECT id, author_agent, body, provenance, provenance_status FROM messages WHERE id = ?`,
 }
 
+// sqliteSkips are the hot statements SQLite does without: its write
+// transactions (BEGIN IMMEDIATE) hold the database's one write lock, so
+// a transaction has nothing to lock row by row (lockRow).
+var sqliteSkips = map[stmtID]bool{stLockTask: true, stLockTurn: true}
+
 // statements holds the hot statements, prepared on the readers' *sql.DB
 // (database/sql prepares each one lazily on every pooled connection that
-// runs it and keeps it there) and on the writer's connection: a statement
-// is compiled once per connection, not per call.
+// runs it and keeps it there) and on the SQLite writer's connection: a
+// statement is compiled once per connection, not per call.
 type statements struct {
 	byID [numStmts]*sql.Stmt
 }
 
-// prepareStatements prepares every hot statement. It runs after the
-// migrations, so the statements see the current schema. With strict false
-// (tests of older schema versions) a statement that fails to compile is
-// skipped.
-func prepareStatements(ctx context.Context, db preparer, strict bool) (*statements, error) {
+// prepareStatements prepares every hot statement of the database e. It
+// runs after the migrations, so the statements see the current schema.
+// With strict false (tests of older schema versions) a statement that
+// fails to compile is skipped.
+func prepareStatements(ctx context.Context, db preparer, e *engine, strict bool) (*statements, error) {
 	st := &statements{}
 	for id, q := range stmtSQL {
 		if q == "" {
 			st.close()
 			return nil, fmt.Errorf("statement %d has no SQL", id)
 		}
-		p, err := db.PrepareContext(ctx, q)
+		if !e.pg && sqliteSkips[stmtID(id)] {
+			continue
+		}
+		p, err := db.PrepareContext(ctx, e.rebind(q))
 		if err != nil && !strict {
 			continue
 		}
@@ -176,18 +196,27 @@ func closeStmts(ss []*sql.Stmt) error {
 	return errors.Join(errs...)
 }
 
-// txn is a transaction of the store. It runs cold, inline SQL and the
-// store's prepared statements.
+// txn is a transaction of the store. It runs cold, inline SQL (written
+// for SQLite, rebound for PostgreSQL by its engine) and the store's
+// prepared statements.
 //
 // A transaction runs to completion once begun: the context a caller
 // passes to its methods is not given to the database (transactions take
 // microseconds to milliseconds, and a claim whose client went away is one
-// it can replay). Not watching a context also saves the driver a
-// goroutine per statement.
+// it can replay). Its statements run under ctx instead: on SQLite
+// context.Background (not watching a context saves the driver a
+// goroutine per statement), on PostgreSQL the operation's own deadline
+// (Options.Timeout), so that an unreachable server fails a call instead
+// of holding it.
 type txn struct {
-	q  querier // the transaction's connection
-	tx *sql.Tx // non-nil: the statements are bound to this transaction
-	st *statements
+	q   querier // the transaction's connection
+	tx  *sql.Tx // non-nil: the statements are bound to this transaction
+	st  *statements
+	e   *engine
+	ctx context.Context
+	// storeID is the id of the PostgreSQL store that runs the
+	// transaction, which its notifications carry (postgres.go).
+	storeID string
 }
 
 // querier is what runs SQL in a txn: a *sql.Tx, or the writer's
@@ -200,17 +229,17 @@ type querier interface {
 
 // ExecContext runs query in the transaction.
 func (tx *txn) ExecContext(_ context.Context, query string, args ...any) (sql.Result, error) {
-	return tx.q.ExecContext(context.Background(), query, args...)
+	return tx.q.ExecContext(tx.ctx, tx.e.rebind(query), args...)
 }
 
 // QueryContext runs query in the transaction.
 func (tx *txn) QueryContext(_ context.Context, query string, args ...any) (*sql.Rows, error) {
-	return tx.q.QueryContext(context.Background(), query, args...)
+	return tx.q.QueryContext(tx.ctx, tx.e.rebind(query), args...)
 }
 
 // QueryRowContext runs query in the transaction.
 func (tx *txn) QueryRowContext(_ context.Context, query string, args ...any) *sql.Row {
-	return tx.q.QueryRowContext(context.Background(), query, args...)
+	return tx.q.QueryRowContext(tx.ctx, tx.e.rebind(query), args...)
 }
 
 // stmt returns hot statement id in the transaction. Bound to a
@@ -221,26 +250,55 @@ func (tx *txn) stmt(_ context.Context, id stmtID) txStmt {
 	if tx.tx != nil {
 		s = tx.tx.Stmt(s)
 	}
-	return txStmt{s}
+	return txStmt{s, tx.ctx}
+}
+
+// lockRow takes the row lock of hot statement id (a SELECT ... FOR
+// UPDATE) on PostgreSQL, where it is what makes the writes of one task's
+// claims, or of one discussion turn, take turns across every replica: a
+// second transaction waits at the lock until the first has committed,
+// and its later statements, each reading a fresh snapshot (READ
+// COMMITTED), see what the first wrote. On SQLite it does nothing: the
+// writing transaction already holds the database's one write lock (BEGIN
+// IMMEDIATE), across processes too.
+func (tx *txn) lockRow(ctx context.Context, id stmtID, key string) error {
+	if !tx.e.pg {
+		return nil
+	}
+	_, err := tx.stmt(ctx, id).ExecContext(ctx, key)
+	return err
+}
+
+// lockQuery is lockRow for a cold path: query is its SELECT ... FOR
+// UPDATE of one row, whose key is key.
+func (tx *txn) lockQuery(ctx context.Context, query, key string) error {
+	if !tx.e.pg {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, query, key)
+	return err
 }
 
 // txStmt is a prepared statement in a txn; like txn, it does not pass a
 // caller's context to the database.
-type txStmt struct{ s *sql.Stmt }
+type txStmt struct {
+	s   *sql.Stmt
+	ctx context.Context
+}
 
 // ExecContext runs the statement.
 func (s txStmt) ExecContext(_ context.Context, args ...any) (sql.Result, error) {
-	return s.s.ExecContext(context.Background(), args...)
+	return s.s.ExecContext(s.ctx, args...)
 }
 
 // QueryContext runs the statement.
 func (s txStmt) QueryContext(_ context.Context, args ...any) (*sql.Rows, error) {
-	return s.s.QueryContext(context.Background(), args...)
+	return s.s.QueryContext(s.ctx, args...)
 }
 
 // QueryRowContext runs the statement.
 func (s txStmt) QueryRowContext(_ context.Context, args ...any) *sql.Row {
-	return s.s.QueryRowContext(context.Background(), args...)
+	return s.s.QueryRowContext(s.ctx, args...)
 }
 
 // hasRow reports whether row holds a row (for "SELECT 1 ... " existence

@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // DefaultLaunchTimeout is the launch timeout used when Options.LaunchTimeout
@@ -47,14 +46,26 @@ type Options struct {
 	// credentials ClaimDiscussion mints. Which tools those are is the
 	// server's policy (the MCP layer); the store keeps and returns them.
 	ExecutionTools, DiscussionTools []string
+
+	// Timeout bounds one operation on PostgreSQL, from waiting for a
+	// connection to its commit (postgres.go). Zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxConns bounds the store's connections to PostgreSQL. Zero means
+	// DefaultMaxConns.
+	MaxConns int
+	// Logger receives the store's own events (on PostgreSQL, its
+	// notifications lost and back). Nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Store is the persistence and domain-rule layer of the reference server.
 // It is safe for concurrent use.
 type Store struct {
-	db    *sql.DB     // readers (the same single connection as wdb for ":memory:")
-	wdb   *sql.DB     // the writer's connection (a pool of one)
-	w     *writer     // runs every write transaction (writer.go)
+	db    *sql.DB     // readers (the same single connection as wdb for ":memory:"; the pool on PostgreSQL)
+	wdb   *sql.DB     // SQLite: the writer's connection (a pool of one)
+	w     *writer     // SQLite: runs every write transaction (writer.go)
+	pw    *pgWriter   // PostgreSQL: runs every write transaction (postgres.go)
+	e     *engine     // the database's dialect (engine.go)
 	stmts *statements // the hot statements on db, prepared once (stmts.go)
 	opts  Options
 	auth  genCache[[32]byte, Principal]    // agent and runner principals by token hash (cache.go)
@@ -62,32 +73,60 @@ type Store struct {
 	// members holds the projects each person is a member of, by handle
 	// (cache.go): who may see a project is decided from it alone.
 	members genCache[string, map[string]bool]
+	// cachesOn is set on PostgreSQL, where the caches are kept only while
+	// the store listens for other stores' changes (postgres.go).
+	cachesOn   *atomic.Bool
+	stopListen func()
+	id         string // PostgreSQL: tells its own notifications from other stores'
+
+	// noWorlds: the database is older than migration 0008, the worlds
+	// loaded (only tests open a store without migrating it fully).
+	noWorlds bool
 
 	// The JSON of opts.ExecutionTools and opts.DiscussionTools, as the
 	// claims' rows keep a credential's allowed tools.
 	executionTools, discussionTools string
 }
 
-//go:embed migrations/*.sql
-var migrationFS embed.FS
+// The migrations of each database, migrations/NNNN_name.sql for SQLite
+// and migrations/postgres/NNNN_name.sql for PostgreSQL: a version is the
+// same schema on both. PostgreSQL's start at version 7, the schema SQLite
+// had reached when PostgreSQL came (0007_schema.sql); every later one is
+// written for each.
+var (
+	//go:embed migrations/*.sql
+	sqliteMigrationFS embed.FS
+	//go:embed migrations/postgres/*.sql
+	pgMigrationFS embed.FS
+
+	sqliteMigrations = migrationDir{sqliteMigrationFS, "migrations"}
+	pgMigrations     = migrationDir{pgMigrationFS, "migrations/postgres"}
+)
 
 // Open opens (creating if needed) the database named by dsn and applies any
-// pending migrations. dsn is a file path, a "file:" URI, or ":memory:" for a
-// private in-memory database (one connection, so every caller sees the same
-// data). Files use WAL; every connection has foreign keys on and a busy
-// timeout; transactions that write begin IMMEDIATE.
+// pending migrations. dsn is a PostgreSQL URL (postgres:// or
+// postgresql://; postgres.go), a SQLite file path, a "file:" URI, or
+// ":memory:" for a private in-memory database (one connection, so every
+// caller sees the same data). SQLite files use WAL; every connection has
+// foreign keys on and a busy timeout; transactions that write begin
+// IMMEDIATE. A URL of any other scheme is refused.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
-	ms, err := loadMigrations()
+	opts = opts.withDefaults()
+	if IsPostgres(dsn) {
+		return openPostgres(ctx, dsn, opts)
+	}
+	if scheme := urlScheme(dsn); scheme != "" {
+		return nil, fmt.Errorf("store: open %s: a database is a SQLite file path, :memory:, or a postgres:// or postgresql:// URL, not a %s:// URL", Redact(dsn), scheme)
+	}
+	ms, err := loadMigrations(sqliteMigrations)
 	if err != nil {
 		return nil, fmt.Errorf("store: migrate: %w", err)
 	}
 	return open(ctx, dsn, opts, ms, true)
 }
 
-// open is Open with the migrations to apply. Tests open older versions with
-// strict false: a hot statement that does not compile against the older
-// schema is then left out (using it panics) instead of failing the open.
-func open(ctx context.Context, dsn string, opts Options, ms []migration, strict bool) (*Store, error) {
+// withDefaults fills in the zero options.
+func (opts Options) withDefaults() Options {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -97,6 +136,21 @@ func open(ctx context.Context, dsn string, opts Options, ms []migration, strict 
 	if opts.DiscussionTTL <= 0 {
 		opts.DiscussionTTL = DefaultDiscussionTTL
 	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	return opts
+}
+
+// open opens a SQLite database with the migrations to apply. Tests open
+// older versions with strict false: a hot statement that does not compile
+// against the older schema is then left out (using it panics) instead of
+// failing the open.
+func open(ctx context.Context, dsn string, opts Options, ms []migration, strict bool) (*Store, error) {
+	opts = opts.withDefaults()
 	if dsn == "" {
 		return nil, errors.New("store: open: empty database name")
 	}
@@ -133,7 +187,7 @@ func open(ctx context.Context, dsn string, opts Options, ms []migration, strict 
 	if err != nil {
 		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
 	}
-	s := &Store{db: db, wdb: db, opts: opts,
+	s := &Store{db: db, wdb: db, e: sqliteEngine, opts: opts,
 		executionTools: toolsJSON(opts.ExecutionTools), discussionTools: toolsJSON(opts.DiscussionTools)}
 	if memory {
 		// Every connection to ":memory:" is its own database: keep exactly
@@ -163,7 +217,8 @@ func open(ctx context.Context, dsn string, opts Options, ms []migration, strict 
 		s.Close()
 		return nil, err
 	}
-	if s.stmts, err = prepareStatements(ctx, db, strict); err == nil {
+	s.noWorlds = ms[len(ms)-1].version < worldsVersion
+	if s.stmts, err = prepareStatements(ctx, db, s.e, strict); err == nil {
 		err = s.w.prepare(ctx, strict, s.stmts)
 	}
 	if err != nil {
@@ -184,7 +239,7 @@ func singleConn(db *sql.DB) {
 // closeDBs closes the reader pool and the writer.
 func (s *Store) closeDBs() error {
 	err := s.db.Close()
-	if s.wdb != s.db {
+	if s.wdb != nil && s.wdb != s.db {
 		err = errors.Join(err, s.wdb.Close())
 	}
 	return err
@@ -194,8 +249,14 @@ func (s *Store) closeDBs() error {
 // the prepared statements and the database. Later operations fail.
 func (s *Store) Close() error {
 	var err error
+	if s.stopListen != nil {
+		s.stopListen()
+	}
 	if s.w != nil {
 		err = s.w.close()
+	}
+	if s.pw != nil {
+		s.pw.close()
 	}
 	if s.stmts != nil {
 		err = errors.Join(err, s.stmts.close())
@@ -209,6 +270,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// worldsVersion is the migration that records the worlds loaded.
+const worldsVersion = 8
+
 // Now returns the store's current time (UTC, millisecond precision), from
 // the injected clock.
 func (s *Store) Now() time.Time { return s.opts.Now().UTC().Truncate(time.Millisecond) }
@@ -219,6 +283,8 @@ func (s *Store) LaunchTimeout() time.Duration { return s.opts.LaunchTimeout }
 // SchemaVersion returns the highest applied migration version.
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	var v sql.NullInt64
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
 	if err := s.db.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("store: schema version: %w", err)
 	}
@@ -231,8 +297,14 @@ type migration struct {
 	sql     string
 }
 
-func loadMigrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
+// migrationDir is the folder of one database's migrations.
+type migrationDir struct {
+	fsys fs.FS
+	dir  string
+}
+
+func loadMigrations(d migrationDir) ([]migration, error) {
+	entries, err := fs.ReadDir(d.fsys, d.dir)
 	if err != nil {
 		return nil, fmt.Errorf("read migrations: %w", err)
 	}
@@ -254,7 +326,7 @@ func loadMigrations() ([]migration, error) {
 			return nil, fmt.Errorf("migrations %q and %q share version %d", prev, e.Name(), v)
 		}
 		seen[v] = e.Name()
-		body, err := migrationFS.ReadFile("migrations/" + e.Name())
+		body, err := fs.ReadFile(d.fsys, d.dir+"/"+e.Name())
 		if err != nil {
 			return nil, fmt.Errorf("read migration %q: %w", e.Name(), err)
 		}
@@ -266,13 +338,17 @@ func loadMigrations() ([]migration, error) {
 
 // migrate applies every pending migration, each in its own transaction.
 // Concurrent openers are safe: the version check happens inside the
-// IMMEDIATE transaction.
+// transaction, which holds SQLite's write lock (IMMEDIATE) or, on
+// PostgreSQL, an advisory lock of the migrations.
 func (s *Store) migrate(ctx context.Context, ms []migration) error {
 	err := s.inTx(ctx, func(tx *txn) error {
+		if err := tx.advisoryLock(ctx, lockMigrate); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    INTEGER PRIMARY KEY,
 			name       TEXT NOT NULL,
-			applied_at INTEGER NOT NULL
+			applied_at BIGINT NOT NULL
 		)`)
 		return err
 	})
@@ -288,6 +364,9 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 	}
 	for _, m := range ms {
 		err := s.inTx(ctx, func(tx *txn) error {
+			if err := tx.advisoryLock(ctx, lockMigrate); err != nil {
+				return err
+			}
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
 				return err
@@ -315,6 +394,9 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 // unchanged. Like every txn, fn's statements run to completion whatever
 // becomes of ctx.
 func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
+	if s.pw != nil {
+		return s.pw.do(ctx, fn)
+	}
 	return s.w.do(ctx, fn)
 }
 
@@ -346,22 +428,18 @@ func opError(op string, err error) error {
 // inReadTx runs fn in one read-only (deferred) transaction.
 // Like inTx, it does not pass ctx's cancellation to the database.
 func (s *Store) inReadTx(ctx context.Context, fn func(tx *txn) error) error {
-	tx, err := s.db.BeginTx(context.WithoutCancel(ctx), &sql.TxOptions{ReadOnly: true})
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	return fn(&txn{q: tx, tx: tx, st: s.stmts})
-}
-
-// isUniqueViolation reports whether err is a UNIQUE or PRIMARY KEY
-// constraint failure.
-func isUniqueViolation(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	qctx := context.Background()
+	if s.e.pg {
+		qctx = ctx
 	}
-	return false
+	return fn(&txn{q: tx, tx: tx, st: s.stmts, e: s.e, ctx: qctx})
 }
 
 func toDB(t time.Time) int64 { return t.UTC().UnixNano() }

@@ -251,7 +251,9 @@ func (s *Store) lookupToken(ctx context.Context, want []byte) (*Principal, error
 		runner, attempt, discussion, project, room, message, task, tls sql.NullString
 		expires, revoked, runnerRevoked                                sql.NullInt64
 	)
-	err := s.stmts.get(stAuthenticate).QueryRowContext(context.WithoutCancel(ctx), want).Scan(&stored, &kind, &agent, &owner, &runner,
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	err := s.stmts.get(stAuthenticate).QueryRowContext(ctx, want).Scan(&stored, &kind, &agent, &owner, &runner,
 		&attempt, &discussion, &project, &room, &message, &task, &tls, &expires, &revoked, &runnerRevoked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrUnknownToken
@@ -305,7 +307,7 @@ func (s *Store) RevokeToken(ctx context.Context, token string) error {
 		if n == 0 {
 			return ErrUnknownToken
 		}
-		return nil
+		return tx.notifyCaches(ctx)
 	})
 	if err != nil {
 		return fmt.Errorf("store: revoke token: %w", err)
@@ -331,7 +333,10 @@ func (s *Store) RevokeRunner(ctx context.Context, runnerID string) error {
 		// runner row from now on.
 		_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE runner = ? AND kind = 'runner' AND revoked_at IS NULL`,
 			now, runnerID)
-		return err
+		if err != nil {
+			return err
+		}
+		return tx.notifyCaches(ctx)
 	})
 	if err != nil {
 		return fmt.Errorf("store: revoke runner: %w", err)

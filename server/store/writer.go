@@ -164,7 +164,7 @@ func (w *writer) prepare(ctx context.Context, strict bool, shared *statements) e
 		w.st = shared // prepared on the same single connection
 		return nil
 	}
-	st, err := prepareStatements(ctx, w.conn, strict)
+	st, err := prepareStatements(ctx, w.conn, sqliteEngine, strict)
 	w.st = st
 	return err
 }
@@ -401,7 +401,7 @@ func (w *writer) begin() (tx *txn, ctl func(int) error, end func(commit bool) er
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return &txn{q: t, tx: t, st: w.st}, func(i int) error {
+		return &txn{q: t, tx: t, st: w.st, e: sqliteEngine, ctx: ctx}, func(i int) error {
 				_, err := t.ExecContext(ctx, ctlSQL[i])
 				return err
 			}, func(commit bool) error {
@@ -421,7 +421,7 @@ func (w *writer) begin() (tx *txn, ctl func(int) error, end func(commit bool) er
 			return nil, nil, nil, err
 		}
 	}
-	return &txn{q: w.conn, st: w.st}, func(i int) error {
+	return &txn{q: w.conn, st: w.st, e: sqliteEngine, ctx: ctx}, func(i int) error {
 			_, err := w.ctl[i].ExecContext(ctx)
 			return err
 		}, func(commit bool) error {
