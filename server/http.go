@@ -41,7 +41,8 @@ const (
 // Host header (DNS rebinding).
 func (s *Server) Handler() http.Handler {
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.cfg.MaxBodyBytes, Logger: s.log, SessionTimeout: s.cfg.SessionIdleTimeout})
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.cfg.MaxBodyBytes, Logger: s.log, SessionTimeout: s.cfg.SessionIdleTimeout,
+			Stateless: s.cfg.Stateless})
 	bearer := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    s.cfg.BaseURL + PathMetadata,
 		AllowMissingExpiration: true, // the store checks expiry on its own clock
@@ -120,13 +121,14 @@ func splitHostPort(hostport, def string) (host, port string) {
 //     and checked by readMessages (a parse error or invalid request is
 //     answered here, HTTP 400), a batch of more than cfg.MaxBatch
 //     messages too;
-//   - a request that opens no session and is not an initialize (a
-//     tools/call sent first) is answered JSON-RPC -32600 and HTTP 400
-//     (the go-sdk alone would answer code 0, which no client can read),
-//     each message of a batch alike;
-//   - an initialize (of any protocol: the go-sdk refuses the sessionless
-//     one's, and the reservation is then given back) while
-//     cfg.MaxSessions sessions are open or about to open is answered 503;
+//   - unless the server is stateless (cfg.Stateless), a request that
+//     opens no session and is not an initialize (a tools/call sent
+//     first) is answered JSON-RPC -32600 and HTTP 400 (the go-sdk alone
+//     would answer code 0, which no client can read), each message of a
+//     batch alike; and an initialize (of any protocol: the go-sdk refuses
+//     the sessionless one's, and the reservation is then given back)
+//     while cfg.MaxSessions sessions are open or about to open is
+//     answered 503;
 //   - the POST is then handed to the go-sdk with the very bytes that were
 //     checked. It counts as in flight (Drain waits for it) from the start.
 func (s *Server) frontDoor(h http.Handler) http.Handler {
@@ -168,9 +170,10 @@ func (s *Server) frontDoor(h http.Handler) http.Handler {
 			rerr.write(w)
 			return
 		}
-		if r.Header.Get("Mcp-Session-Id") == "" {
+		if !s.cfg.Stateless && r.Header.Get("Mcp-Session-Id") == "" {
 			// Every message of a batch, as of a single message: a batch
 			// must not open a session that a single initialize could not.
+			// (A stateless server opens none: every POST stands alone.)
 			reserved := false
 			for i := range msgs {
 				m := &msgs[i]

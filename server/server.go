@@ -70,16 +70,25 @@ const (
 	// DefaultShutdownGrace bounds how long a shutdown waits for calls in
 	// flight.
 	DefaultShutdownGrace = 10 * time.Second
+	// DefaultDBConns bounds the connections to PostgreSQL of one server.
+	DefaultDBConns = store.DefaultMaxConns
+	// DefaultDBTimeout bounds one operation on PostgreSQL: a database
+	// that is down fails a call within it.
+	DefaultDBTimeout = store.DefaultTimeout
 )
 
 // Config configures a Server. The zero value is an in-memory server with
 // the seed world.
 type Config struct {
-	// DB is the database: a file path, or ":memory:" (the default).
+	// DB is the database: a SQLite file path, ":memory:" (the default),
+	// or a PostgreSQL URL (postgres:// or postgresql://), which several
+	// servers may share as replicas (store.Open).
 	DB string
 	// Fixture, if set, is a world (see spec/world/FIXTURE.md) added to
 	// the database instead of seeding an empty one; an id it shares with
-	// the world already there is an error (store.ErrExists).
+	// the world already there is an error (store.ErrExists), and the very
+	// fixture loaded already (by an earlier start, or another replica) is
+	// not loaded again (FixtureLoadedBefore).
 	Fixture io.Reader
 	// LaunchTimeout is how long an execution credential lives
 	// (store.DefaultLaunchTimeout when zero).
@@ -112,6 +121,12 @@ type Config struct {
 	MaxBatch                int
 	MaxNumberDigits         int
 	ShutdownGrace           time.Duration
+	DBConns                 int
+	DBTimeout               time.Duration
+	// Stateless serves MCP's streamable HTTP without sessions: every
+	// POST stands alone, so that any replica answers any request (the
+	// go-sdk's stateless mode; server/README.md, "Replicas").
+	Stateless bool
 	// BaseURL is the server's public base URL (e.g. http://127.0.0.1:8080),
 	// used to make the protected-resource metadata absolute; when empty
 	// they are paths.
@@ -137,7 +152,14 @@ type Server struct {
 
 	stop func()         // ends the background work (session checks)
 	bg   sync.WaitGroup // the background work
+
+	loadedBefore bool // cfg.Fixture was in the database already
 }
+
+// FixtureLoadedBefore reports whether Config.Fixture was not loaded
+// because the database held it already: an earlier start, or another
+// replica, loaded it (and issued its tokens).
+func (s *Server) FixtureLoadedBefore() bool { return s.loadedBefore }
 
 // New opens the database, adds cfg.Fixture's world to it or seeds it when
 // it is empty, and builds the MCP server. issued holds the agent and runner
@@ -159,7 +181,8 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 		return nil, nil, fmt.Errorf("compile schemas: %w", err)
 	}
 	st, err := store.Open(ctx, cfg.DB, store.Options{Now: cfg.Now, LaunchTimeout: cfg.LaunchTimeout,
-		ExecutionTools: names(executionTools), DiscussionTools: names(discussionTools)})
+		ExecutionTools: names(executionTools), DiscussionTools: names(discussionTools),
+		Timeout: cfg.DBTimeout, MaxConns: cfg.DBConns, Logger: cfg.Logger})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,9 +191,12 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 			st.Close()
 		}
 	}()
-	// The seed fills an empty database only, so a restart keeps the world
-	// and issues no new tokens. A fixture is added to whatever world is
-	// there, never skipped: an id it shares with that world is an error.
+	// The seed fills an empty database only, so a restart (or another
+	// replica) keeps the world and issues no new tokens. A fixture is
+	// added to whatever world is there, unless the database holds that
+	// very fixture already: an id it shares with another world is an
+	// error.
+	var loadedBefore bool
 	has, err := st.HasWorld(ctx)
 	switch {
 	case err != nil:
@@ -180,13 +206,16 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 		if has && errors.Is(err, store.ErrExists) {
 			err = fmt.Errorf("%w; the database already held a world, which a fixture adds to: to serve that world, start without the fixture; to serve the fixture's world alone, start on a new database", err)
 		}
+		if errors.Is(err, store.ErrLoaded) {
+			loadedBefore, err = true, nil
+		}
 	case !has:
 		issued, err = st.SeedDefault(ctx)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	s = &Server{store: st, log: cfg.Logger, cfg: cfg}
+	s = &Server{store: st, log: cfg.Logger, cfg: cfg, loadedBefore: loadedBefore}
 	s.sessions = newSessions(cfg.MaxSessionsPerPrincipal, cfg.MaxSessions, cfg.Logger)
 	s.mcp = newMCPServer()
 	s.mcp.AddReceivingMiddleware(s.sessions.middleware)
@@ -235,6 +264,10 @@ var limits = []limit{
 		func(c *Config) any { return &c.MaxNumberDigits }, DefaultMaxNumberDigits},
 	{"shutdown-grace", "how long a shutdown waits for calls in flight",
 		func(c *Config) any { return &c.ShutdownGrace }, DefaultShutdownGrace},
+	{"db-conns", "PostgreSQL: connections to the database (one more listens for the other replicas' changes)",
+		func(c *Config) any { return &c.DBConns }, DefaultDBConns},
+	{"db-timeout", "PostgreSQL: how long one call may wait for the database before it fails",
+		func(c *Config) any { return &c.DBTimeout }, DefaultDBTimeout},
 }
 
 // withDefaults sets every limit that is zero or less to its default.

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/fsx"
@@ -55,13 +56,15 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs := flag.NewFlagSet("prickled", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
-	db := fs.String("db", "prickled.db", "SQLite database `FILE`, or :memory:")
+	db := fs.String("db", "prickled.db", "the database: a SQLite `FILE`, :memory:, or a PostgreSQL URL (postgres://...; the PG* variables and ~/.pgpass fill in what it leaves out), which replicas share")
 	fixture := fs.String("fixture", "", "add the world described in `FILE` (spec/world/FIXTURE.md) to the database, instead of seeding an empty one")
 	tokensOut := fs.String("tokens-out", "", "write the new tokens as JSON to `FILE` (mode 0600) instead of printing them")
 	launch := fs.Duration("launch-timeout", store.DefaultLaunchTimeout, "lifetime of an execution credential")
 	stdio := fs.Bool("stdio", false, "serve MCP on standard input and output; the caller's token is $PRICKLE_TOKEN")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text")
 	version := fs.Bool("version", false, "print prickled's version and exit")
+	var stateless autoBool
+	fs.Var(&stateless, "stateless", "serve MCP without sessions, so that any replica answers any request (default: on with PostgreSQL, off with SQLite)")
 	var cfg server.Config
 	fs.Func("allow-origin", "also allow browser requests from `ORIGIN` (scheme://host[:port]; repeatable)", func(v string) error {
 		cfg.AllowedOrigins = append(cfg.AllowedOrigins, v)
@@ -98,6 +101,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	logger := slog.New(lh)
 	cfg.DB, cfg.LaunchTimeout, cfg.Logger = *db, *launch, logger
+	cfg.Stateless = stateless.or(store.IsPostgres(*db))
 	// What can be checked before anything is created is checked first: a
 	// world must not be seeded with tokens that cannot be shown.
 	stdioToken := os.Getenv("PRICKLE_TOKEN")
@@ -137,7 +141,10 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *stdio {
 		tokOut = stderr
 	}
-	if err := showTokens(tokOut, *tokensOut, *db, *fixture != "", issued); err != nil {
+	if srv.FixtureLoadedBefore() {
+		fmt.Fprintf(tokOut, "prickled: %s holds the world of %s already (an earlier start, or another replica, loaded it): not loaded again, no new tokens\n",
+			store.Redact(*db), *fixture)
+	} else if err := showTokens(tokOut, *tokensOut, *db, *fixture != "", issued); err != nil {
 		return fail(err)
 	}
 
@@ -148,13 +155,46 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return 0
 	}
 
-	logger.Info("listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+server.PathMCP, "db", *db,
+	logger.Info("listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+server.PathMCP, "db", store.Redact(*db), "stateless", cfg.Stateless,
 		"version", cmdline.Version())
 	if err := srv.Serve(ctx, ln); err != nil {
 		return fail(err)
 	}
 	logger.Info("stopped")
 	return 0
+}
+
+// autoBool is a boolean flag whose default is decided later, from other
+// flags, unless the command line sets it.
+type autoBool struct {
+	set, v bool
+}
+
+func (b *autoBool) String() string {
+	if b == nil || !b.set {
+		return "auto"
+	}
+	return strconv.FormatBool(b.v)
+}
+
+func (b *autoBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	b.set, b.v = true, v
+	return nil
+}
+
+// IsBoolFlag lets the flag stand alone (--stateless).
+func (b *autoBool) IsBoolFlag() bool { return true }
+
+// or is the flag's value, or def when the command line did not set it.
+func (b *autoBool) or(def bool) bool {
+	if b.set {
+		return b.v
+	}
+	return def
 }
 
 // showTokens shows the tokens created now, once: written to tokensOut
@@ -168,7 +208,7 @@ func showTokens(w io.Writer, tokensOut, db string, fixture bool, issued []store.
 			fmt.Fprintln(w, "prickled: the fixture holds no agents or runners: no new tokens")
 			return nil
 		}
-		fmt.Fprintf(w, "prickled: %s already holds a world; its tokens were shown when it was created.\n", db)
+		fmt.Fprintf(w, "prickled: %s already holds a world; its tokens were shown when it was created.\n", store.Redact(db))
 		fmt.Fprintf(w, "prickled: a new token: %s; one in place of a lost or leaked one: %s\n",
 			tokenCommand("issue", db, "", ""), tokenCommand("rotate", db, "", ""))
 		return nil

@@ -978,15 +978,35 @@ func TestFixtureOnAWorld(t *testing.T) {
 		t.Errorf("the added fixture's token was not shown:\n%s", out)
 	}
 
-	// The same fixture again: its ids collide; nothing starts.
-	_, stderr, code := execBinary("", "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
+	// The same fixture again (a restart, or another replica): the world
+	// is there already; it serves it, and shows no tokens.
+	p = start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
+	if again := claim(p, runnerTok); again != first {
+		t.Errorf("the same fixture again: the claim replays to %s, want %s", again, first)
+	}
+	stop(p)
+	if out := p.stdout.String(); !strings.Contains(out, "holds the world of "+fixture+" already") ||
+		!strings.Contains(out, "not loaded again, no new tokens") || strings.Contains(out, store.TokenPrefix) {
+		t.Errorf("the same fixture again printed:\n%s", out)
+	}
+
+	// Another fixture with the same ids: they collide; nothing starts.
+	b, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "world.json")
+	if err := os.WriteFile(other, append(b, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := execBinary("", "--addr", "127.0.0.1:0", "--db", db, "--fixture", other)
 	if code != 1 {
-		t.Fatalf("the same fixture again: exit %d, want 1; stderr:\n%s", code, stderr)
+		t.Fatalf("a fixture of the same ids: exit %d, want 1; stderr:\n%s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
-	want := "prickled: " + fixture + ":4:14: fixture: $.projects[0].slug: project website-v2 already exists"
+	want := "prickled: " + other + ":4:14: fixture: $.projects[0].slug: project website-v2 already exists"
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "start without the fixture") {
-		t.Errorf("the same fixture again: stderr\n%s\nwant one line starting %q and saying how to go on", stderr, want)
+		t.Errorf("a fixture of the same ids: stderr\n%s\nwant one line starting %q and saying how to go on", stderr, want)
 	}
 
 	// Without --fixture: the world as it is, no new tokens, and the way to one.

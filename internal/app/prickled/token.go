@@ -17,7 +17,7 @@ import (
 )
 
 // tokenUsage describes "prickled token".
-const tokenUsage = `usage: prickled token issue|rotate --agent OWNER/NAME [--runner ID] [--db FILE] [--tokens-out FILE]
+const tokenUsage = `usage: prickled token issue|rotate --agent OWNER/NAME [--runner ID] [--db FILE|URL] [--tokens-out FILE]
 
 Issue or rotate an agent's or a runner's token in a database that already
 holds a world. The new token is shown once: printed, or added to the
@@ -28,8 +28,8 @@ tokens file --tokens-out names (mode 0600). It is stored only as a hash.
   rotate  a new token in place of the earlier ones, which are revoked: the
           agent's, or, with --runner, those of runner ID (paired to the
           agent). A prickled serving the same database refuses the revoked
-          ones within a second. Credentials already minted live out their
-          time.
+          ones at once on PostgreSQL, within a second on SQLite.
+          Credentials already minted live out their time.
 
 Flags:`
 
@@ -39,7 +39,7 @@ Flags:`
 func tokenCommand(action, db, agent, runner string) string {
 	c := "prickled token " + action
 	if db != "prickled.db" {
-		c += " --db " + shellQuote(db)
+		c += " --db " + shellQuote(store.Redact(db))
 	}
 	if agent == "" {
 		return c + " --agent OWNER/NAME [--runner ID]"
@@ -72,7 +72,7 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	action := args[0]
 	fs := flag.NewFlagSet("prickled token "+action, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", "prickled.db", "the SQLite database `FILE` of the world")
+	db := fs.String("db", "prickled.db", "the database of the world: a SQLite `FILE`, or a PostgreSQL URL")
 	agent := fs.String("agent", "", "the agent, `OWNER/NAME` (required)")
 	runner := fs.String("runner", "", "a runner `ID`: its token instead of the agent's")
 	tokensOut := fs.String("tokens-out", "", "add the new token to the tokens `FILE` (mode 0600; on rotate, in place of the revoked ones) instead of printing it")
@@ -167,7 +167,7 @@ func openWorld(ctx context.Context, db string) (*store.Store, error) {
 	if db == ":memory:" {
 		return nil, errors.New("--db :memory: holds no world: name the database file the server uses")
 	}
-	if !strings.HasPrefix(db, "file:") {
+	if !strings.HasPrefix(db, "file:") && !store.IsPostgres(db) {
 		if _, err := os.Stat(db); err != nil {
 			return nil, fmt.Errorf("no database: %w", err)
 		}
@@ -178,7 +178,7 @@ func openWorld(ctx context.Context, db string) (*store.Store, error) {
 	}
 	has, err := st.HasWorld(ctx)
 	if err == nil && !has {
-		err = fmt.Errorf("%s holds no world yet: start prickled on it first", db)
+		err = fmt.Errorf("%s holds no world yet: start prickled on it first", store.Redact(db))
 	}
 	if err != nil {
 		st.Close()
