@@ -96,6 +96,19 @@ func (c *Clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// FreeToolName returns name, or the first of name_2, name_3, … that taken
+// reports free. A test that adds its own page to the bundled ones takes
+// its tool's name from it, with taken reporting the names the bundled
+// pages use: were the name fixed, a real page arriving under it would make
+// two pages document one tool, and the test fail for it.
+func FreeToolName(name string, taken func(string) bool) string {
+	free := name
+	for i := 2; taken(free); i++ {
+		free = name + "_" + strconv.Itoa(i)
+	}
+	return free
+}
+
 // NamesTool reports whether a line of a conformance run's output (what is
 // missing, say) names the tool: as a word, before a sentence ID's "#", or
 // with "'s".
