@@ -10,16 +10,20 @@ import (
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/spec"
 )
 
 // newToolSpec is the bundled spec plus a page for newTool: a copy of
-// discover_team_agents' page under a name no page documents yet, as a doc
-// writer adds a page.
-const newTool = "stub_probe_tool"
-
-func newToolSpec(t *testing.T) *spec.Spec {
+// discover_team_agents' page under a name no bundled page documents, as a
+// doc writer adds a page.
+func newToolSpec(t *testing.T) (sp *spec.Spec, newTool string) {
 	t.Helper()
+	bundled, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newTool = testkit.FreeToolName("stub_probe_tool", func(n string) bool { return bundled.Tool(n) != nil })
 	var srcs []spec.Source
 	for _, s := range spec.Bundled() {
 		srcs = append(srcs, s)
@@ -28,11 +32,10 @@ func newToolSpec(t *testing.T) *spec.Spec {
 			srcs = append(srcs, spec.Source{File: "spec/reference/" + newTool + ".md", Src: page})
 		}
 	}
-	sp, _, err := spec.LoadLinted(srcs)
-	if err != nil {
+	if sp, _, err = spec.LoadLinted(srcs); err != nil {
 		t.Fatal(err)
 	}
-	return sp
+	return sp, newTool
 }
 
 // TestNewToolStubIsNotCertified is issue 11's first finding: a server that
@@ -40,7 +43,7 @@ func newToolSpec(t *testing.T) *spec.Spec {
 // (not_implemented) passes every derived case of that tool, in both
 // profiles; the run must still not certify it, and must say why.
 func TestNewToolStubIsNotCertified(t *testing.T) {
-	sp := newToolSpec(t)
+	sp, newTool := newToolSpec(t)
 	scripts, _, err := conformance.Suite(sp)
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,11 @@ package gen
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/prickle-dev/prickle/spec/specdiff"
 )
@@ -47,6 +49,17 @@ func page(t *testing.T, tool string) []byte {
 	return nil
 }
 
+// newPage is a page a doc writer adds to s's pages: discover_team_agents'
+// under a name, from name, that s's catalog does not list.
+func newPage(t *testing.T, s *spec.Spec, name string) (tool string, src spec.Source) {
+	t.Helper()
+	tool = testkit.FreeToolName(name, func(n string) bool {
+		return slices.ContainsFunc(s.Catalog, func(e spec.CatalogEntry) bool { return e.Name == n })
+	})
+	return tool, spec.Source{File: "spec/reference/" + tool + ".md",
+		Src: bytes.ReplaceAll(page(t, "discover_team_agents"), []byte("discover_team_agents"), []byte(tool))}
+}
+
 func loaded(t *testing.T, srcs []spec.Source) *spec.Spec {
 	t.Helper()
 	s, _, err := spec.LoadLinted(srcs)
@@ -62,11 +75,8 @@ func TestAPIChanges(t *testing.T) {
 	if err != nil || len(same) != 0 {
 		t.Fatalf("a spec against itself: %v, %v", same, err)
 	}
-	// A tool no bundled page documents, whatever pages arrive.
-	newTool, newGo := "new_tool", "NewTool"
-	for i := 'a'; base.Tool(newTool) != nil; i++ {
-		newTool, newGo = "new_tool_"+string(i), "NewTool"+strings.ToUpper(string(i))
-	}
+	newTool, newSrc := newPage(t, base, "new_tool")
+	newGo := camel(newTool)
 	for _, c := range []struct {
 		name string
 		srcs []spec.Source
@@ -92,8 +102,7 @@ func TestAPIChanges(t *testing.T) {
 		want: []string{"constant ClaimDiscussionOutputRoleCombine of type ClaimDiscussionOutputRole is gone [go-const-removed]"},
 	}, {
 		name: "new page: Handler gains a method",
-		srcs: append(spec.Bundled(), spec.Source{File: "spec/reference/" + newTool + ".md", Src: bytes.ReplaceAll(
-			page(t, "discover_team_agents"), []byte("discover_team_agents"), []byte(newTool))}),
+		srcs: append(spec.Bundled(), newSrc),
 		want: []string{newTool + ".md:7:1: GO-API " + newTool + " go Handler." + newGo + ": Handler gains method " + newGo},
 	}} {
 		t.Run(c.name, func(t *testing.T) {

@@ -269,18 +269,14 @@ func BenchmarkGeneratePipeline(b *testing.B) {
 // longer equals the catalog.
 func TestNewPageKeepsTypes(t *testing.T) {
 	before := generateAll(t, spec.Bundled(), "api")
-	var page []byte
-	for _, s := range spec.Bundled() {
-		if strings.HasSuffix(s.File, "/discover_team_agents.md") {
-			page = bytes.ReplaceAll(s.Src, []byte("discover_team_agents"), []byte("list_team_rooms"))
-		}
+	base, err := spec.LoadBundled()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if page == nil {
-		t.Fatal("no discover_team_agents page to copy")
-	}
-	after := generateAll(t, append(spec.Bundled(), spec.Source{File: "list_team_rooms.md", Src: page}), "api")
-	if !bytes.Contains(after["catalog.go"], []byte(`ToolListTeamRooms ToolName = "list_team_rooms"`)) &&
-		!bytes.Contains(after["catalog.go"], []byte(`ToolListTeamRooms = "list_team_rooms"`)) {
+	tool, src := newPage(t, base, "list_team_rooms")
+	after := generateAll(t, append(spec.Bundled(), src), "api")
+	if c := "Tool" + camel(tool); !bytes.Contains(after["catalog.go"], []byte(c+` ToolName = "`+tool+`"`)) &&
+		!bytes.Contains(after["catalog.go"], []byte(c+` = "`+tool+`"`)) {
 		t.Fatalf("the new tool is not in the catalog:\n%s", after["catalog.go"])
 	}
 	// Every declaration of the old API is in the new one as it was.

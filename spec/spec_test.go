@@ -148,7 +148,9 @@ func TestDeterminism(t *testing.T) {
 	srcs := Bundled()
 	// More pages than the three bundled ones make shuffling meaningful:
 	// add renamed copies (a tie in the shared text, drift, a catalog).
+	bundled, _ := bundledSpec(t, srcs)
 	for i, name := range []string{"alpha_tool", "zulu_tool", "mike_tool"} {
+		name = testkit.FreeToolName(name, func(n string) bool { return bundled.Tool(n) != nil })
 		src := bytes.ReplaceAll(srcs[i].Src, []byte(toolOfSrc(t, srcs[i])), []byte(name))
 		srcs = append(srcs, Source{File: "extra/" + name + ".md", Src: src})
 	}
