@@ -21,6 +21,8 @@ func TestInstanceOfEveryPage(t *testing.T) {
 		dirs = append(dirs, m...)
 	}
 	n := 0
+	// Each folder alone: a folder's tools may have pages in another
+	// (testdata/grow/README.txt).
 	for _, dir := range dirs {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			continue
