@@ -89,6 +89,7 @@ func TestPagesGrow(t *testing.T) {
 			if renamed, _ := spec.ParsePage(p, src); renamed.Tool != tool {
 				t.Fatalf("%s renamed to %s documents %q", p, tool, renamed.Tool)
 			}
+			t.Logf("%s joins as %s: spec/reference documents %s", filepath.Base(p), tool, page.Tool)
 		}
 		if err := os.WriteFile(filepath.Join(dst, "spec", "reference", tool+".md"), src, 0o644); err != nil {
 			t.Fatal(err)
