@@ -60,14 +60,16 @@
 //     say (lengths, patterns): the MCP layer validates them first, and a
 //     second rule in the store would drift from the schema's.
 //   - Read caches (cache.go): agent and runner principals by token hash
-//     (Authenticate runs on every HTTP request), and each project's team
-//     directory and each person's memberships (discover_team_agents,
-//     whose refusals the memberships alone decide, so that a project the
-//     caller may not see and one that does not exist cost the same).
-//     Changes through the Store
-//     (RevokeToken, RevokeRunner, loading a world) take effect at once; a
-//     change made behind the Store's back (SQL on the same file) is seen
-//     within a second. Credentials are never cached.
+//     (Authenticate runs on every HTTP request; SQLite only: PostgreSQL's
+//     replicas read every token, so that a revocation on one is seen on
+//     all at once), and each project's team directory and each person's
+//     memberships (discover_team_agents, whose refusals the memberships
+//     alone decide, so that a project the caller may not see and one
+//     that does not exist cost the same). Changes through the Store
+//     (RevokeToken, RevokeRunner, loading a world) take effect at once;
+//     on SQLite a change made behind the Store's back (SQL on the same
+//     file, another process) is seen within a second; on PostgreSQL the
+//     other stores are notified. Credentials are never cached.
 //   - Writing transactions begin IMMEDIATE, on one connection of the
 //     writer's own (writer.go; readers have a pool). The writes that wait
 //     for the writer share a transaction (group commit): each runs in a
