@@ -32,6 +32,16 @@ import (
 //   - Every operation runs under Options.Timeout, from waiting for a
 //     connection to the commit: a database that is down or unreachable
 //     fails a call within it, never holds it.
+//   - The pool's connections outlive PostgreSQL's sessions: one that the
+//     server ended while it idled in the pool (a restart, a failover,
+//     pg_terminate_backend) fails the first statement sent on it, at
+//     once. database/sql pings a connection before reuse only after it
+//     idled a second, and retries a failure only when the driver says
+//     nothing was sent, which pgx says of few of these. So an operation
+//     whose first statement fails on a connection PostgreSQL had closed
+//     runs again on another (firstOnConn): nothing of it ran, and each
+//     such failure drops its connection from the pool, so that within
+//     MaxConns+1 tries one is dialled anew.
 //   - No principal is cached: every authentication reads the database,
 //     so a token revoked or a credential replaced on one replica stops
 //     working on every replica the moment its transaction commits.
@@ -96,7 +106,7 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*Store, error)
 	}
 	s := &Store{db: db, wdb: db, e: e, opts: opts, id: id,
 		executionTools: toolsJSON(opts.ExecutionTools), discussionTools: toolsJSON(opts.DiscussionTools)}
-	s.pw = &pgWriter{db: db, e: e, timeout: opts.Timeout, storeID: id}
+	s.pw = &pgWriter{db: db, e: e, timeout: opts.Timeout, maxConns: opts.MaxConns, storeID: id}
 	pctx, cancel := s.opContext(ctx)
 	err = db.PingContext(pctx)
 	cancel()
@@ -138,11 +148,12 @@ func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelF
 
 // pgWriter runs the write transactions of a PostgreSQL store.
 type pgWriter struct {
-	db      *sql.DB
-	e       *engine
-	st      *statements
-	timeout time.Duration
-	storeID string // the store's id, for its notifications
+	db       *sql.DB
+	e        *engine
+	st       *statements
+	timeout  time.Duration
+	maxConns int
+	storeID  string // the store's id, for its notifications
 
 	mu     sync.RWMutex // closed, against new transactions
 	closed bool
@@ -176,20 +187,22 @@ func (w *pgWriter) do(ctx context.Context, fn func(tx *txn) error) error {
 func (w *pgWriter) try(ctx context.Context, fn func(tx *txn) error) error {
 	actx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	conn, err := w.db.Conn(actx)
+	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), w.timeout)
+	defer tcancel()
+	var tx *sql.Tx
+	conn, err := firstOnConn(w.db, w.maxConns, actx, tctx, func(conn *sql.Conn) (err error) {
+		if tx, err = conn.BeginTx(tctx, nil); err != nil {
+			err = fmt.Errorf("begin: %w", err)
+		}
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("connect: %w", err)
+		return err
 	}
 	defer conn.Close()
-	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), w.timeout)
-	defer tcancel()
-	tx, err := conn.BeginTx(tctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
 	ferr, p := runWork(fn, &txn{q: tx, tx: tx, st: w.st, e: w.e, ctx: tctx, storeID: w.storeID})
 	if p != nil {
 		tx.Rollback()
@@ -203,6 +216,46 @@ func (w *pgWriter) try(ctx context.Context, fn func(tx *txn) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// firstOnConn takes a connection of the pool, waiting while wait lasts,
+// and runs first, an operation's first statement, on it. When first
+// fails on a connection that PostgreSQL had closed (the top of this
+// file says why that happens), and run, the operation's context, has
+// not ended (pgx closes a connection whose statement ran out of time
+// too), first runs again on another connection, at most maxConns times
+// more. It returns the connection, for the rest of the operation, which
+// the caller closes; on failure it has closed it.
+func firstOnConn(db *sql.DB, maxConns int, wait, run context.Context, first func(conn *sql.Conn) error) (*sql.Conn, error) {
+	for lost := 0; ; lost++ {
+		conn, err := db.Conn(wait)
+		if err != nil {
+			return nil, fmt.Errorf("connect: %w", err)
+		}
+		err = first(conn)
+		if err == nil {
+			return conn, nil
+		}
+		again := lost < maxConns && run.Err() == nil && connClosed(conn)
+		conn.Close()
+		if !again {
+			return nil, err
+		}
+	}
+}
+
+// connClosed reports whether conn's connection to PostgreSQL is closed:
+// pgx closes one whose socket failed, and database/sql one the driver
+// called bad.
+func connClosed(conn *sql.Conn) bool {
+	closed := false
+	err := conn.Raw(func(dc any) error {
+		if c, ok := dc.(*stdlib.Conn); ok {
+			closed = c.Conn().IsClosed()
+		}
+		return nil
+	})
+	return closed || err != nil // an error: database/sql closed it
 }
 
 // close refuses new transactions and waits for those running.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +63,70 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waited %v for %s", d, what)
 		}
+	}
+}
+
+// PostgreSQL only: the pool's idle connections outlive PostgreSQL's
+// sessions. Once the server has ended them (a restart; here too
+// pg_terminate_backend, as a failover or an operator would) the next
+// calls, of every kind, succeed: none fails on a connection that
+// PostgreSQL had closed while it idled in the pool.
+func TestPostgresStaleConnections(t *testing.T) {
+	c := pgtest.Start(t)
+	for _, how := range []string{"restart", "terminate"} {
+		t.Run(how, func(t *testing.T) {
+			name := c.NewDatabase(t)
+			s := openT(t, c.DSN(name), newClock())
+			issued, err := s.SeedDefault(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok := tokenOf(t, issued, KindRunner, seed.BuilderAgent)
+			runner := auth(t, s, tok)
+			// Fill the pool with idle connections, each used just now, and
+			// twice (database/sql pings a connection before reuse when it
+			// was never reset, or idled a second: on a machine stalled that
+			// long the test passes regardless).
+			const idle = 6
+			for range 2 {
+				conns := make([]*sql.Conn, idle)
+				for i := range conns {
+					if conns[i], err = s.db.Conn(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, conn := range conns {
+					if err := conn.PingContext(ctx); err != nil {
+						t.Fatal(err)
+					}
+					conn.Close()
+				}
+			}
+			switch how {
+			case "restart":
+				c.Kill()
+				if err := c.Restart(); err != nil {
+					t.Fatal(err)
+				}
+			case "terminate":
+				if err := c.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '` + name + `'`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range idle + 1 {
+				if _, err := s.ClaimTask(ctx, runner, seed.TaskID, "k", nil); err != nil {
+					t.Errorf("claim %d after the %s: %v", i, how, err)
+				}
+				if _, err := s.Authenticate(ctx, tok); err != nil {
+					t.Errorf("authenticate %d after the %s: %v", i, how, err)
+				}
+				if _, err := s.DiscoverTeamAgents(ctx, runner, seed.Project); err != nil {
+					t.Errorf("discover %d after the %s: %v", i, how, err)
+				}
+				if _, err := s.HasWorld(ctx); err != nil {
+					t.Errorf("has world %d after the %s: %v", i, how, err)
+				}
+			}
+		})
 	}
 }

@@ -430,16 +430,28 @@ func opError(op string, err error) error {
 func (s *Store) inReadTx(ctx context.Context, fn func(tx *txn) error) error {
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	ro := &sql.TxOptions{ReadOnly: true}
+	if s.e.pg {
+		var tx *sql.Tx
+		conn, err := firstOnConn(s.db, s.opts.MaxConns, ctx, ctx, func(conn *sql.Conn) (err error) {
+			if tx, err = conn.BeginTx(ctx, ro); err != nil {
+				err = fmt.Errorf("begin: %w", err)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		defer tx.Rollback() //nolint:errcheck // read-only
+		return fn(&txn{q: tx, tx: tx, st: s.stmts, e: s.e, ctx: ctx})
+	}
+	tx, err := s.db.BeginTx(ctx, ro)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	qctx := context.Background()
-	if s.e.pg {
-		qctx = ctx
-	}
-	return fn(&txn{q: tx, tx: tx, st: s.stmts, e: s.e, ctx: qctx})
+	return fn(&txn{q: tx, tx: tx, st: s.stmts, e: s.e, ctx: context.Background()})
 }
 
 func toDB(t time.Time) int64 { return t.UTC().UnixNano() }

@@ -253,8 +253,25 @@ func (s *Store) lookupToken(ctx context.Context, want []byte) (*Principal, error
 	)
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	err := s.stmts.get(stAuthenticate).QueryRowContext(ctx, want).Scan(&stored, &kind, &agent, &owner, &runner,
-		&attempt, &discussion, &project, &room, &message, &task, &tls, &expires, &revoked, &runnerRevoked)
+	scan := func(row *sql.Row) error {
+		return row.Scan(&stored, &kind, &agent, &owner, &runner,
+			&attempt, &discussion, &project, &room, &message, &task, &tls, &expires, &revoked, &runnerRevoked)
+	}
+	var err error
+	if s.e.pg {
+		// The statement's text: pgx runs it prepared on the connection
+		// (as the *sql.Stmt would), which must be one PostgreSQL had not
+		// closed (firstOnConn).
+		var conn *sql.Conn
+		conn, err = firstOnConn(s.db, s.opts.MaxConns, ctx, ctx, func(conn *sql.Conn) error {
+			return scan(conn.QueryRowContext(ctx, s.e.rebind(stmtSQL[stAuthenticate]), want))
+		})
+		if conn != nil {
+			conn.Close()
+		}
+	} else {
+		err = scan(s.stmts.get(stAuthenticate).QueryRowContext(ctx, want))
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrUnknownToken
 	}
