@@ -31,7 +31,7 @@ import (
 //     once and apply each migration once.
 //   - Every operation runs under Options.Timeout, from waiting for a
 //     connection to the commit: a database that is down or unreachable
-//     fails a call within it, never holds it.
+//     fails a call within it, never holds it, with ErrUnavailable.
 //   - The pool's connections outlive PostgreSQL's sessions: one that the
 //     server ended while it idled in the pool (a restart, a failover,
 //     pg_terminate_backend) fails the first statement sent on it, at
@@ -61,6 +61,13 @@ const (
 	// notification listener takes one more).
 	DefaultMaxConns = 16
 )
+
+// ErrUnavailable marks a failure of the database rather than of the
+// operation: PostgreSQL could not be reached, ended the connection, or
+// did not answer within Options.Timeout. The same call may succeed
+// later. Whether a write that failed so was committed is unknown: a
+// claim's replay tells.
+var ErrUnavailable = errors.New("the database is unavailable")
 
 // notifyChannel is the channel on which a store tells the other stores
 // of its database to drop their caches.
@@ -210,33 +217,44 @@ func (w *pgWriter) try(ctx context.Context, fn func(tx *txn) error) error {
 	}
 	if ferr != nil {
 		tx.Rollback()
-		return ferr
+		return unavailable(conn, tctx, ferr)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return unavailable(conn, tctx, fmt.Errorf("commit: %w", err))
 	}
 	return nil
+}
+
+// unavailable returns err, the failure of an operation on conn under
+// ctx, marked ErrUnavailable when the connection is gone or ctx, the
+// operation's time, has run out (pgx closes a connection whose
+// statement ran out of time, too).
+func unavailable(conn *sql.Conn, ctx context.Context, err error) error {
+	if err == nil || RefusalCode(err) != "" || errors.Is(err, ErrUnavailable) || ctx.Err() == nil && !connClosed(conn) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
 // firstOnConn takes a connection of the pool, waiting while wait lasts,
 // and runs first, an operation's first statement, on it. When first
 // fails on a connection that PostgreSQL had closed (the top of this
 // file says why that happens), and run, the operation's context, has
-// not ended (pgx closes a connection whose statement ran out of time
-// too), first runs again on another connection, at most maxConns times
-// more. It returns the connection, for the rest of the operation, which
-// the caller closes; on failure it has closed it.
+// not ended, first runs again on another connection, at most maxConns
+// times more. It returns the connection, for the rest of the operation,
+// which the caller closes; on failure it has closed it, and marked the
+// failure ErrUnavailable if the database is to blame (unavailable).
 func firstOnConn(db *sql.DB, maxConns int, wait, run context.Context, first func(conn *sql.Conn) error) (*sql.Conn, error) {
 	for lost := 0; ; lost++ {
 		conn, err := db.Conn(wait)
 		if err != nil {
-			return nil, fmt.Errorf("connect: %w", err)
+			return nil, fmt.Errorf("%w: connect: %w", ErrUnavailable, err)
 		}
-		err = first(conn)
-		if err == nil {
+		if err = first(conn); err == nil {
 			return conn, nil
 		}
-		again := lost < maxConns && run.Err() == nil && connClosed(conn)
+		err = unavailable(conn, run, err)
+		again := lost < maxConns && run.Err() == nil && errors.Is(err, ErrUnavailable)
 		conn.Close()
 		if !again {
 			return nil, err

@@ -1,8 +1,16 @@
 package store
 
 import (
+	"bytes"
 	"database/sql"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,4 +137,104 @@ func TestPostgresStaleConnections(t *testing.T) {
 			}
 		})
 	}
+}
+
+// PostgreSQL only: while the database is stopped, and while it is frozen
+// (it accepts connections but answers nothing), every operation fails
+// with ErrUnavailable, within the timeout; once the database is back,
+// every operation succeeds again on the same store.
+func TestPostgresUnavailable(t *testing.T) {
+	c := pgtest.Start(t)
+	// A bound no failure may take longer than: the store's timeout, the
+	// second pgx gives a statement to end after its cancel request, and
+	// as much again for a busy machine.
+	const timeout = time.Second
+	const bound = 4 * timeout
+	s, err := Open(ctx, c.NewDSN(t), Options{Timeout: timeout, MaxConns: 4, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	issued, err := s.SeedDefault(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := tokenOf(t, issued, KindRunner, seed.BuilderAgent)
+	runner := auth(t, s, tok)
+	ops := []struct {
+		name string
+		op   func() error
+	}{
+		{"claim", func() error { _, err := s.ClaimTask(ctx, runner, seed.TaskID, "k", nil); return err }},
+		{"authenticate", func() error { _, err := s.Authenticate(ctx, tok); return err }},
+		{"read", func() error { _, err := s.HasWorld(ctx); return err }},
+	}
+	each := func(state string, want error) {
+		t.Helper()
+		for _, o := range ops {
+			begin := time.Now()
+			err := o.op()
+			took := time.Since(begin)
+			if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+				t.Errorf("%s, %s: %v, want %v", state, o.name, err, want)
+			}
+			if took > bound {
+				t.Errorf("%s, %s: took %v, more than %v", state, o.name, took, bound)
+			}
+			t.Logf("%s, %s: %v in %v", state, o.name, err, took)
+		}
+	}
+	each("up", nil)
+	c.Kill()
+	each("stopped", ErrUnavailable)
+	if err := c.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	each("back", nil)
+
+	// Frozen: every process of the cluster stopped (SIGSTOP), as a
+	// server that hangs or a network that drops every packet.
+	thaw := freeze(t, c)
+	defer thaw()
+	each("frozen", ErrUnavailable)
+	thaw()
+	each("thawed", nil)
+}
+
+// freeze stops (SIGSTOP) the postmaster of c and every process it
+// started (each in a session of its own), and returns the function that
+// resumes them, once, which the test calls however it ends.
+func freeze(t *testing.T, c *pgtest.Cluster) (thaw func()) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.Dir, "data", "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	postmaster, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := []int{postmaster} // first, so that it starts no more
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		i := bytes.LastIndex(b, []byte(") ")) // after "pid (comm) "
+		if err != nil || i < 0 {
+			continue
+		}
+		if fields := strings.Fields(string(b[i+2:])); len(fields) > 1 && fields[1] == strconv.Itoa(postmaster) { // state, ppid
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			pids = append(pids, pid)
+		}
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Logf("SIGSTOP %d: %v", pid, err)
+		}
+	}
+	return sync.OnceFunc(func() {
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGCONT)
+		}
+	})
 }

@@ -444,7 +444,7 @@ func (s *Store) inReadTx(ctx context.Context, fn func(tx *txn) error) error {
 		}
 		defer conn.Close()
 		defer tx.Rollback() //nolint:errcheck // read-only
-		return fn(&txn{q: tx, tx: tx, st: s.stmts, e: s.e, ctx: ctx})
+		return unavailable(conn, ctx, fn(&txn{q: tx, tx: tx, st: s.stmts, e: s.e, ctx: ctx}))
 	}
 	tx, err := s.db.BeginTx(ctx, ro)
 	if err != nil {
