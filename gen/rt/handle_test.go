@@ -1,11 +1,14 @@
 package rt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -113,6 +116,46 @@ func TestHandleRepeatedOutputsStillValidated(t *testing.T) {
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError || res != nil {
 			t.Fatalf("invalid output: %+v, %v; want an internal error", res, err)
+		}
+	}
+}
+
+// A handler's failure is answered "internal error", saying nothing of
+// it, unless it is (or wraps) a JSON-RPC error of the handler's choosing,
+// which is answered as it is; from the Before hook alike. Both are logged
+// whole, as internal errors.
+func TestHandleOwnRPCErrors(t *testing.T) {
+	tool := &Tool{
+		Name:   "t",
+		Input:  schemaValidator("t/input", `{"type":"object"}`),
+		Output: schemaValidator("t/output", `{"type":"object"}`),
+	}
+	own := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the database is unavailable; retry later"}
+	secret := errors.New("a detail for the log alone")
+	for _, c := range []struct {
+		name           string
+		before, handle error
+		want           string
+	}{
+		{"handler", nil, secret, "internal error"},
+		{"handler's own", nil, fmt.Errorf("%w: %w", own, secret), own.Message},
+		{"before", secret, nil, "internal error"},
+		{"before's own", fmt.Errorf("%w: %w", own, secret), nil, own.Message},
+	} {
+		var info CallInfo
+		var logged bytes.Buffer
+		h := Handle(tool, func(context.Context, *struct{}) (*struct{}, error) { return nil, c.handle },
+			&RegisterOptions{Logger: slog.New(slog.NewTextHandler(&logged, nil)), OnCall: func(_ context.Context, i CallInfo) { info = i },
+				Before: func(ctx context.Context, _ string, _ *mcp.CallToolRequest) (context.Context, error) {
+					return ctx, c.before
+				}})
+		res, err := h(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Arguments: json.RawMessage(`{}`)}})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError || rpcErr.Message != c.want || res != nil {
+			t.Errorf("%s: %+v, %v; want JSON-RPC internal error %q", c.name, res, err, c.want)
+		}
+		if info.Outcome != OutcomeInternalError || !strings.Contains(logged.String(), secret.Error()) {
+			t.Errorf("%s: outcome %q, log %q", c.name, info.Outcome, logged.String())
 		}
 	}
 }

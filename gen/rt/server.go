@@ -142,8 +142,12 @@ func AddTool[In, Out any](s *mcp.Server, t *Tool, h func(context.Context, *In) (
 //  3. they are decoded into In with Unmarshal, so the value that validated
 //     is the value h gets (a valid value the server cannot hold is refused
 //     like an invalid one, naming its pointer), and h runs; a *ToolError
-//     becomes an isError result; any other error or a panic is logged and
-//     answered as a JSON-RPC internal error (-32603);
+//     becomes an isError result; an error that is or wraps a
+//     *jsonrpc.Error (h's answer to a failure it can name: the server's
+//     database is down) is logged and answered as that error; any other
+//     error or a panic is logged and answered as a JSON-RPC internal
+//     error (-32603), which says nothing of it (opts.Before's errors
+//     alike);
 //  4. the output is marshalled (MarshalJSON) and the bytes validated
 //     against the output schema before they leave (bytes of a tool in
 //     opts.RepeatedOutputs that were found valid before are not validated
@@ -181,6 +185,16 @@ func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), op
 			info.Outcome = OutcomeInternalError
 			return nil, internalError()
 		}
+		// failWith is fail for an error of Before or h, which may carry
+		// the JSON-RPC error to answer.
+		failWith := func(msg string, err error) (*mcp.CallToolResult, error) {
+			res, ierr := fail(msg, "error", err)
+			var je *jsonrpc.Error
+			if errors.As(err, &je) {
+				return res, je
+			}
+			return res, ierr
+		}
 
 		if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
 			ctx = WithTokenInfo(ctx, req.Extra.TokenInfo)
@@ -194,7 +208,7 @@ func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), op
 				if te, ok := AsToolError(err); ok {
 					return refuse(te)
 				}
-				return fail("prickle: before-call hook failed", "error", err)
+				return failWith("prickle: before-call hook failed", err)
 			}
 		}
 
@@ -228,7 +242,7 @@ func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), op
 			if te, ok := AsToolError(err); ok {
 				return refuse(te)
 			}
-			return fail("prickle: tool handler failed", "error", err)
+			return failWith("prickle: tool handler failed", err)
 		}
 		if out == nil {
 			return fail("prickle: tool handler returned no output and no error")
