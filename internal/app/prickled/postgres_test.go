@@ -1,0 +1,362 @@
+package prickled
+
+// Process tests on PostgreSQL: prickled replicas on one database of the
+// package's throwaway cluster (internal/pgtest), under a load of claims
+// sent to them directly over stateless streamable HTTP; a replica killed,
+// the database stopped and started again, the pool's bound, bad database
+// URLs, and the token command beside a running replica.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/prickle-dev/prickle/api"
+	"github.com/prickle-dev/prickle/internal/pgtest"
+	"github.com/prickle-dev/prickle/server/store"
+)
+
+// reply is what a prickled answered to one tools/call, or why nothing
+// came back.
+type reply struct {
+	status int    // the HTTP status; 0 when no answer came
+	err    error  // why no answer came
+	body   string // the answer's body
+	took   time.Duration
+
+	out  json.RawMessage // a successful call's structuredContent
+	code string          // a tool error's code
+	rpc  *rpcError       // a JSON-RPC error
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (r reply) String() string {
+	if r.status == 0 {
+		return fmt.Sprintf("no answer after %v: %v", r.took, r.err)
+	}
+	return fmt.Sprintf("HTTP %d after %v: %s", r.status, r.took, strings.TrimSpace(r.body))
+}
+
+// ok reports whether the call succeeded.
+func (r reply) ok() bool { return r.out != nil }
+
+// attempt is the attempt of a successful claim_task.
+func (r reply) attempt(t *testing.T) api.ClaimTaskOutputAttempt {
+	t.Helper()
+	var out api.ClaimTaskOutput
+	if err := json.Unmarshal(r.out, &out); err != nil {
+		t.Errorf("claim_task answer %s: %v", r.out, err)
+	}
+	return out.Attempt
+}
+
+// newHTTPClient is a client of its own for one worker of a load: its
+// connections closed when the test ends.
+func newHTTPClient(t *testing.T) *http.Client {
+	tr := &http.Transport{MaxIdleConnsPerHost: 4}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Timeout: hangGuard, Transport: tr}
+}
+
+// callTool posts one tools/call with token to a stateless prickled (no
+// session: every POST stands alone, to any replica) and reads its answer.
+func callTool(hc *http.Client, url, token, tool string, args any) reply {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": tool, "arguments": args}})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	begin := time.Now()
+	var r reply
+	resp, err := hc.Do(req)
+	if err == nil {
+		var b bytes.Buffer
+		_, err = b.ReadFrom(resp.Body)
+		resp.Body.Close()
+		r.status, r.body = resp.StatusCode, b.String()
+	}
+	r.took, r.err = time.Since(begin), err
+	if err != nil {
+		r.status = 0
+		return r
+	}
+	if r.status != http.StatusOK {
+		return r
+	}
+	for _, line := range strings.Split(r.body, "\n") {
+		data := strings.TrimPrefix(line, "data: ")
+		var m struct {
+			Result *struct {
+				IsError bool `json:"isError"`
+				Meta    struct {
+					Code string `json:"code"`
+				} `json:"_meta"`
+				StructuredContent json.RawMessage `json:"structuredContent"`
+			} `json:"result"`
+			Error *rpcError `json:"error"`
+		}
+		if json.Unmarshal([]byte(data), &m) != nil {
+			continue
+		}
+		switch {
+		case m.Error != nil:
+			r.rpc = m.Error
+		case m.Result != nil && m.Result.IsError:
+			r.code = m.Result.Meta.Code
+		case m.Result != nil:
+			r.out = m.Result.StructuredContent
+		}
+	}
+	return r
+}
+
+func claimCall(hc *http.Client, url, token, task, key string) reply {
+	return callTool(hc, url, token, "claim_task", map[string]any{"task_id": task, "idempotency_key": key})
+}
+
+// taskKey is the task (of crashFixture's) and the key of the load's
+// claim number i.
+func taskKey(i int) (task, key string) {
+	return fmt.Sprintf("task-%02d", i), fmt.Sprintf("key-%02d", i)
+}
+
+// keyOf is the key of task in the load.
+func keyOf(task string) string { return "key-" + strings.TrimPrefix(task, "task-") }
+
+// pgQuery runs fn on a connection of its own to database dsn.
+func pgQuery(t *testing.T, dsn string, fn func(conn *pgx.Conn) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := fn(conn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dbAttempt is a row of the attempts table.
+type dbAttempt struct {
+	id, task, key string
+	whole         bool // every column a live attempt needs is set
+}
+
+// attemptsIn reads the attempts table of dsn, by task, failing the test
+// when a task has more than one.
+func attemptsIn(t *testing.T, dsn string) map[string]dbAttempt {
+	t.Helper()
+	got := map[string]dbAttempt{}
+	pgQuery(t, dsn, func(conn *pgx.Conn) error {
+		rows, err := conn.Query(context.Background(), `SELECT id, task, idempotency_key,
+			runner IS NOT NULL AND claimed_at > 0 AND live_until > claimed_at AND credential IS NOT NULL
+				AND allowed_tools IS NOT NULL AND superseded_at IS NULL
+			FROM attempts`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var a dbAttempt
+			if err := rows.Scan(&a.id, &a.task, &a.key, &a.whole); err != nil {
+				return err
+			}
+			if _, dup := got[a.task]; dup {
+				t.Errorf("%s has several attempts", a.task)
+			}
+			got[a.task] = a
+		}
+		return rows.Err()
+	})
+	return got
+}
+
+// pgWorld starts a first replica on a new database of the cluster with
+// crashFixture's world of n tasks and returns the database's URL, the
+// fixture's path, the replica and the runner's token.
+func pgWorld(t *testing.T, c *pgtest.Cluster, n int, args ...string) (dsn, fixture string, p *proc, runnerTok string) {
+	t.Helper()
+	dsn = c.NewDSN(t)
+	dir := t.TempDir()
+	fixture = filepath.Join(dir, "world.json")
+	crashFixture(t, fixture, n)
+	tokFile := filepath.Join(dir, "tokens.json")
+	p = start(t, append([]string{"--addr", "127.0.0.1:0", "--db", dsn, "--fixture", fixture, "--tokens-out", tokFile}, args...)...)
+	return dsn, fixture, p, tokenOf(t, readTokens(t, tokFile), store.KindRunner, "maya/builder")
+}
+
+// TestPostgresReplicaKilled: two replicas on one database under a load of
+// claims (each task claimed with a fresh key on one replica and replayed
+// on the other, by many clients at once); one replica is killed
+// (SIGKILL) in the middle, and the load goes on on the other. No answered
+// claim is lost: each is in the database and replays to the same attempt
+// on the survivor, and each claim that was cut off, retried there with
+// its key, gives one attempt, again the same. Every task ends with
+// exactly one attempt, whole.
+func TestPostgresReplicaKilled(t *testing.T) {
+	const tasks, workers, killAfter = 240, 16, 60
+	c := pgtest.Start(t)
+	dsn, fixture, a, tok := pgWorld(t, c, tasks)
+	b := start(t, "--addr", "127.0.0.1:0", "--db", dsn, "--fixture", fixture)
+	replicas := []*proc{a, b}
+
+	type claim struct {
+		first    *api.ClaimTaskOutputAttempt // the first answer, if any came
+		cutOff   int                         // calls to the killed replica that got no answer
+		inFlight int                         // of them, those it had accepted (not refused)
+		answered int                         // calls answered
+	}
+	var (
+		mu       sync.Mutex
+		claims   = map[string]*claim{}
+		answered int // tasks with an answer
+		atKill   = -1
+		killed   atomic.Bool
+		kill     = make(chan struct{})
+		killOnce sync.Once
+	)
+	next := make(chan int, tasks)
+	for i := range tasks {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			hc := newHTTPClient(t)
+			gone := false // this client found replica 0 gone, and sends to replica 1 alone
+			for i := range next {
+				task, key := taskKey(i)
+				for n := range 2 { // the claim, then its replay on the other replica
+					r := (w + n) % 2
+					if gone {
+						r = 1
+					}
+					rep := claimCall(hc, replicas[r].url(), tok, task, key)
+					mu.Lock()
+					cl := claims[task]
+					if cl == nil {
+						cl = &claim{}
+						claims[task] = cl
+					}
+					switch {
+					case rep.ok():
+						at := rep.attempt(t)
+						if cl.first == nil {
+							cl.first = &at
+							answered++
+						} else if at != *cl.first {
+							t.Errorf("%s: replica %d answered %+v, after %+v", task, r, at, *cl.first)
+						}
+						cl.answered++
+					case r == 0 && rep.status == 0 && killed.Load():
+						cl.cutOff++
+						if !errors.Is(rep.err, syscall.ECONNREFUSED) {
+							cl.inFlight++
+						}
+						gone = true
+					default:
+						t.Errorf("%s on replica %d: %s", task, r, rep)
+					}
+					if answered >= killAfter {
+						killOnce.Do(func() { close(kill) })
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	select {
+	case <-kill:
+	case <-time.After(hangGuard):
+		t.Fatal("the claims did not get going")
+	}
+	mu.Lock()
+	atKill = answered
+	mu.Unlock()
+	killed.Store(true)
+	a.signal(syscall.SIGKILL)
+	wg.Wait()
+	if code := a.wait(); code != -1 {
+		t.Fatalf("exit code %d after SIGKILL", code)
+	}
+	if atKill >= tasks {
+		t.Fatalf("all %d tasks were claimed before the kill landed", tasks)
+	}
+
+	// Every answered attempt is in the database, for its task and key.
+	rows := attemptsIn(t, dsn)
+	cutOff, inFlight, lost := 0, 0, 0
+	for task, cl := range claims {
+		cutOff += cl.cutOff
+		inFlight += cl.inFlight
+		if cl.first == nil {
+			continue
+		}
+		if row, ok := rows[task]; !ok || row.id != cl.first.AttemptID || row.key != keyOf(task) {
+			t.Errorf("%s: answered %s; the database holds %+v", task, cl.first.AttemptID, row)
+			lost++
+		}
+	}
+	// Each claim again on the survivor, with its key: the attempt
+	// answered first, or (a claim that got no answer) one attempt, twice.
+	hc := newHTTPClient(t)
+	for i := range tasks {
+		task, key := taskKey(i)
+		one := claimCall(hc, b.url(), tok, task, key)
+		if !one.ok() {
+			t.Errorf("%s again on the survivor: %s", task, one)
+			continue
+		}
+		got := one.attempt(t)
+		if cl := claims[task]; cl != nil && cl.first != nil {
+			if got != *cl.first {
+				t.Errorf("%s again on the survivor: %+v, want %+v", task, got, *cl.first)
+				lost++
+			}
+			continue
+		}
+		if two := claimCall(hc, b.url(), tok, task, key); !two.ok() || two.attempt(t) != got {
+			t.Errorf("%s: %+v, then %s", task, got, two)
+		}
+	}
+	rows = attemptsIn(t, dsn)
+	whole := 0
+	for _, row := range rows {
+		if row.whole {
+			whole++
+		}
+	}
+	if len(rows) != tasks || whole != tasks {
+		t.Errorf("the database holds %d attempts (%d whole) for %d tasks", len(rows), whole, tasks)
+	}
+	t.Logf("tasks answered when the kill was sent: %d of %d; calls cut off by the kill: %d (in flight: %d, refused: %d); lost: %d",
+		atKill, tasks, cutOff, inFlight, cutOff-inFlight, lost)
+
+	b.signal(syscall.SIGTERM)
+	if code := b.wait(); code != 0 {
+		t.Fatalf("the survivor's exit code %d; stderr:\n%s", code, b.stderr.String())
+	}
+	if out := b.stdout.String(); !strings.Contains(out, "holds the world of "+fixture+" already") || strings.Contains(out, store.TokenPrefix) {
+		t.Errorf("the second replica printed:\n%s", out)
+	}
+}
