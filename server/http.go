@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -20,6 +21,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/prickle-dev/prickle/server/store"
 )
 
 // Paths served over HTTP.
@@ -30,7 +33,8 @@ const (
 )
 
 // Handler returns the HTTP handler: MCP streamable HTTP at /mcp behind
-// an Origin check and bearer-token authentication, GET /healthz, and the
+// an Origin check and bearer-token authentication (503 while the database
+// that checks tokens is unavailable: verifyFirst), GET /healthz, and the
 // protected-resource metadata that the 401 answers' WWW-Authenticate
 // header points to.
 //
@@ -43,12 +47,12 @@ func (s *Server) Handler() http.Handler {
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.cfg.MaxBodyBytes, Logger: s.log, SessionTimeout: s.cfg.SessionIdleTimeout,
 			Stateless: s.cfg.Stateless})
-	bearer := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
+	bearer := auth.RequireBearerToken(s.verified, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    s.cfg.BaseURL + PathMetadata,
 		AllowMissingExpiration: true, // the store checks expiry on its own clock
 	})
 	mux := http.NewServeMux()
-	mux.Handle(PathMCP, s.checkOrigin(bearer(s.limitCallers(s.frontDoor(streamable)))))
+	mux.Handle(PathMCP, s.checkOrigin(s.verifyFirst(bearer(s.limitCallers(s.frontDoor(streamable))))))
 	mux.HandleFunc("GET "+PathHealth, s.health)
 	mux.Handle(PathMetadata, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               s.cfg.BaseURL + PathMCP,
@@ -60,6 +64,45 @@ func (s *Server) Handler() http.Handler {
 		h = s.cfg.WrapHTTP(h)
 	}
 	return s.watchBodies(h)
+}
+
+// verifyFirst verifies a request's bearer token before the go-sdk's
+// bearer check does (auth.RequireBearerToken, which asks verified), so
+// that a database that is unavailable is answered here: 503, with
+// Retry-After, saying so and nothing more. The go-sdk would answer 500,
+// with the store's error, which names the database's user, name and host.
+func (s *Server) verifyFirst(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fields := strings.Fields(r.Header.Get("Authorization"))
+		if len(fields) == 2 && strings.EqualFold(fields[0], "bearer") { // as the go-sdk reads it
+			ti, err := s.verify(r.Context(), fields[1], r)
+			if errors.Is(err, store.ErrUnavailable) {
+				s.log.LogAttrs(r.Context(), slog.LevelError, "authenticate: "+unavailableMessage, slog.String("err", err.Error()))
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, unavailableMessage, http.StatusServiceUnavailable)
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), verifiedKey{}, verifiedToken{ti, err}))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// verifiedKey carries verifyFirst's verifiedToken in a request's context.
+type verifiedKey struct{}
+
+// verifiedToken is what verify said of a request's token.
+type verifiedToken struct {
+	ti  *auth.TokenInfo
+	err error
+}
+
+// verified is the go-sdk's verifier: what verifyFirst found, or verify.
+func (s *Server) verified(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+	if v, ok := ctx.Value(verifiedKey{}).(verifiedToken); ok {
+		return v.ti, v.err
+	}
+	return s.verify(ctx, token, r)
 }
 
 // checkOrigin answers 403 to a request whose Origin header names another

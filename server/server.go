@@ -352,6 +352,9 @@ func (s *Server) register(srv *mcp.Server, identify func(context.Context) (conte
 	before := func(ctx context.Context, tool string, req *mcp.CallToolRequest) (context.Context, error) {
 		if identify != nil {
 			nctx, err := identify(ctx)
+			if errors.Is(err, store.ErrUnavailable) {
+				return nil, toolError(err)
+			}
 			if err != nil {
 				return nil, rt.Refuse(store.CodeUnauthenticated, "%v", err)
 			}
@@ -450,15 +453,28 @@ func (s *Server) logCall(ctx context.Context, info rt.CallInfo) {
 	s.log.LogAttrs(ctx, level, "call", attrs...)
 }
 
-// toolError turns a store refusal into the tool error the client sees;
-// anything else stays an error (an internal error for the client).
+// toolError turns a store refusal into the tool error the client sees,
+// and a database that is unavailable into errUnavailable; anything else
+// stays an error (an internal error for the client).
 func toolError(err error) error {
 	var r *store.Refusal
 	if errors.As(err, &r) {
 		return rt.Refuse(r.Code, "%s", r.Message)
 	}
+	if errors.Is(err, store.ErrUnavailable) {
+		return fmt.Errorf("%w: %w", errUnavailable, err) // the client gets errUnavailable, the log the cause
+	}
 	return err
 }
+
+// unavailableMessage says that the database is unavailable
+// (store.ErrUnavailable), naming nothing of it: the server is up, and the
+// same call may succeed later.
+const unavailableMessage = "the database is unavailable; retry later"
+
+// errUnavailable answers a call that failed because the database is
+// unavailable.
+var errUnavailable = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: unavailableMessage}
 
 // Keys of auth.TokenInfo.Extra, which is made anew for each request: the
 // principal, the caller its bounds count against (callerOf), the hash of

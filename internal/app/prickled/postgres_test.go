@@ -360,3 +360,207 @@ func TestPostgresReplicaKilled(t *testing.T) {
 		t.Errorf("the second replica printed:\n%s", out)
 	}
 }
+
+// TestPostgresOutage: PostgreSQL stopped at once (an immediate shutdown,
+// as a crash) under a load of claims, then started again. Meanwhile every
+// call is answered, within a bound of --db-timeout (no call hangs), with
+// an error that says the database is unavailable and nothing more (no
+// stack trace, no internals); once it is back, without a restart of
+// prickled, every call succeeds again, and the notification listener is
+// back. No claim is half-written: every attempt row is whole, every
+// claim answered before the stop replays to its attempt, and every claim
+// that failed replays to one attempt, twice the same.
+func TestPostgresOutage(t *testing.T) {
+	const tasks, workers = 600, 8
+	// --db-timeout, set low. A call runs two operations, each bounded by
+	// it (its token's authentication, then the claim): the bound is
+	// twice that, with as much again for a busy machine. (A database that
+	// is down fails them at once; one that hangs makes them wait the
+	// timeout: the store's TestPostgresUnavailable.)
+	const dbTimeout = 2 * time.Second
+	const bound = 4 * dbTimeout
+	c := pgtest.Start(t)
+	dsn, _, p, tok := pgWorld(t, c, tasks, "--db-timeout", dbTimeout.String())
+
+	// The phases of the outage, as the calls see them when they start and
+	// end.
+	const (
+		up         = iota
+		stopping   // PostgreSQL is being stopped
+		down       // it is stopped
+		restarting // it is being started
+		back       // it accepts connections again
+		phases
+	)
+	type call struct {
+		task       string
+		start, end int
+		rep        reply
+	}
+	var (
+		phase   atomic.Int32
+		mu      sync.Mutex
+		calls   []call
+		ok      [phases]int // calls that succeeded, by the phase they started in
+		failed  [phases]int // calls that failed, likewise
+		changed = make(chan struct{}, 1)
+		stop    = make(chan struct{})
+	)
+	next := make(chan int, tasks)
+	for i := range tasks {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			hc := newHTTPClient(t)
+			for i := range next {
+				task, key := taskKey(i)
+				for range 2 { // a fresh claim, then its replay
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					start := int(phase.Load())
+					rep := claimCall(hc, p.url(), tok, task, key)
+					mu.Lock()
+					calls = append(calls, call{task: task, start: start, end: int(phase.Load()), rep: rep})
+					if rep.ok() {
+						ok[start]++
+					} else {
+						failed[start]++
+					}
+					mu.Unlock()
+					select {
+					case changed <- struct{}{}:
+					default:
+					}
+				}
+			}
+		})
+	}
+	stopLoad := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	defer stopLoad() // the load ends even when the test fails half-way
+	// waitFor waits until the load reaches cond.
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.After(hangGuard)
+		for {
+			mu.Lock()
+			reached := cond()
+			mu.Unlock()
+			if reached {
+				return
+			}
+			select {
+			case <-changed:
+			case <-deadline:
+				t.Fatalf("waited %v for %s", hangGuard, what)
+			}
+		}
+	}
+	waitFor("claims before the stop", func() bool { return ok[up] >= 40 })
+	phase.Store(stopping)
+	c.Kill()
+	phase.Store(down)
+	waitFor("calls during the outage", func() bool { return failed[down] >= 4*workers })
+	phase.Store(restarting)
+	if err := c.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	phase.Store(back)
+	waitFor("claims after the restart", func() bool { return ok[back] >= 40 })
+	stopLoad()
+
+	var slowest time.Duration
+	answered := map[string]api.ClaimTaskOutputAttempt{} // by task, its first answer
+	failedTasks := map[string]bool{}
+	for _, cl := range calls {
+		if cl.rep.ok() {
+			at := cl.rep.attempt(t)
+			if first, seen := answered[cl.task]; seen && first != at {
+				t.Errorf("%s: answered %+v, then %+v", cl.task, first, at)
+			} else if !seen {
+				answered[cl.task] = at
+			}
+			if cl.start == down && cl.end == down {
+				t.Errorf("%s: a call while PostgreSQL was stopped succeeded", cl.task)
+			}
+			continue
+		}
+		failedTasks[cl.task] = true
+		slowest = max(slowest, cl.rep.took)
+		switch {
+		case cl.end == up || cl.start == back:
+			t.Errorf("%s: a call while PostgreSQL was up failed: %s", cl.task, cl.rep)
+		case cl.rep.took > bound:
+			t.Errorf("%s: a call during the outage took %v, more than %v: %s", cl.task, cl.rep.took, bound, cl.rep)
+		case cl.rep.status == http.StatusServiceUnavailable && cl.rep.body == "the database is unavailable; retry later\n":
+		case cl.rep.status == http.StatusOK && cl.rep.rpc != nil && cl.rep.rpc.Code == -32603 &&
+			cl.rep.rpc.Message == "the database is unavailable; retry later":
+		default:
+			t.Errorf("%s: a call during the outage was answered %s, not that the database is unavailable", cl.task, cl.rep)
+		}
+	}
+	t.Logf("calls: %d; succeeded before the stop: %d; failed during the outage: %d (the slowest in %v); succeeded after the restart: %d",
+		len(calls), ok[up], failed[stopping]+failed[down]+failed[restarting], slowest, ok[back])
+
+	// The listener is back: logged, and listening.
+	p.waitLog("store: PostgreSQL notifications lost")
+	p.waitLog("store: PostgreSQL notifications are back")
+	pgQuery(t, dsn, func(conn *pgx.Conn) error {
+		var n int
+		err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query ILIKE 'listen %'`).Scan(&n)
+		if err == nil && n != 1 {
+			t.Errorf("%d connections listen after the restart, want 1", n)
+		}
+		return err
+	})
+
+	// Nothing half-written: every row whole, every answer there, every
+	// claim replays.
+	rows := attemptsIn(t, dsn)
+	for task, row := range rows {
+		if !row.whole {
+			t.Errorf("%s: attempt %+v is not whole", task, row)
+		}
+	}
+	hc := newHTTPClient(t)
+	for task, at := range answered {
+		if row := rows[task]; row.id != at.AttemptID {
+			t.Errorf("%s: answered %s; the database holds %+v", task, at.AttemptID, row)
+		}
+		if again := claimCall(hc, p.url(), tok, task, keyOf(task)); !again.ok() || again.attempt(t) != at {
+			t.Errorf("%s: answered %+v; replayed after the outage: %s", task, at, again)
+		}
+	}
+	cutOff := 0
+	for task := range failedTasks {
+		if _, ok := answered[task]; ok {
+			continue
+		}
+		cutOff++
+		one := claimCall(hc, p.url(), tok, task, keyOf(task))
+		two := claimCall(hc, p.url(), tok, task, keyOf(task))
+		if !one.ok() || !two.ok() || one.attempt(t) != two.attempt(t) {
+			t.Errorf("%s: failed during the outage; now %s, then %s", task, one, two)
+		}
+	}
+	t.Logf("tasks answered: %d; tasks whose every call failed, claimed again after: %d", len(answered), cutOff)
+
+	select {
+	case <-p.done:
+		t.Fatalf("prickled exited; stderr:\n%s", p.stderr.String())
+	default:
+	}
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM; stderr:\n%s", code, p.stderr.String())
+	}
+	if logs := p.stderr.String(); strings.Contains(logs, "goroutine ") || strings.Contains(logs, "panic") {
+		t.Errorf("a stack trace or a panic in the log:\n%s", logs)
+	}
+}
