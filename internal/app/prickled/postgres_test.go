@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -562,5 +563,102 @@ func TestPostgresOutage(t *testing.T) {
 	}
 	if logs := p.stderr.String(); strings.Contains(logs, "goroutine ") || strings.Contains(logs, "panic") {
 		t.Errorf("a stack trace or a panic in the log:\n%s", logs)
+	}
+}
+
+// TestPostgresPoolBounded: under more concurrent calls than --db-conns,
+// PostgreSQL sees at most --db-conns connections of prickled, and one
+// more that listens for the other replicas' changes, from its start to
+// its end.
+func TestPostgresPoolBounded(t *testing.T) {
+	const conns, clients, tasks = 3, 24, 240
+	c := pgtest.Start(t)
+	name := c.NewDatabase(t)
+	dsn := c.DSN(name)
+	// PostgreSQL's count, sampled from another database until the test
+	// ends.
+	var most atomic.Int64
+	sampled := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, c.DSN("postgres"))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close(ctx)
+		for {
+			var n int64
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, name).Scan(&n); err != nil {
+				t.Error(err)
+				return
+			}
+			if n > most.Load() {
+				most.Store(n)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	stopSampling := sync.OnceFunc(func() { close(done); <-sampled })
+	defer stopSampling()
+
+	dir := t.TempDir()
+	fixture, tokFile := filepath.Join(dir, "world.json"), filepath.Join(dir, "tokens.json")
+	crashFixture(t, fixture, tasks)
+	p := start(t, "--addr", "127.0.0.1:0", "--db", dsn, "--fixture", fixture, "--tokens-out", tokFile,
+		"--db-conns", strconv.Itoa(conns))
+	toks := readTokens(t, tokFile)
+	runner, agent := tokenOf(t, toks, store.KindRunner, "maya/builder"), tokenOf(t, toks, store.KindAgent, "maya/builder")
+	var inFlight, mostInFlight atomic.Int64
+	next := make(chan int, tasks)
+	for i := range tasks {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			hc := newHTTPClient(t)
+			for i := range next {
+				task, key := taskKey(i)
+				for _, call := range []func() reply{
+					func() reply { return claimCall(hc, p.url(), runner, task, key) },
+					func() reply { return claimCall(hc, p.url(), runner, task, key) },
+					func() reply {
+						return callTool(hc, p.url(), agent, "discover_team_agents", map[string]any{"project": "crash"})
+					},
+				} {
+					n := inFlight.Add(1)
+					if n > mostInFlight.Load() {
+						mostInFlight.Store(n) // a lower bound of the most: enough
+					}
+					rep := call()
+					inFlight.Add(-1)
+					if !rep.ok() {
+						t.Errorf("%s: %s", task, rep)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.stderr.String())
+	}
+	stopSampling()
+	t.Logf("calls in flight at once: up to %d; connections PostgreSQL saw at once: up to %d (--db-conns %d)",
+		mostInFlight.Load(), most.Load(), conns)
+	if got := most.Load(); got > conns+1 {
+		t.Errorf("PostgreSQL saw %d connections of prickled at once, more than --db-conns %d and its listener", got, conns)
+	}
+	if mostInFlight.Load() <= conns {
+		t.Errorf("at most %d calls were in flight at once: not more than --db-conns %d, so the bound was not tested", mostInFlight.Load(), conns)
 	}
 }
