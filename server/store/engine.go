@@ -104,6 +104,10 @@ func IsPostgres(dsn string) bool {
 	return ok && (strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql"))
 }
 
+// IsURL reports whether dsn is a URL (scheme://...): Open opens those
+// of PostgreSQL and refuses any other.
+func IsURL(dsn string) bool { return urlScheme(dsn) != "" }
+
 // urlScheme returns the scheme of dsn when it is a URL ("scheme://..."),
 // or "".
 func urlScheme(dsn string) string {
@@ -120,11 +124,12 @@ func urlScheme(dsn string) string {
 	return scheme
 }
 
-// Redact returns dsn fit to show: the password of a PostgreSQL URL (in
-// its user part, or a password parameter) replaced by "xxxxx". Anything
-// else is returned as it is.
+// Redact returns dsn fit to show: the password of a URL (in its user
+// part, or a password parameter) replaced by "xxxxx", whatever its
+// scheme (one that Open refuses is shown in its error). Anything else is
+// returned as it is.
 func Redact(dsn string) string {
-	if !IsPostgres(dsn) {
+	if urlScheme(dsn) == "" {
 		return dsn
 	}
 	u, err := url.Parse(dsn)

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -27,6 +28,7 @@ import (
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/internal/pgtest"
 	"github.com/prickle-dev/prickle/server/store"
+	"github.com/prickle-dev/prickle/spec/seed"
 )
 
 // reply is what a prickled answered to one tools/call, or why nothing
@@ -660,5 +662,114 @@ func TestPostgresPoolBounded(t *testing.T) {
 	}
 	if mostInFlight.Load() <= conns {
 		t.Errorf("at most %d calls were in flight at once: not more than --db-conns %d, so the bound was not tested", mostInFlight.Load(), conns)
+	}
+}
+
+// wrongPassword is a password that PostgreSQL refuses, and that no output
+// may show either.
+const wrongPassword = "Wr0ng-pa55word-never-shown"
+
+// TestPostgresBadDatabase: prickled, and prickled token issue|rotate,
+// given a database URL they cannot use (another scheme, a port nothing
+// listens on, a wrong password in the user part or as a parameter) exit
+// 1 with one line on stderr that says why, no stack trace, and never the
+// password.
+func TestPostgresBadDatabase(t *testing.T) {
+	c := pgtest.Start(t)
+	name := c.NewDatabase(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	role := pgtest.PasswordRole
+	for _, tc := range []struct {
+		what, dsn, why string
+	}{
+		{"another scheme", "mysql://prickle:" + wrongPassword + "@127.0.0.1:3306/prickle", "not a mysql:// URL"},
+		{"a closed port", fmt.Sprintf("postgres://prickle:%s@127.0.0.1:%d/prickle?sslmode=disable", wrongPassword, closed), "connection refused"},
+		{"a wrong password", c.TCPDSN(name, role, wrongPassword), "password authentication failed"},
+		{"a wrong password parameter", fmt.Sprintf("postgres://127.0.0.1:%d/%s?sslmode=disable&user=%s&password=%s",
+			c.Port, name, role, wrongPassword), "password authentication failed"},
+	} {
+		for _, args := range [][]string{
+			{"--addr", "127.0.0.1:0", "--db", tc.dsn},
+			{"token", "issue", "--db", tc.dsn, "--agent", "maya/builder"},
+			{"token", "rotate", "--db", tc.dsn, "--agent", "maya/builder"},
+		} {
+			stdout, stderr, code := execBinary(t.TempDir(), args...)
+			cmd := "prickled"
+			if args[0] == "token" {
+				cmd += " token " + args[1]
+			}
+			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+			if code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], cmd+": ") || !strings.Contains(lines[0], tc.why) {
+				t.Errorf("%s, %s: exit %d, stderr\n%s\nwant exit 1 and one line %q... saying %q", cmd, tc.what, code, stderr, cmd+": ", tc.why)
+			}
+			if out := stdout + stderr; strings.Contains(out, wrongPassword) || strings.Contains(out, "goroutine ") {
+				t.Errorf("%s, %s: the password or a stack trace shown:\n%s", cmd, tc.what, out)
+			}
+		}
+	}
+}
+
+// TestPostgresPasswordNeverShown: two replicas whose database URLs hold
+// the password (in the user part, and as a parameter), a call, prickled
+// token issue and rotate with them, and the help texts: no output, log
+// line or file shows the password; where a URL is shown it is redacted.
+func TestPostgresPasswordNeverShown(t *testing.T) {
+	c := pgtest.Start(t)
+	name := c.NewDatabase(t)
+	if err := c.Exec("ALTER DATABASE " + name + " OWNER TO " + pgtest.PasswordRole); err != nil {
+		t.Fatal(err)
+	}
+	pw := pgtest.PasswordRolePassword
+	userDSN := c.TCPDSN(name, pgtest.PasswordRole, pw)
+	paramDSN := fmt.Sprintf("postgres://127.0.0.1:%d/%s?sslmode=disable&user=%s&password=%s", c.Port, name, pgtest.PasswordRole, pw)
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "tokens.json")
+	p := start(t, "--addr", "127.0.0.1:0", "--db", userDSN, "--tokens-out", tokFile)
+	q := start(t, "--addr", "127.0.0.1:0", "--db", paramDSN)
+	runner := tokenOf(t, readTokens(t, tokFile), store.KindRunner, seed.BuilderAgent)
+	if rep := claimCall(newHTTPClient(t), q.url(), runner, seed.TaskID, "k"); !rep.ok() {
+		t.Fatalf("claim: %s", rep)
+	}
+	var outputs []string
+	for _, args := range [][]string{
+		{"token", "issue", "--db", paramDSN, "--agent", seed.BuilderAgent},
+		{"token", "rotate", "--db", userDSN, "--agent", seed.BuilderAgent},
+		{"token", "issue", "--db", userDSN, "--agent", seed.BuilderAgent, "--runner", seed.RunnerID}, // exists: the rotate command is suggested
+		{"--db", userDSN, "-h"},
+		{"token", "issue", "--db", paramDSN, "-h"},
+	} {
+		stdout, stderr, code := execBinary(dir, args...)
+		if want := map[bool]int{true: 0, false: 1}[args[len(args)-1] != seed.RunnerID]; args[len(args)-1] != "-h" && code != want {
+			t.Errorf("%v: exit %d, want %d; stderr:\n%s", args[:2], code, want, stderr)
+		}
+		outputs = append(outputs, stdout+stderr)
+	}
+	for _, r := range []*proc{p, q} {
+		r.signal(syscall.SIGTERM)
+		if code := r.wait(); code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, r.stderr.String())
+		}
+		outputs = append(outputs, r.stdout.String(), r.stderr.String())
+	}
+	all := strings.Join(outputs, "\n")
+	if strings.Contains(all, pw) {
+		t.Errorf("the password is shown:\n%s", all)
+	}
+	// Where a URL is shown, it is redacted: the listening lines, the
+	// second replica's token commands, the runner's that exists.
+	for _, want := range []string{
+		`"db":"postgres://prickle_password:xxxxx@127.0.0.1:`, // the user part
+		`password=xxxxx`, // the parameter
+		"prickled token issue --db 'postgres://127.0.0.1:",                         // the second replica's suggestion
+		"prickled token rotate --db 'postgres://prickle_password:xxxxx@127.0.0.1:", // the runner's, which exists
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no output holds %q:\n%s", want, all)
+		}
 	}
 }

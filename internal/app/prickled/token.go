@@ -167,7 +167,7 @@ func openWorld(ctx context.Context, db string) (*store.Store, error) {
 	if db == ":memory:" {
 		return nil, errors.New("--db :memory: holds no world: name the database file the server uses")
 	}
-	if !strings.HasPrefix(db, "file:") && !store.IsPostgres(db) {
+	if !strings.HasPrefix(db, "file:") && !store.IsURL(db) { // a URL: Open refuses those it cannot open
 		if _, err := os.Stat(db); err != nil {
 			return nil, fmt.Errorf("no database: %w", err)
 		}
