@@ -773,3 +773,60 @@ func TestPostgresPasswordNeverShown(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresTokenCommand: prickled token issue and rotate on the
+// database of a running replica. An issued token works on the replica at
+// once, next to the earlier ones; a rotated-out token is refused (401) by
+// the replica at once, not after a cache's time: no principal is cached
+// on PostgreSQL. The agent's tokens and a runner's alike.
+func TestPostgresTokenCommand(t *testing.T) {
+	c := pgtest.Start(t)
+	dsn := c.NewDSN(t)
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "tokens.json")
+	p := start(t, "--addr", "127.0.0.1:0", "--db", dsn, "--tokens-out", tokFile)
+	toks := readTokens(t, tokFile)
+	agentTok, runnerTok := tokenOf(t, toks, store.KindAgent, seed.BuilderAgent), tokenOf(t, toks, store.KindRunner, seed.BuilderAgent)
+	token := func(args ...string) string {
+		t.Helper()
+		stdout, stderr, code := execBinary(dir, append([]string{"token"}, append(args, "--db", dsn, "--agent", seed.BuilderAgent)...)...)
+		tok := tokenRe.FindString(stdout)
+		if code != 0 || tok == "" {
+			t.Fatalf("token %v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		return tok
+	}
+	want := func(tok string, status int, what string) {
+		t.Helper()
+		if got := initializeStatus(t, p.url(), tok); got != status {
+			t.Errorf("%s: initialize answered %d, want %d", what, got, status)
+		}
+	}
+	want(agentTok, http.StatusOK, "the seed's agent token")
+	issued := token("issue")
+	want(issued, http.StatusOK, "the issued agent token")
+	want(agentTok, http.StatusOK, "the seed's agent token, after issue")
+	rotated := token("rotate")
+	want(agentTok, http.StatusUnauthorized, "the seed's agent token, right after rotate")
+	want(issued, http.StatusUnauthorized, "the issued agent token, right after rotate")
+	want(rotated, http.StatusOK, "the rotated agent token")
+
+	box := token("issue", "--runner", "maya-box")
+	want(box, http.StatusOK, "a new runner's token")
+	want(runnerTok, http.StatusOK, "the seed's runner token")
+	laptop := token("rotate", "--runner", seed.RunnerID)
+	want(runnerTok, http.StatusUnauthorized, "the seed's runner token, right after rotate")
+	want(laptop, http.StatusOK, "the runner's rotated token")
+	if rep := claimCall(newHTTPClient(t), p.url(), laptop, seed.TaskID, "rotated"); !rep.ok() {
+		t.Errorf("a claim with the rotated runner token: %s", rep)
+	}
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
+	}
+	for _, tok := range []string{issued, rotated, box, laptop} {
+		if strings.Contains(p.stderr.String(), tok) {
+			t.Error("a token the command issued is in the server's log")
+		}
+	}
+}
