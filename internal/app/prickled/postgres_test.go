@@ -140,6 +140,17 @@ func taskKey(i int) (task, key string) {
 	return fmt.Sprintf("task-%02d", i), fmt.Sprintf("key-%02d", i)
 }
 
+// upTo returns a closed channel holding 0 to n-1: the claims of a load,
+// which its workers share.
+func upTo(n int) <-chan int {
+	c := make(chan int, n)
+	for i := range n {
+		c <- i
+	}
+	close(c)
+	return c
+}
+
 // keyOf is the key of task in the load.
 func keyOf(task string) string { return "key-" + strings.TrimPrefix(task, "task-") }
 
@@ -237,11 +248,7 @@ func TestPostgresReplicaKilled(t *testing.T) {
 		kill     = make(chan struct{})
 		killOnce sync.Once
 	)
-	next := make(chan int, tasks)
-	for i := range tasks {
-		next <- i
-	}
-	close(next)
+	next := upTo(tasks)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -409,11 +416,7 @@ func TestPostgresOutage(t *testing.T) {
 		changed = make(chan struct{}, 1)
 		stop    = make(chan struct{})
 	)
-	next := make(chan int, tasks)
-	for i := range tasks {
-		next <- i
-	}
-	close(next)
+	next := upTo(tasks)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -618,11 +621,7 @@ func TestPostgresPoolBounded(t *testing.T) {
 	toks := readTokens(t, tokFile)
 	runner, agent := tokenOf(t, toks, store.KindRunner, "maya/builder"), tokenOf(t, toks, store.KindAgent, "maya/builder")
 	var inFlight, mostInFlight atomic.Int64
-	next := make(chan int, tasks)
-	for i := range tasks {
-		next <- i
-	}
-	close(next)
+	next := upTo(tasks)
 	var wg sync.WaitGroup
 	for range clients {
 		wg.Go(func() {
