@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -124,11 +125,36 @@ func urlScheme(dsn string) string {
 	return scheme
 }
 
+// keywordPassword is the password of a libpq key=value string.
+var keywordPassword = regexp.MustCompile(`(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)`)
+
+// isKeywordDSN reports whether dsn is a libpq connection string of
+// key=value pairs ("host=db user=prickle password=..."): some word of it
+// sets a connection keyword. Open refuses those (a postgres:// URL says
+// the same), rather than take one for a SQLite file's name.
+func isKeywordDSN(dsn string) bool {
+	for _, f := range strings.Fields(dsn) {
+		k, _, ok := strings.Cut(f, "=")
+		if ok && libpqKeywords[strings.TrimSpace(k)] {
+			return true
+		}
+	}
+	return false
+}
+
+// libpqKeywords are the libpq connection keywords that name a server or
+// a login.
+var libpqKeywords = map[string]bool{"host": true, "hostaddr": true, "port": true, "dbname": true, "user": true,
+	"password": true, "passfile": true, "sslmode": true, "service": true}
+
 // Redact returns dsn fit to show: the password of a URL (in its user
 // part, or a password parameter) replaced by "xxxxx", whatever its
 // scheme (one that Open refuses is shown in its error). Anything else is
 // returned as it is.
 func Redact(dsn string) string {
+	if isKeywordDSN(dsn) {
+		return keywordPassword.ReplaceAllString(dsn, "${1}xxxxx")
+	}
 	if urlScheme(dsn) == "" {
 		return dsn
 	}

@@ -1,6 +1,11 @@
 package store
 
-import "testing"
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
 
 // Redact hides the password of any URL, whatever its scheme: a database
 // named by a URL Open refuses is shown in its error too.
@@ -16,9 +21,27 @@ func TestRedact(t *testing.T) {
 		{"prickled.db", "prickled.db"},
 		{"file:p.db?mode=rwc", "file:p.db?mode=rwc"},
 		{":memory:", ":memory:"},
+		{"host=db user=u password=pw dbname=p", "host=db user=u password=xxxxx dbname=p"},
+		{"host=db password = 'p w\\'x' sslmode=require", "host=db password = xxxxx sslmode=require"},
+		{"dbname=p password=", "dbname=p password=xxxxx"},
 	} {
 		if got := Redact(c.dsn); got != c.want {
 			t.Errorf("Redact(%q) = %q, want %q", c.dsn, got, c.want)
 		}
+	}
+}
+
+// A libpq key=value string is refused, not taken for a SQLite file's
+// name (which would create a file of that name), and its password is
+// not shown.
+func TestOpenRefusesKeywordStrings(t *testing.T) {
+	dir := t.TempDir()
+	dsn := "host=" + dir + " user=u password=hunter2 dbname=p"
+	_, err := Open(ctx, dsn, Options{})
+	if err == nil || !strings.Contains(err.Error(), "postgres:// URL") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("open %q: %v; want a refusal asking for a URL, without the password", dsn, err)
+	}
+	if entries, _ := os.ReadDir("."); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), "host=") }) {
+		t.Fatal("a file was created under the string's name")
 	}
 }

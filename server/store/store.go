@@ -115,6 +115,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if IsPostgres(dsn) {
 		return openPostgres(ctx, dsn, opts)
 	}
+	if isKeywordDSN(dsn) {
+		return nil, fmt.Errorf("store: open %s: a key=value connection string is not a database name here: give PostgreSQL as a postgres:// URL", Redact(dsn))
+	}
 	if scheme := urlScheme(dsn); scheme != "" {
 		return nil, fmt.Errorf("store: open %s: a database is a SQLite file path, :memory:, or a postgres:// or postgresql:// URL, not a %s:// URL", Redact(dsn), scheme)
 	}
