@@ -1,0 +1,58 @@
+package conformance
+
+import (
+	"flag"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite the txtar goldens of testdata/reports with the actual output")
+
+// goldenReport is a fixed run for the report goldens: racesRun's, its
+// times and version fixed.
+func goldenReport(t *testing.T) *Report {
+	r, _ := racesRun(t)
+	r.Suite = "v0.0.0-golden"
+	r.Target = "server-cmd exec my-server --addr $PRICKLE_ADDR"
+	r.SpecHash = "sha256:0000"
+	r.SpecSource = "bundled pages"
+	r.Started = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	r.Duration, r.Millis = 12345*time.Millisecond, 12345
+	r.Starts = 24
+	r.Explore.RaceSequences = 3
+	r.tally()
+	return r
+}
+
+// TestReportGoldens renders one fixed run in every report format and
+// compares each with its golden in testdata/reports (go test -run
+// TestReportGoldens ./conformance -update rewrites them).
+func TestReportGoldens(t *testing.T) {
+	r := goldenReport(t)
+	_, sp := racesRun(t)
+	testscript.Run(t, testscript.Params{
+		Dir:           "testdata/reports",
+		UpdateScripts: *update,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// report FORMAT: the run as that report.
+			"report": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: report json|junit|markdown|html|badge|annotations")
+				}
+				writers := map[string]func(io.Writer) error{
+					"json": r.WriteJSON, "junit": r.WriteJUnit, "markdown": r.WriteMarkdown, "badge": r.WriteBadge,
+					"html":        func(w io.Writer) error { return r.WriteHTML(w, sp) },
+					"annotations": func(w io.Writer) error { return r.WriteGitHubAnnotations(w, sp) },
+				}
+				write, ok := writers[args[0]]
+				if !ok {
+					ts.Fatalf("report: unknown format %q", args[0])
+				}
+				ts.Check(write(ts.Stdout()))
+			},
+		},
+	})
+}
