@@ -136,6 +136,12 @@ type Config struct {
 	WrapHandler func(api.Handler) api.Handler
 	// WrapHTTP, if set, wraps the whole HTTP handler.
 	WrapHTTP func(http.Handler) http.Handler
+	// WrapAuthenticate, if set, wraps how a bearer token, by its hash,
+	// resolves to its principal (the store's AuthenticateHash) on every
+	// HTTP request and in the sessions' checks: middleware for tests and
+	// embedders, like WrapHandler (the conformance suite's replica
+	// mutants keep principals in a cache of their own this way).
+	WrapAuthenticate func(func(context.Context, store.TokenHash) (*store.Principal, error)) func(context.Context, store.TokenHash) (*store.Principal, error)
 }
 
 // Server is a running reference server.
@@ -154,6 +160,10 @@ type Server struct {
 	bg   sync.WaitGroup // the background work
 
 	loadedBefore bool // cfg.Fixture was in the database already
+
+	// authenticate resolves a token's hash to its principal: the store's
+	// AuthenticateHash, as Config.WrapAuthenticate wraps it.
+	authenticate func(context.Context, store.TokenHash) (*store.Principal, error)
 }
 
 // FixtureLoadedBefore reports whether Config.Fixture was not loaded
@@ -215,14 +225,17 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 	if err != nil {
 		return nil, nil, err
 	}
-	s = &Server{store: st, log: cfg.Logger, cfg: cfg, loadedBefore: loadedBefore}
+	s = &Server{store: st, log: cfg.Logger, cfg: cfg, loadedBefore: loadedBefore, authenticate: st.AuthenticateHash}
+	if cfg.WrapAuthenticate != nil {
+		s.authenticate = cfg.WrapAuthenticate(s.authenticate)
+	}
 	s.sessions = newSessions(cfg.MaxSessionsPerPrincipal, cfg.MaxSessions, cfg.Logger)
 	s.mcp = newMCPServer()
 	s.mcp.AddReceivingMiddleware(s.sessions.middleware)
 	s.register(s.mcp, nil)
 	bctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
-	s.bg.Go(func() { every(bctx, cfg.SessionCheckInterval, func() { s.sessions.check(bctx, st) }) })
+	s.bg.Go(func() { every(bctx, cfg.SessionCheckInterval, func() { s.sessions.check(bctx, s.authenticate) }) })
 	return s, issued, nil
 }
 
@@ -491,7 +504,7 @@ const (
 // verify is the bearer-token verifier for auth.RequireBearerToken.
 func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	h := store.HashToken(token)
-	p, err := s.store.AuthenticateHash(ctx, h)
+	p, err := s.authenticate(ctx, h)
 	if err != nil {
 		return nil, s.tokenRefused(ctx, err)
 	}

@@ -183,7 +183,7 @@ func (t *sessions) removeLocked(ss *mcp.ServerSession) {
 
 // check ends every session whose token no longer authenticates (revoked,
 // expired, unknown). A failure to ask the store keeps the session.
-func (t *sessions) check(ctx context.Context, st *store.Store) {
+func (t *sessions) check(ctx context.Context, authenticate func(context.Context, store.TokenHash) (*store.Principal, error)) {
 	t.mu.Lock()
 	list := make([]*session, 0, len(t.all))
 	for _, s := range t.all {
@@ -191,7 +191,7 @@ func (t *sessions) check(ctx context.Context, st *store.Store) {
 	}
 	t.mu.Unlock()
 	for _, s := range list {
-		_, err := st.AuthenticateHash(ctx, s.token)
+		_, err := authenticate(ctx, s.token)
 		if notAuthenticated(err) {
 			t.log.Info("session ended: its token no longer authenticates", "session", s.ss.ID(), "reason", err)
 			t.remove(s.ss)
