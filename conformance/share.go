@@ -30,7 +30,8 @@ import (
 // website-v2), and renaming a hand-written script's names consistently,
 // in its calls, checks and expected texts, is not something to prove.
 
-// startCounter counts the servers a run asks its target for.
+// startCounter counts the servers a run asks its target for: every
+// replica of a deployment.
 type startCounter struct {
 	Target
 	n atomic.Int64
@@ -38,8 +39,11 @@ type startCounter struct {
 
 func (c *startCounter) Start(ctx context.Context, s *Script, fixtureFile, dir string) (*Instance, error) {
 	inst, err := c.Target.Start(ctx, s, fixtureFile, dir)
-	if err != nil || inst.Stop != nil { // an already running server is not started
+	switch {
+	case err != nil:
 		c.n.Add(1)
+	case inst.Stop != nil: // an already running server is not started
+		c.n.Add(int64(len(inst.Endpoints())))
 	}
 	return inst, err
 }

@@ -3,6 +3,8 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,11 +31,15 @@ type Target = suite.Target
 type Instance = suite.Instance
 
 // URLTarget is a server that is already running with the standard seed
-// world, reached at Endpoint with the tokens of a --tokens-out file.
+// world, reached at Endpoint with the tokens of a --tokens-out file, or a
+// deployment of replicas, each reached at one of Replicas.
 // Scripts that need their own world are skipped.
 type URLTarget struct {
 	Endpoint string
 	Tokens   []world.Token
+	// Replicas are, for a deployment of two or more replicas, every
+	// replica's MCP endpoint, in replica order (Endpoint is the first).
+	Replicas []string
 }
 
 // Skip skips scripts with their own fixture.
@@ -45,10 +52,15 @@ func (u *URLTarget) Skip(s *Script) string {
 
 // Start returns the running server.
 func (u *URLTarget) Start(context.Context, *Script, string, string) (*Instance, error) {
-	return &Instance{Endpoint: u.Endpoint, Tokens: u.Tokens}, nil
+	return &Instance{Endpoint: u.Endpoint, Tokens: u.Tokens, Replicas: u.Replicas}, nil
 }
 
-func (u *URLTarget) String() string { return "url " + u.Endpoint }
+func (u *URLTarget) String() string {
+	if len(u.Replicas) > 1 {
+		return "url " + strings.Join(u.Replicas, " ")
+	}
+	return "url " + u.Endpoint
+}
 
 // UnreachableError reports a server that answered nothing at all: no
 // script could have run against it.
@@ -63,31 +75,42 @@ func (e *UnreachableError) Error() string {
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
-// Reachable asks the server once, before any script: any HTTP answer (a
-// 401 or a 405 will do) means it is there; a connection that fails is an
-// *UnreachableError.
+// Reachable asks the server (every replica) once, before any script: any
+// HTTP answer (a 401 or a 405 will do) means it is there; a connection
+// that fails is an *UnreachableError.
 func (u *URLTarget) Reachable(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.Endpoint, nil)
-	if err != nil {
-		return &UnreachableError{Endpoint: u.Endpoint, Err: err}
+	for _, endpoint := range (&Instance{Endpoint: u.Endpoint, Replicas: u.Replicas}).Endpoints() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+		if err != nil {
+			return &UnreachableError{Endpoint: endpoint, Err: err}
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return &UnreachableError{Endpoint: endpoint, Err: err}
+		}
+		res.Body.Close()
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return &UnreachableError{Endpoint: u.Endpoint, Err: err}
-	}
-	res.Body.Close()
 	return nil
 }
 
 // HandlerTarget starts an in-process server per script with New, on an
-// httptest server. The tokens are read from the fixture.
+// httptest server, or a deployment of replicas with NewReplica, each on
+// an httptest server of its own. The tokens are read from the fixture.
 type HandlerTarget struct {
 	// New builds the server's HTTP handler (serving MCP at Path, by default
 	// /mcp) for the world in fixture. cleanup, if not nil, runs after the
 	// script.
 	New func(ctx context.Context, fixture []byte) (h http.Handler, cleanup func(), err error)
+	// NewReplica, if set, is used instead of New: it builds replica r of a
+	// deployment of Replicas (at least 1), in stateDir, a fresh folder
+	// the replicas share (a database file in it, say), for the world in
+	// fixture. Replica 0 is built first and loads the world; the others
+	// then serve the world it loaded, and must not load it again.
+	NewReplica func(ctx context.Context, r int, stateDir string, fixture []byte) (h http.Handler, cleanup func(), err error)
+	// Replicas is how many replicas NewReplica builds per world; default 1.
+	Replicas int
 	// Path is the MCP endpoint's path; default /mcp.
 	Path string
 	// Name describes the target in reports; default "in-process".
@@ -97,28 +120,66 @@ type HandlerTarget struct {
 // Skip runs everything.
 func (h *HandlerTarget) Skip(*Script) string { return "" }
 
-// Start builds a handler and serves it.
+// Start builds a handler (or the replicas' handlers) and serves it.
 func (h *HandlerTarget) Start(ctx context.Context, s *Script, fixtureFile, dir string) (*Instance, error) {
 	fx, toks, err := readFixture(fixtureFile)
 	if err != nil {
 		return nil, err
 	}
-	handler, cleanup, err := h.New(ctx, fx)
-	if err != nil {
-		return nil, err
-	}
-	srv := httptest.NewServer(handler)
 	path := h.Path
 	if path == "" {
 		path = "/mcp"
 	}
-	return &Instance{Endpoint: srv.URL + path, Tokens: toks, Stop: func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		if cleanup != nil {
-			cleanup()
+	if h.NewReplica == nil {
+		handler, cleanup, err := h.New(ctx, fx)
+		if err != nil {
+			return nil, err
 		}
-	}}, nil
+		srv := httptest.NewServer(handler)
+		return &Instance{Endpoint: srv.URL + path, Tokens: toks, Stop: func() {
+			srv.CloseClientConnections()
+			srv.Close()
+			if cleanup != nil {
+				cleanup()
+			}
+		}}, nil
+	}
+	stateDir := filepath.Join(dir, "state")
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return nil, err
+	}
+	n := max(h.Replicas, 1)
+	var stops []func()
+	stop := func() {
+		for _, f := range slices.Backward(stops) {
+			f()
+		}
+	}
+	inst := &Instance{Tokens: toks, Stop: stop}
+	for r := range n {
+		handler, cleanup, err := h.NewReplica(ctx, r, stateDir, fx)
+		if err != nil {
+			stop()
+			if n > 1 {
+				err = fmt.Errorf("replica %d of %d: %w", r, n, err)
+			}
+			return nil, err
+		}
+		srv := httptest.NewServer(handler)
+		stops = append(stops, func() {
+			srv.CloseClientConnections()
+			srv.Close()
+			if cleanup != nil {
+				cleanup()
+			}
+		})
+		inst.Replicas = append(inst.Replicas, srv.URL+path)
+	}
+	inst.Endpoint = inst.Replicas[0]
+	if n == 1 {
+		inst.Replicas = nil
+	}
+	return inst, nil
 }
 
 func (h *HandlerTarget) String() string {
@@ -128,18 +189,28 @@ func (h *HandlerTarget) String() string {
 	return "in-process"
 }
 
-// CmdTarget starts a fresh server process per script with `sh -c Command`.
-// The environment tells it what to serve:
+// CmdTarget starts a fresh server process per script with `sh -c Command`,
+// or Replicas processes of it as one deployment. The environment tells
+// each what to serve:
 //
-//	PRICKLE_FIXTURE    path of the world to load (fixture format, see
-//	                   spec/world/FIXTURE.md); always set
-//	PRICKLE_ADDR       127.0.0.1:PORT to listen on
-//	PRICKLE_PORT       PORT alone
-//	PRICKLE_STATE_DIR  a fresh empty folder for the server's files
+//	PRICKLE_FIXTURE     path of the world to load (fixture format, see
+//	                    spec/world/FIXTURE.md); always set
+//	PRICKLE_ADDR        127.0.0.1:PORT to listen on (each replica its own)
+//	PRICKLE_PORT        PORT alone
+//	PRICKLE_STATE_DIR   a fresh empty folder for the server's files, one
+//	                    for every replica of the deployment
+//	PRICKLE_REPLICA     the replica's number, 0 to PRICKLE_REPLICAS-1
+//	PRICKLE_REPLICAS    how many replicas the deployment has (1 alone)
+//	PRICKLE_DEPLOYMENT  a name unique to the deployment, a lowercase SQL
+//	                    identifier (prk_ and hex digits): a database or
+//	                    schema of its own
 //
-// The server is ready when GET http://PRICKLE_ADDR/healthz answers 200.
-// After the script it gets SIGTERM (its whole process group), then SIGKILL
-// after StopTimeout.
+// A server is ready when GET http://PRICKLE_ADDR/healthz answers 200 and
+// it accepts a token of the world. Replica 0 starts first and loads the
+// world; once it is ready, the others start at once and serve the world
+// it loaded (conformance/README.md, "Replicas"). After the script every
+// process gets SIGTERM (its whole process group), then SIGKILL after
+// StopTimeout.
 type CmdTarget struct {
 	Command string
 	// Path is the MCP endpoint's path; default /mcp.
@@ -151,6 +222,9 @@ type CmdTarget struct {
 	// Env is added to the command's environment (NAME=value), after the
 	// variables above.
 	Env []string
+	// Replicas is how many processes of Command make one deployment;
+	// default 1.
+	Replicas int
 
 	// pickPort picks the port (tests: a port another process holds).
 	pickPort func() (int, func(), error)
@@ -161,17 +235,69 @@ func (c *CmdTarget) Skip(*Script) string { return "" }
 
 func (c *CmdTarget) String() string { return "server-cmd " + c.Command }
 
-// Start starts the process and waits until it is healthy.
+// deployment is what the replicas of one start share.
+type deployment struct {
+	fixture, stateDir, name string
+	replicas                int
+	toks                    []world.Token
+}
+
+// Start starts the deployment, replica 0 first and then the others at
+// once, and waits until every replica is ready; a replica that does not
+// start stops those that did.
 func (c *CmdTarget) Start(ctx context.Context, s *Script, fixtureFile, dir string) (*Instance, error) {
 	_, toks, err := readFixture(fixtureFile)
 	if err != nil {
 		return nil, err
 	}
+	d := &deployment{fixture: fixtureFile, stateDir: filepath.Join(dir, "state"), name: deploymentName(),
+		replicas: max(c.Replicas, 1), toks: toks}
+	procs := make([]*Instance, d.replicas)
+	stop := func() {
+		var wg sync.WaitGroup
+		for _, p := range procs {
+			if p != nil {
+				wg.Go(p.Stop)
+			}
+		}
+		wg.Wait()
+	}
+	if procs[0], err = c.startReplica(ctx, d, 0); err != nil {
+		return nil, err
+	}
+	errs := make([]error, d.replicas)
+	var wg sync.WaitGroup
+	for r := 1; r < d.replicas; r++ {
+		wg.Go(func() { procs[r], errs[r] = c.startReplica(ctx, d, r) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		stop()
+		return nil, err
+	}
+	inst := &Instance{Endpoint: procs[0].Endpoint, Tokens: toks, Stop: stop, Output: procs[0].Output, PID: procs[0].PID}
+	if d.replicas > 1 {
+		for _, p := range procs {
+			inst.Replicas = append(inst.Replicas, p.Endpoint)
+		}
+		inst.Output = func() string {
+			var b strings.Builder
+			for r, p := range procs {
+				fmt.Fprintf(&b, "replica %d:\n%s\n", r, suite.Indent(p.Output()))
+			}
+			return b.String()
+		}
+	}
+	return inst, nil
+}
+
+// startReplica starts replica r of d, trying another port when the one
+// it picked was taken; a failure of a deployment's replica names it.
+func (c *CmdTarget) startReplica(ctx context.Context, d *deployment, r int) (*Instance, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		inst, retry, err := c.start(ctx, fixtureFile, dir, toks)
+		inst, retry, err := c.start(ctx, d, r)
 		if err == nil {
-			inst.Tokens = toks
 			return inst, nil
 		}
 		lastErr = err
@@ -179,7 +305,18 @@ func (c *CmdTarget) Start(ctx context.Context, s *Script, fixtureFile, dir strin
 			break
 		}
 	}
+	if d.replicas > 1 {
+		lastErr = fmt.Errorf("replica %d of %d: %w", r, d.replicas, lastErr)
+	}
 	return nil, lastErr
+}
+
+// deploymentName is a fresh PRICKLE_DEPLOYMENT: a lowercase SQL
+// identifier, "prk_" and 16 hex digits.
+func deploymentName() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "prk_" + hex.EncodeToString(b[:])
 }
 
 // lockedBuffer collects a process's output, bounded.
@@ -273,7 +410,8 @@ func probe(ctx context.Context, endpoint string, toks []world.Token) error {
 	return nil
 }
 
-func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []world.Token) (inst *Instance, retry bool, err error) {
+// start starts replica r of d and waits until it is ready: one attempt.
+func (c *CmdTarget) start(ctx context.Context, d *deployment, r int) (inst *Instance, retry bool, err error) {
 	pick := c.pickPort
 	if pick == nil {
 		pick = freePort
@@ -291,19 +429,21 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []w
 	if listening(addr) {
 		return nil, true, fmt.Errorf("%w: port %d is held by another process before the server started", ErrForeignServer, port)
 	}
-	stateDir := filepath.Join(dir, "state")
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+	if err := os.MkdirAll(d.stateDir, 0o755); err != nil {
 		return nil, false, err
 	}
 	cmd := exec.Command("sh", "-c", c.Command)
 	cmd.Env = append(os.Environ(),
-		"PRICKLE_FIXTURE="+fixtureFile,
+		"PRICKLE_FIXTURE="+d.fixture,
 		"PRICKLE_ADDR="+addr,
 		"PRICKLE_PORT="+strconv.Itoa(port),
-		"PRICKLE_STATE_DIR="+stateDir,
+		"PRICKLE_STATE_DIR="+d.stateDir,
+		"PRICKLE_REPLICA="+strconv.Itoa(r),
+		"PRICKLE_REPLICAS="+strconv.Itoa(d.replicas),
+		"PRICKLE_DEPLOYMENT="+d.name,
 	)
 	cmd.Env = append(cmd.Env, c.Env...)
-	cmd.Dir = stateDir
+	cmd.Dir = d.stateDir
 	newGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second // a stray child holding the output open
 	out := &lockedBuffer{}
@@ -371,7 +511,7 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []w
 	endpoint := "http://" + addr + path
 	// Healthy, but is it ours? Our process must still run, and the server
 	// must accept this run's tokens.
-	if err := probe(ctx, endpoint, toks); err != nil {
+	if err := probe(ctx, endpoint, d.toks); err != nil {
 		select {
 		case <-exited:
 			log := out.String()
@@ -386,7 +526,23 @@ func (c *CmdTarget) start(ctx context.Context, fixtureFile, dir string, toks []w
 		return nil, true, fmt.Errorf("%w: the server exited (%v), yet something answered at %s", ErrForeignServer, waitErr, addr)
 	default:
 	}
-	return &Instance{Endpoint: endpoint, Stop: stop, Output: out.String, PID: cmd.Process.Pid}, false, nil
+	return &Instance{Endpoint: endpoint, Tokens: d.toks, Stop: stop, Output: out.String, PID: cmd.Process.Pid}, false, nil
+}
+
+// replicasOf is how many replicas t starts (or reaches) for each world:
+// 1 for one server.
+func replicasOf(t Target) int {
+	switch t := t.(type) {
+	case *CmdTarget:
+		return max(t.Replicas, 1)
+	case *HandlerTarget:
+		if t.NewReplica != nil {
+			return max(t.Replicas, 1)
+		}
+	case *URLTarget:
+		return max(len(t.Replicas), 1)
+	}
+	return 1
 }
 
 // readFixture reads a fixture file and the tokens it gives.

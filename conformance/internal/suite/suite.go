@@ -142,6 +142,9 @@ type Result struct {
 	Calls     int            `json:"calls"`
 	Succeeded map[string]int `json:"succeeded,omitempty"`
 	Served    []string       `json:"served,omitempty"`
+	// ReplicaCalls counts, against a deployment of two replicas or more,
+	// the tool calls each replica answered (by replica number).
+	ReplicaCalls []int `json:"replica_calls,omitempty"`
 	// Kept is the materialized script kept by --keep.
 	Kept string `json:"kept,omitempty"`
 	// Reason says why a script was skipped, or why an expected failure
@@ -165,8 +168,13 @@ type Target interface {
 
 // Instance is a running server for one script.
 type Instance struct {
-	// Endpoint is the MCP streamable HTTP endpoint.
+	// Endpoint is the MCP streamable HTTP endpoint (of replica 0, for a
+	// deployment of replicas).
 	Endpoint string
+	// Replicas are, for a deployment of two or more replicas, every
+	// replica's MCP endpoint in replica order (Replicas[0] is Endpoint);
+	// nil for one server.
+	Replicas []string
 	// Tokens are the agent and runner tokens of its world.
 	Tokens []world.Token
 	// Stop stops it (nil: nothing to stop).
@@ -177,6 +185,15 @@ type Instance struct {
 	// PID is the server's process id when the target started a process
 	// (with `exec` in the command, the server itself); 0 otherwise.
 	PID int
+}
+
+// Endpoints are the endpoints the calls spread over: every replica's,
+// or Endpoint alone.
+func (i *Instance) Endpoints() []string {
+	if len(i.Replicas) > 0 {
+		return i.Replicas
+	}
+	return []string{i.Endpoint}
 }
 
 // Indent indents every line of s by a tab, for a block inside a log.
