@@ -231,9 +231,17 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "\nRerun a sequence: %s\n", cireport.Code(r.rerunFailure(x.Failures[0])))
 		}
 	}
+	if line := r.ReplicaSummary(); line != "" {
+		fmt.Fprintf(&b, "\n### Replicas\n\n%s.\n", line)
+	}
 	if len(r.Races) > 0 {
-		fmt.Fprintf(&b, "\n### Race evidence\n\nConcurrent groups whose calls overlapped on the wire, per race class; a bug showing in %g of them is missed with at most the miss bound.\n\n", RaceP)
-		cireport.Table(&b, raceHeader, raceRows(r.Races))
+		fmt.Fprintf(&b, "\n### Race evidence\n\nConcurrent groups whose calls overlapped on the wire, per race class; a bug showing in %g of them is missed with at most the miss bound.", RaceP)
+		if r.Replicas >= 2 {
+			b.WriteString(" Against replicas, the groups that count are those whose calls also reached two replicas or more (across replicas).")
+		}
+		b.WriteString("\n\n")
+		header, rows := raceTable(r.Races)
+		cireport.Table(&b, header, rows)
 	}
 	r.writeRefusalsMarkdown(&b)
 	if len(r.Missing) > 0 {
@@ -274,7 +282,8 @@ type badge struct {
 
 // WriteBadge writes the run as a shields.io endpoint badge: the verdict
 // (of the scope, if any) and the scripts passed of those run, and the
-// race classes short of evidence, labelled with the profile and the scope.
+// race classes short of evidence, labelled with the profile, the replicas
+// (two or more) and the scope.
 func (r *Report) WriteBadge(w io.Writer) error {
 	v := r.ScopeVerdict()
 	color := map[Verdict]string{Certified: "brightgreen", Failed: "red", Incomplete: "yellow"}[v]
@@ -284,6 +293,9 @@ func (r *Report) WriteBadge(w io.Writer) error {
 		msg += ", races short: " + short
 	}
 	label := string(r.Profile)
+	if r.Replicas >= 2 {
+		label += fmt.Sprintf(", %d replicas", r.Replicas)
+	}
 	if len(r.Scope) > 0 {
 		label += ": " + strings.Join(r.Scope, ", ")
 	}

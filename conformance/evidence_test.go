@@ -24,7 +24,7 @@ func racesRun(t *testing.T) (*Report, *spec.Spec) {
 		}
 		x.Races = append(x.Races, n)
 	}
-	r.Races = raceEvidence(x)
+	r.Races = raceEvidence(x, 0)
 	r.Missing = texts(raceGaps(r.Races, x.RaceBudget, nil))
 	r.Verdict = Incomplete
 	return r, sp
@@ -50,7 +50,7 @@ func TestRaceEvidenceMissing(t *testing.T) {
 	if m := raceGaps(r.Races, "1m0s", []string{"discover_team_agents"}); len(m) != 1 || m[0].tool != "claim_task" || !strings.Contains(m[0].text, "--tools leaves claim_task out") {
 		t.Errorf("scope discover_team_agents, task-same-key short: %q", m)
 	}
-	ev := raceEvidence(&ExploreReport{RaceK: 66, RaceP: 0.1, Races: []explore.RaceCount{{Class: "x", Groups: 70, Overlapped: 66}}})
+	ev := raceEvidence(&ExploreReport{RaceK: 66, RaceP: 0.1, Races: []explore.RaceCount{{Class: "x", Groups: 70, Overlapped: 66}}}, 1)
 	if ev[0].Short() || ev[0].MissBound >= 1e-3 || ev[0].MissBound < 9e-4 {
 		t.Errorf("66 overlapping groups at p 0.1: %+v, want not short, miss bound in [0.0009, 0.001)", ev[0])
 	}

@@ -37,6 +37,8 @@ type (
 		Scripts []htmlScript
 		// Outcomes are exploration's answers by tool and outcome, sorted.
 		Outcomes []htmlOutcome
+		// ReplicaLine is Report.ReplicaSummary: "" against one server.
+		ReplicaLine string
 	}
 	htmlTool struct {
 		Name                       string
@@ -72,7 +74,7 @@ type (
 // outcome counts and its shrunk failing sequences. sp is the spec the run
 // certified against.
 func (r *Report) WriteHTML(w io.Writer, sp *spec.Spec) error {
-	v := htmlReport{Report: r, Summary: r.Summary(), Counts: map[string]int{}}
+	v := htmlReport{Report: r, Summary: r.Summary(), Counts: map[string]int{}, ReplicaLine: r.ReplicaSummary()}
 	reqs := map[string]Requirement{}
 	for _, q := range r.Requirements {
 		reqs[q.ID] = q

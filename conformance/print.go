@@ -47,6 +47,10 @@ func writeHeader(w io.Writer, o *Options) {
 	if source == "" {
 		source = "bundled pages"
 	}
-	fmt.Fprintf(w, "prickle-conformance %s: profile %s, %s, spec %s (%s), %s\n",
-		suiteVersion(), o.Profile, o.Target, spec.ShortHash(o.Spec.Hash()), source, explore)
+	replicas := ""
+	if n := replicasOf(o.Target); n >= 2 {
+		replicas = fmt.Sprintf(" (%d replicas)", n)
+	}
+	fmt.Fprintf(w, "prickle-conformance %s: profile %s, %s%s, spec %s (%s), %s\n",
+		suiteVersion(), o.Profile, o.Target, replicas, spec.ShortHash(o.Spec.Hash()), source, explore)
 }

@@ -69,6 +69,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			{Name: "refusals", Value: r.RefusalSummary()},
 		},
 	}
+	if r.Replicas >= 2 {
+		s.Props = append(s.Props, junitProp{Name: "replicas", Value: r.ReplicaSummary()})
+	}
 	for _, e := range r.Races {
 		s.Props = append(s.Props, junitProp{Name: "race_evidence." + e.Class, Value: e.String()})
 	}

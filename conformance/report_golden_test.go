@@ -3,18 +3,36 @@ package conformance
 import (
 	"flag"
 	"io"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/prickle-dev/prickle/conformance/internal/explore"
 )
 
 var update = flag.Bool("update", false, "rewrite the txtar goldens of testdata/reports with the actual output")
 
 // goldenReport is a fixed run for the report goldens: racesRun's, its
-// times and version fixed.
-func goldenReport(t *testing.T) *Report {
+// times and version fixed; against replicas (2 or more), every class's
+// overlapped groups across replicas, but 3 of task-same-key's.
+func goldenReport(t *testing.T, replicas int) *Report {
 	r, _ := racesRun(t)
+	if replicas >= 2 {
+		r.Replicas, r.ReplicaCalls = replicas, make([]int, replicas)
+		for i := range r.ReplicaCalls {
+			r.ReplicaCalls[i] = 1800 - 50*i
+		}
+		for i, c := range r.Explore.Races {
+			r.Explore.Races[i].CrossReplica = c.Overlapped
+			if c.Class == explore.TaskSameKey {
+				r.Explore.Races[i].CrossReplica -= 3
+			}
+		}
+		r.Races = raceEvidence(r.Explore, replicas)
+		r.Missing = texts(raceGaps(r.Races, r.Explore.RaceBudget, nil))
+	}
 	r.Suite = "v0.0.0-golden"
 	r.Target = "server-cmd exec my-server --addr $PRICKLE_ADDR"
 	r.SpecHash = "sha256:0000"
@@ -31,17 +49,22 @@ func goldenReport(t *testing.T) *Report {
 // compares each with its golden in testdata/reports (go test -run
 // TestReportGoldens ./conformance -update rewrites them).
 func TestReportGoldens(t *testing.T) {
-	r := goldenReport(t)
 	_, sp := racesRun(t)
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/reports",
 		UpdateScripts: *update,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			// report FORMAT: the run as that report.
+			// report [-replicas N] FORMAT: the run as that report.
 			"report": func(ts *testscript.TestScript, neg bool, args []string) {
-				if neg || len(args) != 1 {
-					ts.Fatalf("usage: report json|junit|markdown|html|badge|annotations")
+				replicas := 0
+				if len(args) == 3 && args[0] == "-replicas" {
+					replicas, _ = strconv.Atoi(args[1])
+					args = args[2:]
 				}
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: report [-replicas N] json|junit|markdown|html|badge|annotations")
+				}
+				r := goldenReport(t, replicas)
 				writers := map[string]func(io.Writer) error{
 					"json": r.WriteJSON, "junit": r.WriteJUnit, "markdown": r.WriteMarkdown, "badge": r.WriteBadge,
 					"html":        func(w io.Writer) error { return r.WriteHTML(w, sp) },

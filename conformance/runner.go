@@ -169,6 +169,11 @@ type Report struct {
 	Tools []ToolVerdict `json:"tools"`
 	// Scope is Options.Tools: the tools the run certifies when it is set.
 	Scope []string `json:"scope,omitempty"`
+	// Replicas is, against a deployment of two replicas or more, how
+	// many it has (0 for one server); ReplicaCalls the tool calls each
+	// replica answered, by replica number.
+	Replicas     int   `json:"replicas,omitempty"`
+	ReplicaCalls []int `json:"replica_calls,omitempty"`
 }
 
 // Clean reports whether the run certifies the server: nothing failed and
@@ -264,6 +269,7 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer cleanup()
+	replicas := replicasOf(o.Target)
 	starts := &startCounter{Target: o.Target}
 	share := shares(o.Target, &o)
 	o.Target = starts
@@ -272,6 +278,9 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	}
 	rep := &Report{Suite: suiteVersion(), Target: o.Target.String(), Profile: o.Profile, SpecHash: o.Spec.Hash(),
 		SpecSource: o.SpecSource, Seed: o.Seed, Started: time.Now(), RerunArgs: o.RerunArgs, Scope: o.Tools}
+	if replicas >= 2 {
+		rep.Replicas = replicas
+	}
 	var progressMu sync.Mutex
 	progress := func(res *Result) {
 		if o.Progress != nil {
@@ -305,7 +314,7 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 		return nil, err
 	}
 	if o.Explores() {
-		rep.Races = raceEvidence(rep.Explore)
+		rep.Races = raceEvidence(rep.Explore, rep.Replicas)
 	}
 	gaps = append(gaps, raceGaps(rep.Races, o.RaceBudget.String(), o.Tools)...)
 	rep.Missing = texts(gaps)
@@ -427,7 +436,7 @@ func runExploration(ctx context.Context, o *Options, share bool, ix *wire.Index,
 	} else {
 		res, rep.Explore = explore.Run(ctx, ExploreScript, explore.Config{Target: o.Target, Index: ix, Profile: o.Profile,
 			Sequences: o.Explore, Seed: o.Seed, Parallel: o.Parallel, Timeout: o.ScriptTimeout, FailFast: o.ExploreFailFast,
-			SaveDir: o.SaveDir, Alone: !share, RaceBudget: o.RaceBudget, Tools: o.Tools}, filepath.Join(root, ExploreScript))
+			SaveDir: o.SaveDir, Alone: !share, RaceBudget: o.RaceBudget, Tools: o.Tools, Replicas: rep.Replicas}, filepath.Join(root, ExploreScript))
 		res.Calls = rep.Explore.Calls
 	}
 	res.Duration = time.Since(start)
@@ -438,10 +447,17 @@ func runExploration(ctx context.Context, o *Options, share bool, ix *wire.Index,
 	return res
 }
 
-// tally counts the results by status, and their checks.
+// tally counts the results by status, their checks, and the calls each
+// replica answered.
 func (r *Report) tally() {
 	for _, res := range r.Results {
 		r.Checks += res.Checks
+		for i, n := range res.ReplicaCalls {
+			if r.ReplicaCalls == nil {
+				r.ReplicaCalls = make([]int, len(res.ReplicaCalls))
+			}
+			r.ReplicaCalls[i] += n
+		}
 		switch res.Status {
 		case Pass:
 			r.Passed++

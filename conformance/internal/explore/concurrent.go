@@ -320,11 +320,12 @@ func judgeIn(m *model, st *stepRun, steps []*stepRun) []failure {
 // can have left (m, after the calls one at a time).
 func (e *explorer) runGroups(ctx context.Context, inst *suite.Instance, x *exploreRun, m *model, cmds []*command, from int) {
 	h := newHistory(m)
-	seq := wire.NewClient(inst.Endpoint, nil)
-	defer seq.Close()
-	// The clients of concurrent calls, one per place in a group, each with
-	// connections of its own; their sessions serve every try.
-	var pool []*wire.Client
+	seq := replicaClients(inst)
+	defer closeAll(seq)
+	// The clients of concurrent calls, one per place in a group (its
+	// slot), each with connections of its own to its replica; their
+	// sessions serve every try.
+	pool := map[int]*wire.Client{}
 	defer func() {
 		for _, c := range pool {
 			c.Close()
@@ -353,11 +354,11 @@ func (e *explorer) runGroups(ctx context.Context, inst *suite.Instance, x *explo
 			i = j
 			continue
 		}
-		overlapped, err := e.send(ctx, inst, seq, &pool, ops, tokens)
+		overlapped, cross, err := e.send(ctx, inst, x, seq, pool, ops, tokens)
 		if cmds[i].group != 0 {
 			x.groups++
 			x.groupCalls += len(ops)
-			x.races.add(cmds[i].class, 1, b2i(overlapped && err == nil))
+			x.races.add(cmds[i].class, 1, b2i(overlapped && err == nil), b2i(overlapped && cross && err == nil))
 		}
 		x.calls += len(ops)
 		if err != nil {
@@ -408,24 +409,35 @@ func groupFailure(ops []*op, res *searchResult) []failure {
 	return fs
 }
 
-// send makes the calls of ops, one group: a lone call on the client seq;
-// two or more at once (wire.SendAtOnce), each from a session of its own
-// (the clients of pool). overlapped says whether the calls were all on
-// the wire at once (wire.Overlapped): a lone call never is.
-func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Client, pool *[]*wire.Client, ops []*op, tokens []string) (overlapped bool, err error) {
+// send makes the calls of ops, one group: a lone call on its replica's
+// client of seq; two or more at once (wire.SendAtOnce), each from a
+// session of its own (the clients of pool, by slot) on its replica.
+// overlapped says whether the calls were all on the wire at once
+// (wire.Overlapped): a lone call never is; cross whether they went to two
+// replicas or more.
+func (e *explorer) send(ctx context.Context, inst *suite.Instance, x *exploreRun, seq []*wire.Client, pool map[int]*wire.Client, ops []*op, tokens []string) (overlapped, cross bool, err error) {
+	endpoints := inst.Endpoints()
+	replica := func(o *op) int { return o.st.cmd.slot % len(endpoints) }
 	if len(ops) == 1 {
-		a, wf, err := e.callTool(ctx, seq, tokens[0], ops[0].st.cmd, ops[0].step)
+		r := replica(ops[0])
+		a, wf, err := e.callTool(ctx, seq[r], tokens[0], ops[0].st.cmd, ops[0].step)
+		x.answered(r, len(endpoints), err)
 		ops[0].st.ans, ops[0].wire = a, wf
-		return false, err
-	}
-	for len(*pool) < len(ops) {
-		*pool = append(*pool, wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{DisableKeepAlives: e.mode.noKeepAlive}, Timeout: e.c.Timeout}))
+		return false, false, err
 	}
 	calls := make([]*wire.AtOnce, len(ops))
+	reached := map[int]bool{}
 	for i, o := range ops {
-		calls[i] = &wire.AtOnce{Client: (*pool)[i], Token: tokens[i], Tool: o.st.cmd.tool, Args: o.st.cmd.argsJSON()}
+		r := replica(o)
+		reached[r] = true
+		cl := pool[o.st.cmd.slot]
+		if cl == nil {
+			cl = wire.NewClient(endpoints[r], &http.Client{Transport: &http.Transport{DisableKeepAlives: e.mode.noKeepAlive}, Timeout: e.c.Timeout})
+			pool[o.st.cmd.slot] = cl
+		}
+		calls[i] = &wire.AtOnce{Client: cl, Token: tokens[i], Tool: o.st.cmd.tool, Args: o.st.cmd.argsJSON()}
 		if e.mode.cold {
-			calls[i].Client = wire.NewClient(inst.Endpoint, &http.Client{Transport: &http.Transport{}, Timeout: e.c.Timeout})
+			calls[i].Client = wire.NewClient(endpoints[r], &http.Client{Transport: &http.Transport{}, Timeout: e.c.Timeout})
 			defer calls[i].Client.Close()
 		}
 	}
@@ -439,11 +451,12 @@ func (e *explorer) send(ctx context.Context, inst *suite.Instance, seq *wire.Cli
 		a := &answer{step: o.step, start: calls[i].Start, end: calls[i].End}
 		var err error
 		o.st.ans, o.wire, err = e.judgeWire(a, o.st.cmd, calls[i].Args, calls[i].Resp, calls[i].Err)
+		x.answered(replica(o), len(endpoints), err)
 		if err != nil && first == nil {
 			first = fmt.Errorf("%s: %w", o.st.cmd.tool, err)
 		}
 	}
-	return wire.Overlapped(calls), first
+	return wire.Overlapped(calls), len(reached) >= 2, first
 }
 
 // sendMode varies how groups are sent, for the overlap measurements of
@@ -551,8 +564,9 @@ var raceIDRe = regexp.MustCompile(`\b(race-[0-9]+-)[0-9]+-`)
 // concurrent group (ok): a `race` line, and after the group's last call
 // `concurrently`, which runs it Tries times. A group that uses no
 // credential runs each try on its own copy of its world part (${TRY} in
-// its ids), as exploration did.
-func groupLines(x *exploreRun, i int) (lines []string, ok bool) {
+// its ids), as exploration did; against replicas, each call names the
+// replica it went to.
+func groupLines(x *exploreRun, i, replicas int) (lines []string, ok bool) {
 	st := x.steps[i]
 	g := st.cmd.group
 	if g == 0 {
@@ -577,7 +591,7 @@ func groupLines(x *exploreRun, i int) (lines []string, ok bool) {
 		if perTry {
 			args = raceIDRe.ReplaceAllString(args, "${1}$$"+tryVar[1:]+"-")
 		}
-		lines = append(lines, fmt.Sprintf("race -as %s %s %s", renderPrincipal(st.cmd.p), st.cmd.tool, args))
+		lines = append(lines, fmt.Sprintf("race -as %s%s %s %s", renderPrincipal(st.cmd.p), onReplica(st.cmd, replicas), st.cmd.tool, args))
 	}
 	if i == last {
 		lines = append(lines, fmt.Sprintf("concurrently -tries %d", ScriptTries))

@@ -15,7 +15,9 @@ import (
 // groups run and those that overlapped, and keeps racing a class short of
 // RaceK overlapping groups until it has them or the race budget ends: a
 // run short of RaceK in any class is no certification (a loaded machine
-// cannot pass a racy server by luck).
+// cannot pass a racy server by luck). Against a deployment of replicas,
+// a group counts only if its calls overlapped and reached two replicas
+// or more: a race between replicas is what one process cannot show.
 
 // RaceClass names a kind of race exploration sends. The names are stable:
 // reports and scripts read them.
@@ -65,18 +67,29 @@ const RaceK = 66
 // overlapping groups shows in none of o: (1-p)^o.
 func MissBound(p float64, o int) float64 { return math.Pow(1-p, float64(o)) }
 
-// RaceCount is the evidence of one race class: the groups run and those
-// whose calls overlapped on the wire.
+// RaceCount is the evidence of one race class: the groups run, those
+// whose calls overlapped on the wire, and of those, against a deployment
+// of replicas, the groups whose calls reached two replicas or more.
 type RaceCount struct {
-	Class      RaceClass `json:"class"`
-	Groups     int       `json:"groups"`
-	Overlapped int       `json:"overlapped"`
+	Class        RaceClass `json:"class"`
+	Groups       int       `json:"groups"`
+	Overlapped   int       `json:"overlapped"`
+	CrossReplica int       `json:"cross_replica,omitempty"`
+}
+
+// Counted is the groups that count as evidence: those that overlapped,
+// or across replicas, those that overlapped across replicas.
+func (n RaceCount) Counted(across bool) int {
+	if across {
+		return n.CrossReplica
+	}
+	return n.Overlapped
 }
 
 // raceTally counts groups by class.
 type raceTally map[RaceClass]*RaceCount
 
-func (t raceTally) add(c RaceClass, groups, overlapped int) {
+func (t raceTally) add(c RaceClass, groups, overlapped, cross int) {
 	if c == "" {
 		return
 	}
@@ -87,20 +100,22 @@ func (t raceTally) add(c RaceClass, groups, overlapped int) {
 	}
 	n.Groups += groups
 	n.Overlapped += overlapped
+	n.CrossReplica += cross
 }
 
 // merge adds u's counts to t.
 func (t raceTally) merge(u raceTally) {
 	for c, n := range u {
-		t.add(c, n.Groups, n.Overlapped)
+		t.add(c, n.Groups, n.Overlapped, n.CrossReplica)
 	}
 }
 
-// short lists the classes with fewer than k overlapping groups.
-func (t raceTally) short(k int) []RaceClass {
+// short lists the classes with fewer than k groups counted (across
+// replicas, or not).
+func (t raceTally) short(k int, across bool) []RaceClass {
 	var out []RaceClass
 	for _, c := range RaceClasses {
-		if n := t[c]; n == nil || n.Overlapped < k {
+		if n := t[c]; n == nil || n.Counted(across) < k {
 			out = append(out, c)
 		}
 	}
@@ -121,13 +136,17 @@ func (t raceTally) counts() []RaceCount {
 	return out
 }
 
-// needed is how many overlapping groups class c still lacks.
-func (t raceTally) needed(c RaceClass, k int) int {
+// needed is how many counted groups class c still lacks.
+func (t raceTally) needed(c RaceClass, k int, across bool) int {
 	if n := t[c]; n != nil {
-		return max(0, k-n.Overlapped)
+		return max(0, k-n.Counted(across))
 	}
 	return k
 }
+
+// across reports whether the run's evidence is counted across replicas:
+// against two replicas or more.
+func (e *explorer) across() bool { return e.c.Replicas >= 2 }
 
 // raceTries is how many groups a sequence of the race phase sends: each
 // on a fresh copy of its part of the world, as a sequence's Tries are.
@@ -147,6 +166,7 @@ func genRaceSequence(seed int64, index int, class RaceClass, tries, size int) *e
 	if len(seq.cmds) == 0 {
 		return nil
 	}
+	spread(seq.cmds)
 	return seq
 }
 
@@ -180,9 +200,9 @@ func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally
 		for _, cl := range short {
 			frac := 1.0
 			if n := tally[cl]; n != nil && n.Groups > 0 {
-				frac = max(0.1, float64(n.Overlapped)/float64(n.Groups))
+				frac = max(0.1, float64(n.Counted(e.across()))/float64(n.Groups))
 			}
-			groups := min(maxRoundGroups, int(math.Ceil(float64(tally.needed(cl, k))/frac)))
+			groups := min(maxRoundGroups, int(math.Ceil(float64(tally.needed(cl, k, e.across()))/frac)))
 			for tries := 0; groups > 0 && tries < 100; tries++ {
 				seq := genRaceSequence(e.c.Seed, next, cl, min(raceTries, groups), 0)
 				next++
@@ -218,7 +238,7 @@ func (e *explorer) gatherRaces(ctx context.Context, name string, tally raceTally
 // the run's scope (Config.Tools) holds.
 func (e *explorer) shortInScope(tally raceTally, k int) []RaceClass {
 	var out []RaceClass
-	for _, c := range tally.short(k) {
+	for _, c := range tally.short(k, e.across()) {
 		if len(e.c.Tools) == 0 || slices.Contains(e.c.Tools, c.Tool()) {
 			out = append(out, c)
 		}

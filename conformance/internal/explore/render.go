@@ -28,10 +28,19 @@ func renderPrincipal(p principal) string {
 	return "not-a-token-anyone-issued"
 }
 
+// onReplica is " -replica R", the flag that sends cmd's call to the
+// replica it went to, against two replicas or more; "" against one.
+func onReplica(cmd *command, replicas int) string {
+	if replicas < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" -replica %d", cmd.slot%replicas)
+}
+
 // renderScript writes the run as a testscript file with its fixture: each
-// call with what the model demanded of it, and at the failing step the
-// checks that failed.
-func renderScript(header []string, w *world.World, x *exploreRun, profile suite.Profile) string {
+// call with what the model demanded of it (and, against replicas, the
+// replica it went to), and at the failing step the checks that failed.
+func renderScript(header []string, w *world.World, x *exploreRun, profile suite.Profile, replicas int) string {
 	type rendered struct {
 		lines []string
 		saves []string
@@ -39,7 +48,7 @@ func renderScript(header []string, w *world.World, x *exploreRun, profile suite.
 	var out []rendered
 	idx := map[int]int{} // step -> position in out
 	for i, st := range x.steps {
-		if ls, ok := groupLines(x, i); ok {
+		if ls, ok := groupLines(x, i, replicas); ok {
 			if len(ls) > 0 {
 				idx[i] = len(out)
 				out = append(out, rendered{lines: ls})
@@ -51,7 +60,7 @@ func renderScript(header []string, w *world.World, x *exploreRun, profile suite.
 		}
 		var ls []string
 		args := script.Quote(script.JSON(st.cmd.args))
-		as := renderPrincipal(st.cmd.p)
+		as := renderPrincipal(st.cmd.p) + onReplica(st.cmd, replicas)
 		e, a := st.exp, st.ans
 		switch {
 		case e.deny && profile == suite.Reference:

@@ -116,6 +116,9 @@ type command struct {
 	group int
 	// class is the race class of a group's command.
 	class RaceClass
+	// slot places the call on a replica of a deployment: replica slot
+	// modulo the replicas (spread).
+	slot int
 }
 
 // stepRun is one step of a sequence as it ran.
@@ -150,6 +153,21 @@ type exploreRun struct {
 	// shared names the batch whose server the sequence shared ("" for a
 	// server of its own).
 	shared string
+	// replicaCalls counts, against two replicas or more, the calls each
+	// answered.
+	replicaCalls []int
+}
+
+// answered counts a call that replica r of n answered (a is its answer,
+// err a failure of the transport), when there are two replicas or more.
+func (x *exploreRun) answered(r, n int, err error) {
+	if n < 2 || err != nil {
+		return
+	}
+	if x.replicaCalls == nil {
+		x.replicaCalls = make([]int, n)
+	}
+	x.replicaCalls[r]++
 }
 
 // outcomeKey names an answer for the report's tally: "TOOL ok", "TOOL
@@ -220,6 +238,12 @@ type Config struct {
 	// dropped, with the calls that use their credentials, and the race
 	// phase races only the classes of these tools.
 	Tools []string
+	// Replicas is how many replicas each server the target starts has
+	// (default 1). With two or more, a sequence's calls alternate between
+	// them, a group's calls go each to another (spread), and a race class
+	// counts only the overlapping groups whose calls reached two replicas
+	// or more.
+	Replicas int
 }
 
 // explorer runs sequences for one certification run.
@@ -264,8 +288,8 @@ func (e *explorer) start(ctx context.Context, name string, w *world.World) (*sui
 // disjoint part of) materialized at now, and judges every answer.
 func (e *explorer) play(ctx context.Context, inst *suite.Instance, now time.Time, w *world.World, cmds []*command) *exploreRun {
 	x := &exploreRun{failAt: -1, races: raceTally{}}
-	cl := wire.NewClient(inst.Endpoint, nil)
-	defer cl.Close()
+	cls := replicaClients(inst)
+	defer closeAll(cls)
 	x.tokens = inst.Tokens
 	m := newModel(w, e.c.Profile, now, inst.Tokens)
 	for i, cmd := range cmds {
@@ -285,7 +309,8 @@ func (e *explorer) play(ctx context.Context, inst *suite.Instance, now time.Time
 			continue
 		}
 		st.exp = m.expect(cmd, c)
-		a, wireFails, err := e.callTool(ctx, cl, token, cmd, i)
+		a, wireFails, err := e.callTool(ctx, cls[cmd.slot%len(cls)], token, cmd, i)
+		x.answered(cmd.slot%len(cls), len(cls), err)
 		x.calls++
 		st.ans = a
 		if err != nil {
@@ -307,6 +332,39 @@ func (e *explorer) play(ctx context.Context, inst *suite.Instance, now time.Time
 		st.cred = issuedCred(m, a)
 	}
 	return x
+}
+
+// replicaClients are clients of inst, one per replica.
+func replicaClients(inst *suite.Instance) []*wire.Client {
+	var cls []*wire.Client
+	for _, e := range inst.Endpoints() {
+		cls = append(cls, wire.NewClient(e, nil))
+	}
+	return cls
+}
+
+func closeAll(cls []*wire.Client) {
+	for _, c := range cls {
+		c.Close()
+	}
+}
+
+// spread gives each command its replica slot: a call alone its place in
+// the sequence, so that calls one at a time alternate between replicas
+// and what one writes another reads; a concurrent group's call its place
+// in the group, so that a group reaches as many replicas as it has calls,
+// round robin.
+func spread(cmds []*command) {
+	for i, c := range cmds {
+		switch {
+		case c.group == 0:
+			c.slot = i
+		case i > 0 && cmds[i-1].group == c.group:
+			c.slot = cmds[i-1].slot + 1
+		default:
+			c.slot = 0
+		}
+	}
 }
 
 // issuedCred is the credential answer a gave, as state m holds it (nil if
@@ -393,6 +451,7 @@ func genSequence(seed int64, index int) *exploreSequence {
 	w := genWorld(r)
 	seq := &exploreSequence{index: index, world: w, cmds: genCommands(r, w, Calls)}
 	addRaces(seed, seq, "", Tries, 0)
+	spread(seq.cmds)
 	return seq
 }
 
@@ -448,6 +507,12 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		}
 		rep.Calls += x.calls
 		res.Checks += x.calls
+		for r, n := range x.replicaCalls {
+			if res.ReplicaCalls == nil {
+				res.ReplicaCalls = make([]int, len(x.replicaCalls))
+			}
+			res.ReplicaCalls[r] += n
+		}
 		rep.Groups += x.groups
 		rep.GroupCalls += x.groupCalls
 		rep.Unknown += x.unknown
@@ -502,7 +567,7 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		res.Status = suite.Pass
 	}
 	if budgetOut {
-		fmt.Fprintf(&log, "the race budget (%s) ran out with %d race classes short of %d overlapping groups\n", c.RaceBudget, len(tally.short(RaceK)), RaceK)
+		fmt.Fprintf(&log, "the race budget (%s) ran out with %d race classes short of %d overlapping groups\n", c.RaceBudget, len(tally.short(RaceK, e.across())), RaceK)
 	}
 	res.Log = log.String()
 	return res, rep
@@ -571,7 +636,7 @@ func (e *explorer) failure(ctx context.Context, name string, seq *exploreSequenc
 		"Fails: " + suite.OneLine(best.fails[0].msg) + " [" + best.source() + "]",
 	}
 	f := &Failure{Sequence: i, Source: best.source(), Message: best.fails[0].msg, Calls: len(cmds), Original: x.failAt + 1,
-		Script: renderScript(header, withTries(w, ScriptTries), best, e.c.Profile)}
+		Script: renderScript(header, withTries(w, ScriptTries), best, e.c.Profile, e.c.Replicas)}
 	if e.c.SaveDir != "" {
 		file := filepath.Join(e.c.SaveDir, fmt.Sprintf("explore-%d-%d.txtar", e.c.Seed, i))
 		err := os.MkdirAll(e.c.SaveDir, 0o755)

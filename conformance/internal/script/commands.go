@@ -33,7 +33,11 @@ type stateKey struct{}
 type scriptState struct {
 	ix      *wire.Index
 	profile suite.Profile
-	client  *wire.Client
+	// clients are the server's, one per replica of a deployment (one for
+	// a single server); turn is how many calls went to the next replica
+	// in turn, for the next (replica).
+	clients []*wire.Client
+	turn    int
 	tokens  []world.Token
 	last    *wire.Call
 	// callStart and callEnd bracket the last call, for `time`.
@@ -57,8 +61,11 @@ type scriptState struct {
 	history []*HistoryCall
 	queue   []queued
 	group   int
-	// endpoint is the server's MCP endpoint.
-	endpoint string
+	// endpoints are the server's MCP endpoints, one per replica.
+	endpoints []string
+	// replicaCalls counts, with two replicas or more, the tool calls each
+	// answered.
+	replicaCalls []int
 	// short says why a concurrently's tries were too few to count: a
 	// script that passes with one is skipped, never passed.
 	short []string
@@ -141,20 +148,66 @@ func JSON(v any) string {
 	return strings.TrimSpace(b.String())
 }
 
-// asFlag splits an optional leading "-as PRINCIPAL".
-func asFlag(ts *testscript.TestScript, args []string) (string, []string) {
-	if len(args) >= 2 && args[0] == "-as" {
-		return args[1], args[2:]
+// callFlags splits a call's leading flags, in either order: "-as
+// PRINCIPAL", and "-replica N", the replica of a deployment the call goes
+// to (-1 when it names none).
+func callFlags(ts *testscript.TestScript, args []string) (who string, replica int, rest []string) {
+	replica = -1
+	for len(args) > 0 {
+		switch args[0] {
+		case "-as":
+			if len(args) < 2 {
+				ts.Fatalf("-as needs a principal")
+			}
+			who, args = args[1], args[2:]
+		case "-replica":
+			n := -1
+			if len(args) >= 2 {
+				n, _ = strconv.Atoi(args[1])
+			}
+			if n < 0 {
+				ts.Fatalf("-replica needs a replica's number: 0, 1, ...")
+			}
+			replica, args = n, args[2:]
+		default:
+			return who, replica, args
+		}
 	}
-	if len(args) >= 1 && args[0] == "-as" {
-		ts.Fatalf("-as needs a principal")
-	}
-	return "", args
+	return who, replica, args
 }
 
-// call [-as PRINCIPAL] TOOL [JSON]
+// replica is the replica a call goes to: the one it names (modulo the
+// deployment's replicas, so that a script saved against more replicas
+// still runs), else the next in turn, so that a script's calls alternate
+// between replicas and a write on one is read on another.
+func (st *scriptState) replica(named int) int {
+	if named >= 0 {
+		return named % len(st.clients)
+	}
+	r := st.turn % len(st.clients)
+	st.turn++
+	return r
+}
+
+// answered counts a tool call that replica r answered (with any answer
+// but a failure of the transport), when there are two replicas or more.
+func (st *scriptState) answered(r int, c *wire.Call) {
+	var he *wire.HTTPError
+	var re *wire.RPCError
+	if len(st.clients) < 2 || c.ProtoErr != nil && !errors.As(c.ProtoErr, &he) && !errors.As(c.ProtoErr, &re) {
+		return
+	}
+	if st.replicaCalls == nil {
+		st.replicaCalls = make([]int, len(st.clients))
+	}
+	st.replicaCalls[r]++
+}
+
+// call [-as PRINCIPAL] [-replica N] TOOL [JSON]
 //
-// Calls a tool and checks the answer on the wire. With !, a protocol
+// Calls a tool and checks the answer on the wire. Against a deployment of
+// replicas the call goes to replica N, or without -replica to the next
+// replica in turn. With !, a protocol
 // error (a JSON-RPC error or an HTTP error status) is expected instead of
 // a tool result.
 func cmdCall(ts *testscript.TestScript, neg bool, args []string) {
@@ -173,7 +226,7 @@ func cmdCall(ts *testscript.TestScript, neg bool, args []string) {
 	st.wireChecks(ts, r)
 }
 
-// deny [-as PRINCIPAL] TOOL [JSON]
+// deny [-as PRINCIPAL] [-replica N] TOOL [JSON]
 //
 // Calls a tool as someone who must not get an answer (no token, an unknown
 // token): the call must fail, as a protocol error (HTTP 401, say) or as a
@@ -195,9 +248,9 @@ func cmdDeny(ts *testscript.TestScript, neg bool, args []string) {
 
 // doCall makes the call of `call` and `deny`, and records it as the last.
 func (st *scriptState) doCall(ts *testscript.TestScript, cmd string, args []string) *wire.Call {
-	who, args := asFlag(ts, args)
+	who, replica, args := callFlags(ts, args)
 	if who == "" || len(args) < 1 {
-		ts.Fatalf("usage: %s -as PRINCIPAL TOOL [JSON]", cmd)
+		ts.Fatalf("usage: %s -as PRINCIPAL [-replica N] TOOL [JSON]", cmd)
 	}
 	tool := args[0]
 	argText := strings.Join(args[1:], " ")
@@ -210,9 +263,11 @@ func (st *scriptState) doCall(ts *testscript.TestScript, cmd string, args []stri
 	token, err := ResolvePrincipal(st.tokens, who)
 	ts.Check(err)
 	st.calls++
+	rep := st.replica(replica)
 	st.callStart = time.Now()
-	r := sendCall(st.ctx, st.client, token, tool, argText)
+	r := sendCall(st.ctx, st.clients[rep], token, tool, argText)
 	st.callEnd = time.Now()
+	st.answered(rep, r)
 	st.last = r
 	st.record(token, tool, argText, 0, st.callStart, st.callEnd, r)
 	var he *wire.HTTPError
@@ -550,18 +605,19 @@ func cmdTime(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// tools [-as PRINCIPAL]
+// tools [-as PRINCIPAL] [-replica N]
 //
-// Lists the tools and checks that every documented tool is served with
+// Lists the tools (on replica N, or the next in turn) and checks that every documented tool is served with
 // input and output schemas semantically equal to the documented ones (key
 // order ignored). In the reference profile the list must be exactly the
 // documented tools. Prints the served names, one a line.
 func cmdTools(ts *testscript.TestScript, neg bool, args []string) {
 	st := state(ts)
-	who, args := asFlag(ts, args)
+	who, replica, args := callFlags(ts, args)
 	if neg || len(args) != 0 {
-		ts.Fatalf("usage: tools [-as PRINCIPAL]")
+		ts.Fatalf("usage: tools [-as PRINCIPAL] [-replica N]")
 	}
+	cl := st.clients[st.replica(replica)]
 	if who == "" {
 		who = "agent:" + firstAgent(st.tokens)
 	}
@@ -575,7 +631,7 @@ func cmdTools(ts *testscript.TestScript, neg bool, args []string) {
 	var served []servedTool
 	params := map[string]any{}
 	for page := 0; ; page++ {
-		resp, err := st.client.Request(st.ctx, token, "tools/list", params)
+		resp, err := cl.Request(st.ctx, token, "tools/list", params)
 		st.expect(ts, err == nil, "tools/list: %v", err)
 		st.expect(ts, resp.Error == nil, "tools/list: %v", resp.Error)
 		var res struct {

@@ -68,22 +68,26 @@ func (st *scriptState) record(token, tool, args string, group int, start, end ti
 // queued is a call that `race` queued for `concurrently`.
 type queued struct {
 	who, tool, args string
+	replica         int // as -replica named it; -1 for none
 }
 
-// race -as PRINCIPAL TOOL [JSON]
+// race -as PRINCIPAL [-replica N] TOOL [JSON]
 //
 // Queues a call for the next `concurrently`; nothing is sent yet.
+// Against a deployment of replicas it goes to replica N, or without
+// -replica to the replica of its place in the group (the first call to
+// replica 0, the second to replica 1, ..., round robin).
 func cmdRace(ts *testscript.TestScript, neg bool, args []string) {
 	st := state(ts)
-	who, args := asFlag(ts, args)
+	who, replica, args := callFlags(ts, args)
 	if neg || who == "" || len(args) < 1 {
-		ts.Fatalf("usage: race -as PRINCIPAL TOOL [JSON]")
+		ts.Fatalf("usage: race -as PRINCIPAL [-replica N] TOOL [JSON]")
 	}
 	argText := strings.Join(args[1:], " ")
 	if argText == "" {
 		argText = "{}"
 	}
-	st.queue = append(st.queue, queued{who: who, tool: args[0], args: argText})
+	st.queue = append(st.queue, queued{who: who, tool: args[0], args: argText, replica: replica})
 }
 
 // concurrently [-tries N]
@@ -113,8 +117,14 @@ func cmdConcurrently(ts *testscript.TestScript, neg bool, args []string) {
 	calls := st.queue
 	st.queue = nil
 	clients := make([]*wire.Client, len(calls))
-	for i := range clients {
-		clients[i] = wire.NewClient(st.endpoint, &http.Client{Transport: &http.Transport{}})
+	replicas := make([]int, len(calls))
+	for i, c := range calls {
+		replicas[i] = c.replica
+		if replicas[i] < 0 {
+			replicas[i] = i
+		}
+		replicas[i] %= len(st.endpoints)
+		clients[i] = wire.NewClient(st.endpoints[replicas[i]], &http.Client{Transport: &http.Transport{}})
 		defer clients[i].Close()
 	}
 	overlapped := 0
@@ -140,6 +150,7 @@ func cmdConcurrently(ts *testscript.TestScript, neg bool, args []string) {
 		for i, a := range group {
 			rs[i] = callOf(calls[i].tool, argTexts[i], a.Resp, a.Err)
 			st.record(tokens[i], rs[i].Tool, rs[i].Args, st.group, a.Start, a.End, rs[i])
+			st.answered(replicas[i], rs[i])
 		}
 		for _, r := range rs {
 			st.calls++

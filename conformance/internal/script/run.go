@@ -130,7 +130,7 @@ func (rn *Runner) run(ctx context.Context, s *suite.Script, dir string, sh *Shar
 		st.secrets = append(st.secrets, t.Token)
 	}
 	t, inst, setupErr := rn.exec(s, dir, file, st, sh)
-	res.Checks, res.Calls, res.Served = st.checks, st.calls, st.served
+	res.Checks, res.Calls, res.Served, res.ReplicaCalls = st.checks, st.calls, st.served, st.replicaCalls
 	if len(st.succeeded) > 0 {
 		res.Succeeded = st.succeeded
 	}
@@ -238,8 +238,12 @@ func (rn *Runner) exec(s *suite.Script, dir, file string, st *scriptState, sh *S
 			if inst.Stop != nil {
 				env.Defer(inst.Stop)
 			}
-			st.client, st.endpoint = wire.NewClient(inst.Endpoint, nil), inst.Endpoint
-			env.Defer(st.client.Close)
+			st.endpoints = inst.Endpoints()
+			for _, e := range st.endpoints {
+				cl := wire.NewClient(e, nil)
+				env.Defer(cl.Close)
+				st.clients = append(st.clients, cl)
+			}
 			st.tokens = inst.Tokens
 			for _, t := range inst.Tokens {
 				st.secrets = append(st.secrets, t.Token)

@@ -99,7 +99,7 @@ func CalledTools(s *suite.Script) []string {
 			f = f[1:]
 		}
 		f = f[1:] // the command
-		if len(f) >= 2 && f[0] == "-as" {
+		for len(f) >= 2 && (f[0] == "-as" || f[0] == "-replica") {
 			f = f[2:]
 		}
 		if len(f) > 0 && !slices.Contains(tools, f[0]) {
