@@ -106,7 +106,9 @@ func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("prickle-conformance", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	serverCmd := fs.String("server-cmd", "", "start a fresh server per script with sh -c `CMD` (see PRICKLE_* in conformance/README.md)")
-	rawURL := fs.String("url", "", "test the already running server at `URL` (its MCP endpoint, or its base URL: /mcp is added), loaded with the seed world")
+	var urls urlsFlag
+	fs.Var(&urls, "url", "test the already running server at `URL` (its MCP endpoint, or its base URL: /mcp is added), loaded with the seed world; once per replica for a deployment of replicas")
+	replicas := fs.Int("replicas", 1, "with --server-cmd: start each world as a deployment of `N` processes of the command (conformance/README.md, \"Replicas\")")
 	tokensFile := fs.String("tokens", "", "with --url: the server's tokens `FILE` (prickled --tokens-out format)")
 	profile := fs.String("profile", "core", "`core` checks what the pages say; reference also checks the reference server's documented choices")
 	pages := fs.String("pages", "", "certify against these pages instead of the bundled ones: a `PATH` to a folder of pages, a page, or a spec file (prickle-gen spec -o FILE.json)")
@@ -132,8 +134,8 @@ func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	startTimeout := fs.Duration("start-timeout", 20*time.Second, "with --server-cmd: how long a server may take to answer GET /healthz")
 	mcpPath := fs.String("mcp-path", "/mcp", "with --server-cmd: the MCP endpoint's path")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: prickle-conformance --server-cmd 'CMD ARGS' [flags]
-       prickle-conformance --url URL --tokens FILE [flags]
+		fmt.Fprint(stderr, `usage: prickle-conformance --server-cmd 'CMD ARGS' [--replicas N] [flags]
+       prickle-conformance --url URL [--url URL ...] --tokens FILE [flags]
        prickle-conformance --list [--run REGEX]
        prickle-conformance trace [--json] [--pages PATH]
        prickle-conformance call [--url URL] [--token TOKEN | --as PRINCIPAL --tokens FILE] TOOL [JSON]
@@ -184,7 +186,13 @@ flags:
 		}
 		return exitOK
 	}
-	if opts.Target, err = target(*serverCmd, *rawURL, *tokensFile, *mcpPath, *startTimeout); err != nil {
+	if *replicas < 1 {
+		return usageErr(stderr, "--replicas: %d is not a count of processes (1 or more)", *replicas)
+	}
+	if flagSet(fs, "replicas") && *serverCmd == "" {
+		return usageErr(stderr, "--replicas goes with --server-cmd (an already running deployment: --url once per replica)")
+	}
+	if opts.Target, err = target(*serverCmd, urls, *tokensFile, *mcpPath, *startTimeout, *replicas); err != nil {
 		return usageErr(stderr, "%v", err)
 	}
 	if *xfailFile != "" {
@@ -223,17 +231,35 @@ flags:
 
 // rerunFlags are the flags a rerun repeats: those that name the server and
 // the pages.
-var rerunFlags = []string{"server-cmd", "url", "tokens", "mcp-path", "start-timeout", "pages", "scripts", "tools"}
+var rerunFlags = []string{"server-cmd", "replicas", "url", "tokens", "mcp-path", "start-timeout", "pages", "scripts", "tools"}
 
-// rerunArgs are the rerun flags as the command line set them.
+// rerunArgs are the rerun flags as the command line set them (--url as
+// often as it was given).
 func rerunArgs(fs *flag.FlagSet) []string {
 	var args []string
 	for _, name := range rerunFlags {
-		if flagSet(fs, name) {
-			args = append(args, "--"+name, fs.Lookup(name).Value.String())
+		if !flagSet(fs, name) {
+			continue
+		}
+		values := []string{fs.Lookup(name).Value.String()}
+		if u, ok := fs.Lookup(name).Value.(*urlsFlag); ok {
+			values = *u
+		}
+		for _, v := range values {
+			args = append(args, "--"+name, v)
 		}
 	}
 	return args
+}
+
+// urlsFlag is --url, given once per replica of a running deployment.
+type urlsFlag []string
+
+func (u *urlsFlag) String() string { return strings.Join(*u, " ") }
+
+func (u *urlsFlag) Set(v string) error {
+	*u = append(*u, v)
+	return nil
 }
 
 // flagSet reports whether the command line set the flag name.
@@ -244,24 +270,28 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 }
 
 // target is the server the command line names: a command that starts it
-// (--server-cmd), or one running at a URL with its tokens (--url,
-// --tokens).
-func target(serverCmd, rawURL, tokensFile, mcpPath string, startTimeout time.Duration) (conformance.Target, error) {
+// (--server-cmd, as --replicas processes), or one running at a URL with
+// its tokens (--url, once per replica, --tokens).
+func target(serverCmd string, urls []string, tokensFile, mcpPath string, startTimeout time.Duration, replicas int) (conformance.Target, error) {
 	switch {
-	case serverCmd != "" && rawURL != "":
+	case serverCmd != "" && len(urls) > 0:
 		return nil, errors.New("--server-cmd and --url exclude each other")
 	case serverCmd != "":
 		if tokensFile != "" {
 			return nil, errors.New("--tokens goes with --url (with --server-cmd the tokens come from the fixtures)")
 		}
-		return &conformance.CmdTarget{Command: serverCmd, Path: mcpPath, StartTimeout: startTimeout}, nil
-	case rawURL != "":
+		return &conformance.CmdTarget{Command: serverCmd, Path: mcpPath, StartTimeout: startTimeout, Replicas: replicas}, nil
+	case len(urls) > 0:
 		if tokensFile == "" {
 			return nil, errors.New("--url needs --tokens FILE (the server's tokens, prickled --tokens-out format)")
 		}
-		endpoint, err := cmdline.MCPEndpoint(rawURL)
-		if err != nil {
-			return nil, fmt.Errorf("--url: %w", err)
+		var endpoints []string
+		for _, u := range urls {
+			endpoint, err := cmdline.MCPEndpoint(u)
+			if err != nil {
+				return nil, fmt.Errorf("--url: %w", err)
+			}
+			endpoints = append(endpoints, endpoint)
 		}
 		f, err := os.Open(tokensFile)
 		if err != nil {
@@ -272,7 +302,11 @@ func target(serverCmd, rawURL, tokensFile, mcpPath string, startTimeout time.Dur
 		if err != nil {
 			return nil, fmt.Errorf("--tokens %s: %w", tokensFile, err)
 		}
-		return &conformance.URLTarget{Endpoint: endpoint, Tokens: toks}, nil
+		t := &conformance.URLTarget{Endpoint: endpoints[0], Tokens: toks}
+		if len(endpoints) > 1 {
+			t.Replicas = endpoints
+		}
+		return t, nil
 	}
 	return nil, errors.New("say which server to test: --server-cmd 'CMD' or --url URL --tokens FILE (-h for help)")
 }

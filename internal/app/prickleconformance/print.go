@@ -50,8 +50,15 @@ func writeSummary(w io.Writer, rep *conformance.Report, selection string, total 
 			fmt.Fprintf(w, "  sequence %d: %s [%s] (%d calls, %s)\n", f.Sequence, oneLine(f.Message), f.Source, f.Calls, where)
 		}
 	}
+	if line := rep.ReplicaSummary(); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if len(rep.Races) > 0 {
-		fmt.Fprintf(w, "race evidence (groups whose calls overlapped on the wire, of those run; %d sequences of races alone added):\n", rep.Explore.RaceSequences)
+		across := ""
+		if rep.Replicas >= 2 {
+			across = ", and of those the groups whose calls reached two replicas or more, which count"
+		}
+		fmt.Fprintf(w, "race evidence (groups whose calls overlapped on the wire, of those run%s; %d sequences of races alone added):\n", across, rep.Explore.RaceSequences)
 		for _, e := range rep.Races {
 			mark := ""
 			if e.Short() {

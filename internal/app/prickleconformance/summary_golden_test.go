@@ -2,6 +2,7 @@ package prickleconformance
 
 import (
 	"flag"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,8 +14,10 @@ import (
 var update = flag.Bool("update", false, "rewrite the txtar goldens of testdata/summary with the actual output")
 
 // goldenReport is a fixed run for the summary goldens: a failure, an
-// explored sequence's failure, a race class short of K, what is missing.
-func goldenReport() *conformance.Report {
+// explored sequence's failure, a race class short of K, what is missing;
+// against replicas (2 or more), the calls each answered and every class's
+// overlapped groups across replicas.
+func goldenReport(replicas int) *conformance.Report {
 	r := &conformance.Report{Suite: "v0.0.0-golden", Profile: conformance.Reference, SpecHash: "sha256:00000000000000000000", Seed: 42,
 		Verdict: conformance.Failed, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Duration: 12345 * time.Millisecond,
 		Passed: 50, Failed: 1, Checks: 4321, Starts: 24,
@@ -30,6 +33,12 @@ func goldenReport() *conformance.Report {
 		}
 		r.Races = append(r.Races, e)
 	}
+	if replicas >= 2 {
+		r.Replicas, r.ReplicaCalls = replicas, []int{1800, 1750}
+		for i := range r.Races {
+			r.Races[i].CrossReplica, r.Races[i].AcrossReplicas = r.Races[i].Overlapped, true
+		}
+	}
 	return r
 }
 
@@ -40,12 +49,18 @@ func TestSummaryGoldens(t *testing.T) {
 		Dir:           "testdata/summary",
 		UpdateScripts: *update,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			// summary: the end of the run, as the command prints it.
+			// summary [-replicas N]: the end of the run, as the command
+			// prints it.
 			"summary": func(ts *testscript.TestScript, neg bool, args []string) {
-				if neg || len(args) != 0 {
-					ts.Fatalf("usage: summary")
+				replicas := 0
+				if len(args) == 2 && args[0] == "-replicas" {
+					replicas, _ = strconv.Atoi(args[1])
+					args = args[2:]
 				}
-				writeSummary(ts.Stdout(), goldenReport(), "", 60)
+				if neg || len(args) != 0 {
+					ts.Fatalf("usage: summary [-replicas N]")
+				}
+				writeSummary(ts.Stdout(), goldenReport(replicas), "", 60)
 			},
 		},
 	})
