@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -52,12 +53,30 @@ type mutant struct {
 	load func(fixture []byte) []byte
 	// race: the mutant shows only when calls overlap (race_mutants_test.go).
 	race bool
+	// auth wraps how a token resolves to its principal.
+	auth func(w *scene) func(authenticate) authenticate
+	// replicas, for a mutant correct as one process only
+	// (replica_mutants_test.go), is how many replicas of it its target
+	// starts per world, on one SQLite file; 0 for a mutant of one
+	// in-memory server.
+	replicas int
 }
 
-// scene is what a mutant may know: the fixture and the running server.
+// authenticate resolves a token's hash to its principal
+// (server.Config.WrapAuthenticate).
+type authenticate = func(context.Context, store.TokenHash) (*store.Principal, error)
+
+// scene is what a mutant may know: the fixture and the running server;
+// for a replica, its number and the database file the replicas share.
 type scene struct {
 	fixture []byte
 	srv     *server.Server
+	replica int
+	db      string
+	// closers run when the replica stops: what its mutant opened.
+	closers []func()
+	// cache is the replica's cache of principals (replica_mutants_test.go).
+	cache *principalCache
 }
 
 func (w *scene) projects() []string {
@@ -72,7 +91,20 @@ func (w *scene) projects() []string {
 	return out
 }
 
+// mutantTarget starts m: a server of its own per world, in memory, or m's
+// replicas.
 func mutantTarget(m mutant) *conformance.HandlerTarget {
+	if m.replicas > 0 {
+		return &conformance.HandlerTarget{Name: fmt.Sprintf("mutant %s (%d replicas)", m.name, m.replicas), Replicas: m.replicas,
+			NewReplica: func(ctx context.Context, r int, stateDir string, fixture []byte) (http.Handler, func(), error) {
+				w := &scene{fixture: fixture, replica: r, db: filepath.Join(stateDir, "prickled.db")}
+				cfg := server.Config{DB: w.db}
+				if r == 0 {
+					cfg.Fixture = bytes.NewReader(fixture)
+				}
+				return m.start(ctx, w, cfg)
+			}}
+	}
 	return &conformance.HandlerTarget{
 		Name: "mutant " + m.name,
 		New: func(ctx context.Context, fixture []byte) (http.Handler, func(), error) {
@@ -80,24 +112,36 @@ func mutantTarget(m mutant) *conformance.HandlerTarget {
 			if m.load != nil {
 				fixture = m.load(fixture)
 			}
-			cfg := server.Config{
-				Fixture: bytes.NewReader(fixture),
-				Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-			}
-			if m.handler != nil {
-				cfg.WrapHandler = m.handler(w)
-			}
-			if m.http != nil {
-				cfg.WrapHTTP = m.http(w)
-			}
-			srv, _, err := server.New(ctx, cfg)
-			if err != nil {
-				return nil, nil, err
-			}
-			w.srv = srv
-			return srv.Handler(), func() { srv.Close() }, nil
+			return m.start(ctx, w, server.Config{Fixture: bytes.NewReader(fixture)})
 		},
 	}
+}
+
+// start starts the reference server configured by cfg, with m's wrappers
+// given scene w.
+func (m mutant) start(ctx context.Context, w *scene, cfg server.Config) (http.Handler, func(), error) {
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if m.handler != nil {
+		cfg.WrapHandler = m.handler(w)
+	}
+	if m.http != nil {
+		cfg.WrapHTTP = m.http(w)
+	}
+	if m.auth != nil {
+		cfg.WrapAuthenticate = m.auth(w)
+	}
+	stop := func() {
+		for _, f := range slices.Backward(w.closers) {
+			f()
+		}
+	}
+	srv, _, err := server.New(ctx, cfg)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	w.srv = srv
+	return srv.Handler(), func() { srv.Close(); stop() }, nil
 }
 
 // wrapped delegates every tool to the handler it embeds (tools documented
@@ -1059,6 +1103,33 @@ func TestMutants(t *testing.T) {
 			}
 		})
 	}
+	for _, m := range replicaMutants {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			oneReplicaCertified(t, sp, scripts, m)
+			for _, prof := range m.explore {
+				exploreCatches(t, sp, scripts, m, prof)
+			}
+		})
+	}
+}
+
+// oneReplicaCertified checks that a full run against one replica of
+// replica mutant m certifies it, in both profiles: it is correct as one
+// process, and only a replica bug.
+func oneReplicaCertified(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m mutant) {
+	t.Helper()
+	one := m
+	one.replicas = 1
+	for _, prof := range []conformance.Profile{conformance.Reference, conformance.Core} {
+		rep := runMutant(t, sp, scripts, one, prof, "", conformance.DefaultExplore, "", mutantSeed)
+		if rep.Verdict != conformance.Certified {
+			t.Errorf("%s profile: one replica of mutant %q is not certified, so it is not only a replica bug: %s; failed: %s; missing: %s",
+				prof, m.name, rep.Summary(), failedNames(rep), strings.Join(rep.Missing, "; "))
+			continue
+		}
+		t.Logf("%s profile, one replica: %s", prof, rep.Summary())
+	}
 }
 
 // raceRuns is how many explorations a race mutant gets to be caught in,
@@ -1107,6 +1178,9 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 		if err != nil || len(saved) != 1 {
 			t.Fatalf("--save wrote %d scripts: %v", len(saved), err)
 		}
+		if m.replicas >= 2 && !strings.Contains(f.Script, " -replica 1 ") {
+			t.Errorf("%s profile: seed %d: the shrunk script does not name the replica each call went to:\n%s", prof, seed, f.Script)
+		}
 		// A loaded machine makes a long race script slow, never wrong.
 		o := conformance.Options{Target: mutantTarget(m), Profile: prof, Spec: sp, ScriptTimeout: 10 * time.Minute}
 		got := runSaved(t, saved, o)
@@ -1119,6 +1193,9 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 			continue
 		}
 		o.Target = referenceTarget("reference", nil, nil)
+		if m.replicas > 0 { // the reference server, replicated alike
+			o.Target = mutantTarget(mutant{name: "reference", replicas: m.replicas})
+		}
 		if got := runSaved(t, saved, o); got.Status != conformance.Pass && !conformance.ShortEvidence(got) {
 			t.Errorf("%s profile: seed %d: the shrunk script against the reference server: %s (%s), want pass\n%s\n%s", prof, seed, got.Status, got.Reason, got.Log, f.Script)
 		}
@@ -1163,11 +1240,12 @@ func needMutants(t *testing.T) {
 // at the default budget) never certifies a mutant, the stubs included. A
 // race mutant gets one run, as a user's server would: FAILED or
 // INCOMPLETE (its race evidence short, on a loaded machine) are both
-// right, CERTIFIED never.
+// right, CERTIFIED never. A replica mutant, run as two replicas, is
+// FAILED.
 func TestMutantsFullRun(t *testing.T) {
 	needMutants(t)
 	sp, scripts := loadSuite(t)
-	for _, m := range append(slices.Clone(mutants), stubMutants(sp)...) {
+	for _, m := range slices.Concat(mutants, replicaMutants, stubMutants(sp)) {
 		t.Run(m.name, func(t *testing.T) {
 			profiles := []conformance.Profile{conformance.Reference}
 			if m.core || slices.Contains(m.explore, conformance.Core) || strings.HasPrefix(m.name, "stub-") {
@@ -1175,8 +1253,8 @@ func TestMutantsFullRun(t *testing.T) {
 			}
 			for _, prof := range profiles {
 				rep := runMutant(t, sp, scripts, m, prof, "", conformance.DefaultExplore, "", mutantSeed)
-				if rep.Verdict == conformance.Certified {
-					t.Errorf("%s profile: a full run certifies mutant %q (%s); race evidence: %v", prof, m.name, m.rule, rep.Races)
+				if rep.Verdict == conformance.Certified || m.replicas > 0 && rep.Verdict != conformance.Failed {
+					t.Errorf("%s profile: a full run against mutant %q (%s) is %s; race evidence: %v", prof, m.name, m.rule, rep.Verdict, rep.Races)
 				}
 				t.Logf("%s profile: %s; failed: %s; missing: %d; races short: %s", prof, rep.Summary(), failedNames(rep), len(rep.Missing), shortRaces(rep))
 			}
