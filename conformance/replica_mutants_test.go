@@ -53,18 +53,15 @@ var replicaMutants = []mutant{
 		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
 			live, db := worldLive(w), w.openDB()
 			return &wrapped{claimTask: func(ctx context.Context, in *api.ClaimTaskInput) (*api.ClaimTaskOutput, error) {
-				k := "task " + in.TaskID
-				defer live.lock(k)()
-				if p := caller(ctx); p != nil && !live.holds(k) {
-					now := time.Now().UnixNano()
+				p := caller(ctx)
+				if p == nil {
+					return inner.ClaimTask(ctx, in)
+				}
+				return claimInMemory(live, "task "+in.TaskID, func(now int64) {
 					exec(db, `UPDATE attempts SET live_until = ? WHERE task = ? AND superseded_at IS NULL AND live_until > ?
 						AND NOT (runner = ? AND idempotency_key = ?)`, now, in.TaskID, now, p.RunnerID, in.IdempotencyKey)
-				}
-				out, err := inner.ClaimTask(ctx, in)
-				if err == nil {
-					live.extend(k, out.ExecutionCredential.ExpiresAt)
-				}
-				return out, err
+				}, func() (*api.ClaimTaskOutput, error) { return inner.ClaimTask(ctx, in) },
+					func(out *api.ClaimTaskOutput) time.Time { return out.ExecutionCredential.ExpiresAt })
 			}}
 		}),
 	},
@@ -80,19 +77,12 @@ var replicaMutants = []mutant{
 				if p == nil {
 					return inner.ClaimDiscussion(ctx, in)
 				}
-				k := "message " + in.MessageID + " " + p.Agent
-				defer live.lock(k)()
-				if !live.holds(k) {
-					now := time.Now().UnixNano()
+				return claimInMemory(live, "message "+in.MessageID+" "+p.Agent, func(now int64) {
 					exec(db, `UPDATE discussion_claims SET live_until = ? WHERE message = ? AND agent = ? AND superseded_at IS NULL
 						AND replied_at IS NULL AND live_until > ? AND NOT (runner = ? AND idempotency_key = ?)`,
 						now, in.MessageID, p.Agent, now, p.RunnerID, in.IdempotencyKey)
-				}
-				out, err := inner.ClaimDiscussion(ctx, in)
-				if err == nil {
-					live.extend(k, out.DiscussionCredential.ExpiresAt)
-				}
-				return out, err
+				}, func() (*api.ClaimDiscussionOutput, error) { return inner.ClaimDiscussion(ctx, in) },
+					func(out *api.ClaimDiscussionOutput) time.Time { return out.DiscussionCredential.ExpiresAt })
 			}}
 		}),
 	},
@@ -236,6 +226,23 @@ func (l *liveness) extend(k string, t time.Time) {
 	if t.After(l.until[k]) {
 		l.until[k] = t
 	}
+}
+
+// claimInMemory makes a claim under k, as a replica that knows what is
+// live by its own memory: under k's lock, it expires the others' claims
+// in the database (expire, given the time now) unless it believes one
+// live, then claims; a granted claim is live until its credential
+// expires (until).
+func claimInMemory[T any](live *liveness, k string, expire func(now int64), claim func() (T, error), until func(T) time.Time) (T, error) {
+	defer live.lock(k)()
+	if !live.holds(k) {
+		expire(time.Now().UnixNano())
+	}
+	out, err := claim()
+	if err == nil {
+		live.extend(k, until(out))
+	}
+	return out, err
 }
 
 // principalCache is a replica's cache of the principals of the tokens it
