@@ -3,7 +3,9 @@ package conformance_test
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/prickle-dev/prickle/conformance"
@@ -11,15 +13,17 @@ import (
 
 // TestRaceVerdicts counts, for conformance/README.md, the verdicts of
 // whole runs (reference profile, exploration at the default budget, a
-// seed each) against every race mutant and the reference server:
-// PRICKLE_RACE_VERDICTS=N runs each N times. The machine's load is the
-// caller's (two busy loops beside it, or none); a race mutant CERTIFIED
-// fails the test.
+// seed each) against every race mutant, every replica mutant (as two
+// replicas) and the reference server (as one, and as two replicas):
+// PRICKLE_RACE_VERDICTS=N runs each N times, PRICKLE_RACE_SERVERS=REGEXP
+// only the servers it matches. The machine's load is the caller's (two
+// busy loops beside it, or none); a mutant CERTIFIED fails the test.
 func TestRaceVerdicts(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("PRICKLE_RACE_VERDICTS"))
 	if n <= 0 {
 		t.Skip("a measurement: set PRICKLE_RACE_VERDICTS=N")
 	}
+	only := regexp.MustCompile(os.Getenv("PRICKLE_RACE_SERVERS"))
 	sp, scripts := loadSuite(t)
 	servers := []mutant{{name: "reference"}, checkThenInsert}
 	for _, m := range mutants {
@@ -27,12 +31,17 @@ func TestRaceVerdicts(t *testing.T) {
 			servers = append(servers, m)
 		}
 	}
+	servers = append(servers, mutant{name: "reference-2-replicas", replicas: 2})
+	servers = append(servers, replicaMutants...)
 	for _, m := range servers {
+		if !only.MatchString(m.name) {
+			continue
+		}
 		counts := map[conformance.Verdict]int{}
 		for i := range n {
 			rep := runMutant(t, sp, scripts, m, conformance.Reference, "", conformance.DefaultExplore, "", int64(1000+i))
 			counts[rep.Verdict]++
-			if m.name != "reference" && rep.Verdict == conformance.Certified {
+			if !strings.HasPrefix(m.name, "reference") && rep.Verdict == conformance.Certified {
 				t.Errorf("%s certified (seed %d): %v", m.name, 1000+i, rep.Races)
 			}
 			if rep.Verdict != conformance.Certified {
