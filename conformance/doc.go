@@ -56,7 +56,7 @@
 //
 // Besides testscript's own (stdout, stderr, skip, ...), scripts use:
 //
-//	call -as PRINCIPAL TOOL [JSON]
+//	call -as PRINCIPAL [-replica N] TOOL [JSON]
 //	    Calls TOOL with the JSON arguments as PRINCIPAL: agent:OWNER/NAME,
 //	    runner:OWNER/NAME (the runner paired to that agent) or
 //	    runner:RUNNER-ID, none (no Authorization header), or a token
@@ -71,7 +71,7 @@
 //	    credential token redacted. "! call" expects a protocol error (a
 //	    JSON-RPC error or an HTTP error status such as 401) instead; its
 //	    description goes to stdout.
-//	deny -as PRINCIPAL TOOL [JSON]
+//	deny -as PRINCIPAL [-replica N] TOOL [JSON]
 //	    Calls TOOL as someone who must get no answer (none, or a token
 //	    nobody issued): the call must fail, as a protocol error (HTTP 401)
 //	    or as a refusal (checked like any other).
@@ -105,12 +105,12 @@
 //	    (default tolerance 30s), more or less than DURATION after it, or
 //	    the same instant as TIME (RFC 3339, or relative to the moment the
 //	    fixture was loaded: now-3h).
-//	tools [-as PRINCIPAL]
+//	tools [-as PRINCIPAL] [-replica N]
 //	    tools/list serves every documented tool with input and output
 //	    schemas semantically equal to the documented ones (decoded JSON,
 //	    key order ignored); in the reference profile, nothing else. Prints
 //	    the served names, one a line.
-//	race -as PRINCIPAL TOOL [JSON]
+//	race -as PRINCIPAL [-replica N] TOOL [JSON]
 //	    Queues a call for the next concurrently; nothing is sent yet.
 //	concurrently [-tries N]
 //	    Sends the queued calls at once, each from an MCP session and a
@@ -123,6 +123,14 @@
 //	    show: saved races make 50. Fewer than half of the tries overlapping
 //	    on the wire is short race evidence: the script is skipped, never
 //	    passed.
+//
+// Against a deployment of replicas (Options with a CmdTarget's Replicas,
+// say), a call, deny or tools goes to the next replica in turn, so that
+// a script's calls alternate between replicas, and a race line to the
+// replica of its place in its group (round robin); -replica N sends it to
+// replica N instead (N modulo the replicas: a script saved against more
+// replicas still runs), and takes no turn. Against one server -replica
+// changes nothing.
 //
 // Conditions [reference] and [core] select lines by profile.
 //
