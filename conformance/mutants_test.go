@@ -95,7 +95,7 @@ func (w *scene) projects() []string {
 // replicas.
 func mutantTarget(m mutant) *conformance.HandlerTarget {
 	if m.replicas > 0 {
-		return &conformance.HandlerTarget{Name: fmt.Sprintf("mutant %s (%d replicas)", m.name, m.replicas), Replicas: m.replicas,
+		return &conformance.HandlerTarget{Name: fmt.Sprintf("mutant %s (replicas: %d)", m.name, m.replicas), Replicas: m.replicas,
 			NewReplica: func(ctx context.Context, r int, stateDir string, fixture []byte) (http.Handler, func(), error) {
 				w := &scene{fixture: fixture, replica: r, db: filepath.Join(stateDir, "prickled.db")}
 				cfg := server.Config{DB: w.db}
