@@ -16,7 +16,8 @@ import (
 // seed each) against every race mutant, every replica mutant (as two
 // replicas) and the reference server (as one, and as two replicas):
 // PRICKLE_RACE_VERDICTS=N runs each N times, PRICKLE_RACE_SERVERS=REGEXP
-// only the servers it matches. The machine's load is the caller's (two
+// only the servers it matches, PRICKLE_RACE_PROFILE=core in the core
+// profile. The machine's load is the caller's (two
 // busy loops beside it, or none); a mutant CERTIFIED fails the test.
 func TestRaceVerdicts(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("PRICKLE_RACE_VERDICTS"))
@@ -24,6 +25,10 @@ func TestRaceVerdicts(t *testing.T) {
 		t.Skip("a measurement: set PRICKLE_RACE_VERDICTS=N")
 	}
 	only := regexp.MustCompile(os.Getenv("PRICKLE_RACE_SERVERS"))
+	profile := conformance.Reference
+	if os.Getenv("PRICKLE_RACE_PROFILE") == "core" {
+		profile = conformance.Core
+	}
 	sp, scripts := loadSuite(t)
 	servers := []mutant{{name: "reference"}, checkThenInsert}
 	for _, m := range mutants {
@@ -39,7 +44,7 @@ func TestRaceVerdicts(t *testing.T) {
 		}
 		counts := map[conformance.Verdict]int{}
 		for i := range n {
-			rep := runMutant(t, sp, scripts, m, conformance.Reference, "", conformance.DefaultExplore, "", int64(1000+i))
+			rep := runMutant(t, sp, scripts, m, profile, "", conformance.DefaultExplore, "", int64(1000+i))
 			counts[rep.Verdict]++
 			if !strings.HasPrefix(m.name, "reference") && rep.Verdict == conformance.Certified {
 				t.Errorf("%s certified (seed %d): %v", m.name, 1000+i, rep.Races)
