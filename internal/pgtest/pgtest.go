@@ -202,6 +202,10 @@ func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// Bin is the path of the PostgreSQL program name (psql, say) beside
+// the cluster's server.
+func (c *Cluster) Bin(name string) string { return filepath.Join(c.bin, name) }
+
 // writeFile writes a file of the cluster's, owned by its user.
 func (c *Cluster) writeFile(name, body string) error {
 	if err := os.WriteFile(name, []byte(body), 0o600); err != nil {

@@ -15,17 +15,27 @@ import (
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/internal/pgtest"
 	"github.com/prickle-dev/prickle/spec/seed"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // replicaCmd is how the suite starts prickled as a replica of a
-// deployment on one SQLite file in the state folder: replica 0 loads the
-// world, the others serve it. (Once prickled skips a fixture whose bytes
-// its database already holds, every replica can be given --fixture.)
+// deployment on one SQLite file in the state folder: every replica is
+// given the world; replica 0 loads it, and the others find it loaded.
 func replicaCmd(bin string) string {
-	return `[ "$PRICKLE_REPLICA" = 0 ] && set -- --fixture "$PRICKLE_FIXTURE"; exec ` + bin +
-		` --addr "$PRICKLE_ADDR" --db "$PRICKLE_STATE_DIR/prickled.db" "$@"`
+	return `exec ` + bin + ` --addr "$PRICKLE_ADDR" --db "$PRICKLE_STATE_DIR/prickled.db" --fixture "$PRICKLE_FIXTURE"`
+}
+
+// pgReplicaCmd is how the suite starts prickled as a replica of a
+// deployment on PostgreSQL: a database of the deployment's name on the
+// cluster, which replica 0 creates (the others start once it is up).
+func pgReplicaCmd(t *testing.T, bin string) string {
+	c := pgtest.Start(t)
+	admin := c.DSN("postgres")
+	db := strings.Replace(c.DSN("DEPLOYMENT"), "/DEPLOYMENT?", `/$PRICKLE_DEPLOYMENT?`, 1)
+	return fmt.Sprintf(`if [ "$PRICKLE_REPLICA" = 0 ]; then %s -q '%s' -c "CREATE DATABASE $PRICKLE_DEPLOYMENT" || exit 1; fi; `+
+		`exec %s --addr "$PRICKLE_ADDR" --db "%s" --fixture "$PRICKLE_FIXTURE"`, c.Bin("psql"), admin, bin, db)
 }
 
 // TestServerCmdReplicas certifies prickled run as replicas of one
@@ -36,15 +46,16 @@ func TestServerCmdReplicas(t *testing.T) {
 	bin := prickled(t)
 	for _, d := range []struct {
 		name     string
+		profiles []string
 		replicas int
-		cmd      string
+		cmd      func() string
 	}{
-		{"sqlite-file", 2, replicaCmd(bin)},
-		// PostgreSQL, three replicas on a database of PRICKLE_DEPLOYMENT,
-		// once prickled has it: {"postgres", 3, ...}.
+		{"sqlite-file", []string{"reference", "core"}, 2, func() string { return replicaCmd(bin) }},
+		// PostgreSQL: three replicas on a database of PRICKLE_DEPLOYMENT.
+		{"postgres", []string{"reference"}, 3, func() string { return pgReplicaCmd(t, bin) }},
 	} {
-		for _, profile := range []string{"reference", "core"} {
-			t.Run(d.name+"/"+profile, func(t *testing.T) { certifyReplicas(t, d.cmd, d.replicas, profile) })
+		for _, profile := range d.profiles {
+			t.Run(d.name+"/"+profile, func(t *testing.T) { certifyReplicas(t, d.cmd(), d.replicas, profile) })
 		}
 	}
 }
