@@ -59,10 +59,7 @@ func TestCIRecipe(t *testing.T) {
 	if !ok || len(job.Steps) == 0 {
 		t.Fatalf("certify.yml has no certify job: %+v", wf)
 	}
-	runner, err := testkit.GoBuild(t.TempDir(), "github.com/prickle-dev/prickle/cmd/prickle-conformance", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := conformanceBin(t)
 	prickled := prickledBin(t)
 	scope, unimplemented := implemented(t)
 

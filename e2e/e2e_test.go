@@ -186,22 +186,35 @@ func setGroup(cmd *exec.Cmd) {
 
 // ---- prickled -----------------------------------------------------------
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+// builds are the commands built, by package: each once per test binary.
+var builds sync.Map // import path -> func() (string, error)
 
-// prickledBin builds cmd/prickled once per test binary.
-func prickledBin(t *testing.T) string {
+// goBin builds the command pkg (an import path of this module) once per
+// test binary and returns its path.
+func goBin(t *testing.T, pkg string) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binPath, buildErr = testkit.GoBuild(tmpRoot, "github.com/prickle-dev/prickle/cmd/prickled", false)
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	build, _ := builds.LoadOrStore(pkg, sync.OnceValues(func() (string, error) {
+		dir, err := os.MkdirTemp(tmpRoot, "bin-")
+		if err != nil {
+			return "", err
+		}
+		return testkit.GoBuild(dir, pkg, false)
+	}))
+	bin, err := build.(func() (string, error))()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binPath
+	return bin
+}
+
+// prickledBin is cmd/prickled.
+func prickledBin(t *testing.T) string {
+	return goBin(t, "github.com/prickle-dev/prickle/cmd/prickled")
+}
+
+// conformanceBin is cmd/prickle-conformance.
+func conformanceBin(t *testing.T) string {
+	return goBin(t, "github.com/prickle-dev/prickle/cmd/prickle-conformance")
 }
 
 type token struct {

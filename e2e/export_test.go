@@ -19,10 +19,7 @@ import (
 // third party runs it, and returns DIR and the spec of the pages.
 func exportPages(t *testing.T) (string, *spec.Spec) {
 	t.Helper()
-	bin, err := testkit.GoBuild(t.TempDir(), "github.com/prickle-dev/prickle/cmd/prickle-gen", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := goBin(t, "github.com/prickle-dev/prickle/cmd/prickle-gen")
 	dir := filepath.Join(t.TempDir(), "export")
 	if r := run(t, ".", nil, bin, "export", "-o", dir); r.code != 0 {
 		t.Fatalf("prickle-gen export: %v", r)
@@ -142,10 +139,7 @@ func starterLines(t *testing.T, path string) int {
 // tool passing.
 func certifyStarter(t *testing.T, sp *spec.Spec, lang, dir, serverCmd string) {
 	t.Helper()
-	runner, err := testkit.GoBuild(t.TempDir(), "github.com/prickle-dev/prickle/cmd/prickle-conformance", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := conformanceBin(t)
 	report := filepath.Join(t.TempDir(), "report.json")
 	const tool = "discover_team_agents"
 	start := time.Now()
