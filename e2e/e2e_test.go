@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -146,7 +147,13 @@ func tail(b []byte) string {
 // a timeout kills what it started too (the Inspector's stdio server).
 func run(t *testing.T, dir string, env []string, name string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
+	return runFor(t, clientTimeout, dir, env, name, args...)
+}
+
+// runFor is run with another timeout.
+func runFor(t *testing.T, timeout time.Duration, dir string, env []string, name string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
@@ -160,13 +167,24 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) re
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		t.Fatalf("%s %s: timed out after %v\n%v", filepath.Base(name), strings.Join(args, " "), clientTimeout, r)
+		t.Fatalf("%s %s: timed out after %v\n%v", filepath.Base(name), strings.Join(args, " "), timeout, r)
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
 	case err != nil:
 		t.Fatalf("%s: %v", name, err)
 	}
 	return r
+}
+
+// freeAddr returns 127.0.0.1:PORT, where nothing listens now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // childAttr: a child leads its own process group (so that the group can be
@@ -224,10 +242,13 @@ type token struct {
 	Token  string `json:"token"`
 }
 
+// prickled is a prickled server, or a deployment of them, that the test
+// started.
 type prickled struct {
 	url    string // http://127.0.0.1:PORT
 	tokens []token
 	log    *testkit.Buffer
+	stop   func() // stops it now (the test's end does otherwise); once
 
 	wantCalls bool // the clients call tools: the log must show them
 
@@ -265,13 +286,22 @@ var listeningRE = regexp.MustCompile(`"msg":"listening".*?"addr":"([^"]+)"`)
 // stops it (SIGTERM, which must exit 0) when the test ends.
 func startPrickled(t *testing.T) *prickled {
 	t.Helper()
-	bin := prickledBin(t)
 	dir := t.TempDir()
 	tokensFile := filepath.Join(dir, "tokens.json")
-	// Not CommandContext: the cleanup below stops it, with a signal.
-	cmd := exec.Command(bin, "--db", ":memory:", "--addr", "127.0.0.1:0", "--tokens-out", tokensFile, "--log-json")
+	cmd := exec.Command(prickledBin(t), "--db", ":memory:", "--addr", "127.0.0.1:0", "--tokens-out", tokensFile, "--log-json")
 	cmd.Dir = dir
-	p := &prickled{log: &testkit.Buffer{}}
+	return startServer(t, cmd, "", tokensFile)
+}
+
+// startServer starts cmd, a server that writes the tokens of its world to
+// tokensFile, and waits until GET /healthz answers 200 at baseURL (or,
+// when it is "", at the address of its "listening" log line). p.stop, or the
+// test's end, stops it: SIGTERM, which must exit 0, then SIGKILL to its
+// process group.
+func startServer(t *testing.T, cmd *exec.Cmd, baseURL, tokensFile string) *prickled {
+	t.Helper()
+	name := filepath.Base(cmd.Path)
+	p := &prickled{url: baseURL, log: &testkit.Buffer{}}
 	var stdout testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, p.log
 	cmd.SysProcAttr = childAttr()
@@ -280,20 +310,21 @@ func startPrickled(t *testing.T) *prickled {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
+	p.stop = sync.OnceFunc(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("prickled did not exit 0 on SIGTERM: %v\n%s", err, tail([]byte(p.log.String())))
+				t.Errorf("%s did not exit 0 on SIGTERM: %v\n%s", name, err, tail([]byte(p.log.String())))
 			}
 		case <-time.After(stopTimeout):
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-done
-			t.Errorf("prickled did not stop within %v of SIGTERM", stopTimeout)
+			t.Errorf("%s did not stop within %v of SIGTERM", name, stopTimeout)
 		}
 		p.checkLog(t)
 	})
+	t.Cleanup(p.stop)
 
 	deadline := time.Now().Add(startTimeout)
 	for p.url == "" {
@@ -304,11 +335,11 @@ func startPrickled(t *testing.T) *prickled {
 		select {
 		case err := <-done:
 			done <- err
-			t.Fatalf("prickled exited early: %v\n%s", err, p.log.String())
+			t.Fatalf("%s exited early: %v\n%s", name, err, p.log.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("prickled did not listen within %v:\n%s", startTimeout, p.log.String())
+			t.Fatalf("%s did not listen within %v:\n%s", name, startTimeout, p.log.String())
 		}
 	}
 	for {
@@ -319,8 +350,14 @@ func startPrickled(t *testing.T) *prickled {
 				break
 			}
 		}
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("%s exited early: %v\n%s", name, err, p.log.String())
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("GET /healthz did not answer 200 within %v (%v)", startTimeout, err)
+			t.Fatalf("GET %s/healthz did not answer 200 within %v (%v):\n%s", p.url, startTimeout, err, p.log.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -382,40 +419,44 @@ var tsRequired = []string{
 	"agent: hidden and missing projects are refused alike",
 }
 
+// checkTSClient checks a run of ts-client.mjs over transport: every
+// check passed, the required ones among them, and the protocol is
+// 2025-11-25.
+func checkTSClient(t *testing.T, r result, transport string) {
+	t.Helper()
+	var s tsSummary
+	if err := json.Unmarshal(r.stdout, &s); err != nil {
+		t.Fatalf("ts-client printed no JSON summary: %v\n%v", err, r)
+	}
+	for _, c := range s.Checks {
+		if !c.OK {
+			t.Errorf("ts-client check failed: %s: %s", c.Name, c.Detail)
+		}
+	}
+	if r.code != 0 || !s.OK || s.Failed != 0 {
+		t.Fatalf("ts-client %s: exit %d, ok=%v, %d passed, %d failed\n%s", transport, r.code, s.OK, s.Passed, s.Failed, tail(r.stderr))
+	}
+	ran := map[string]bool{}
+	for _, c := range s.Checks {
+		ran[c.Name] = c.OK
+	}
+	for _, name := range tsRequired {
+		if !ran[name] {
+			t.Errorf("ts-client %s did not pass %q", transport, name)
+		}
+	}
+	if transport == "http" && !ran["unknown token: connect is refused"] {
+		t.Errorf("ts-client http did not check an unknown token")
+	}
+	if s.ProtocolVersion != "2025-11-25" {
+		t.Errorf("negotiated protocol %q, want 2025-11-25", s.ProtocolVersion)
+	}
+	t.Logf("TypeScript SDK client over %s (protocol %s): %d checks passed", transport, s.ProtocolVersion, s.Passed)
+}
+
 func TestTypeScriptSDKClient(t *testing.T) {
 	e := needNode(t)
 	script := filepath.Join(e.dir, "ts-client.mjs")
-	check := func(t *testing.T, r result, transport string) {
-		t.Helper()
-		var s tsSummary
-		if err := json.Unmarshal(r.stdout, &s); err != nil {
-			t.Fatalf("ts-client printed no JSON summary: %v\n%v", err, r)
-		}
-		for _, c := range s.Checks {
-			if !c.OK {
-				t.Errorf("ts-client check failed: %s: %s", c.Name, c.Detail)
-			}
-		}
-		if r.code != 0 || !s.OK || s.Failed != 0 {
-			t.Fatalf("ts-client %s: exit %d, ok=%v, %d passed, %d failed\n%s", transport, r.code, s.OK, s.Passed, s.Failed, tail(r.stderr))
-		}
-		ran := map[string]bool{}
-		for _, c := range s.Checks {
-			ran[c.Name] = c.OK
-		}
-		for _, name := range tsRequired {
-			if !ran[name] {
-				t.Errorf("ts-client %s did not pass %q", transport, name)
-			}
-		}
-		if transport == "http" && !ran["unknown token: connect is refused"] {
-			t.Errorf("ts-client http did not check an unknown token")
-		}
-		if s.ProtocolVersion != "2025-11-25" {
-			t.Errorf("negotiated protocol %q, want 2025-11-25", s.ProtocolVersion)
-		}
-		t.Logf("TypeScript SDK client over %s (protocol %s): %d checks passed", transport, s.ProtocolVersion, s.Passed)
-	}
 
 	t.Run("http", func(t *testing.T) {
 		p := startPrickled(t)
@@ -423,13 +464,13 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		r := run(t, e.dir, nil, e.node, script, "http", "--url", p.mcpURL(),
 			"--runner-token", p.token(t, "runner", "maya/builder"),
 			"--agent-token", p.token(t, "agent", "maya/builder"))
-		check(t, r, "http")
+		checkTSClient(t, r, "http")
 	})
 	t.Run("stdio", func(t *testing.T) {
 		fixture, _ := filepath.Abs(filepath.Join("testdata", "world.json"))
 		r := run(t, e.dir, nil, e.node, script, "stdio", "--prickled", prickledBin(t), "--fixture", fixture,
 			"--runner-token", fixtureRunnerToken, "--agent-token", fixtureAgentToken)
-		check(t, r, "stdio")
+		checkTSClient(t, r, "stdio")
 	})
 }
 

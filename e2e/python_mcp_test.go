@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -146,12 +145,7 @@ func TestPythonStarter(t *testing.T) {
 // when the test ends.
 func startStarter(t *testing.T, python, server, fixture string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := freeAddr(t)
 	cmd := exec.Command(python, server)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "PRICKLE_ADDR="+addr, "PRICKLE_FIXTURE="+fixture)
