@@ -15,6 +15,14 @@
 // It also takes a third party's steps: export the pages, generate types
 // (TypeScript, pydantic) and certify the starters of examples/.
 //
+// And it deploys prickled as it scales out (internal/deploy): two replicas
+// on one fresh PostgreSQL database behind a round-robin proxy, certified
+// by prickle-conformance in both profiles, one deployment per world, and
+// driven through the proxy by the TypeScript SDK client and by
+// prickle-conformance --url; each replica must answer calls. These tests
+// start a PostgreSQL cluster of their own (internal/pgtest): without
+// PostgreSQL's server binaries they skip, unless PRICKLE_POSTGRES=1.
+//
 // The Node.js clients are npm packages pinned in package-lock.json; the
 // Python ones are pinned with hashes in python/requirements.txt and
 // ../examples/python/requirements.txt. Install them with ./install.sh (npm

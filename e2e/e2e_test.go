@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prickle-dev/prickle/internal/pgtest"
 	"github.com/prickle-dev/prickle/internal/testkit"
 )
 
@@ -61,7 +62,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	tmpRoot = dir
-	code := m.Run()
+	code := pgtest.Main(m) // stops the PostgreSQL cluster of the deployment tests
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

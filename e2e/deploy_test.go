@@ -1,0 +1,182 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/prickle-dev/prickle/internal/pgtest"
+)
+
+// A deployment is internal/deploy: two prickled replicas on one fresh
+// PostgreSQL database behind a round-robin proxy (its doc says how it is
+// started and what it reports).
+
+// certifyTimeout bounds one certification of deployments.
+const certifyTimeout = 10 * time.Minute
+
+// deployBin is the deployment's command.
+func deployBin(t *testing.T) string {
+	return goBin(t, "github.com/prickle-dev/prickle/e2e/internal/deploy")
+}
+
+// deployArgs is the command line of a deployment whose database's name
+// starts with prefix_.
+func deployArgs(t *testing.T, prefix string) []string {
+	return []string{deployBin(t), "--prickled", prickledBin(t), "--db-prefix", prefix}
+}
+
+// deployEnv names the cluster the deployments create their databases on.
+func deployEnv(pg *pgtest.Cluster) []string {
+	return []string{"PRICKLE_E2E_PG=" + pg.DSN("postgres")}
+}
+
+// deploymentReport is a deployment's deployment.json.
+type deploymentReport struct {
+	Database string
+	Replicas []struct {
+		URL             string
+		Requests, Calls int64
+	}
+}
+
+func readDeployment(t *testing.T, file string) deploymentReport {
+	t.Helper()
+	var d deploymentReport
+	if err := json.Unmarshal([]byte(readFile(t, file)), &d); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return d
+}
+
+// checkBoth checks that the proxy of a deployment sent requests to each of
+// its two replicas.
+func checkBoth(t *testing.T, d deploymentReport, where string) {
+	t.Helper()
+	if len(d.Replicas) != 2 || d.Database == "" {
+		t.Errorf("%s: not a deployment of two replicas on a database: %+v", where, d)
+		return
+	}
+	for i, r := range d.Replicas {
+		if r.Requests == 0 {
+			t.Errorf("%s: replica %d (%s) got no request: %+v", where, i+1, r.URL, d)
+		}
+	}
+}
+
+// databases returns the databases of pg whose names start with prefix_.
+func databases(t *testing.T, pg *pgtest.Cluster, prefix string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, pg.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, _ := conn.Query(ctx, `SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY datname`, prefix+"_")
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// dbPrefix returns the prefix of the names of the databases that a test's
+// deployments create, and drops them when the test ends.
+func dbPrefix(t *testing.T, pg *pgtest.Cluster, name string) string {
+	t.Helper()
+	prefix := "e2e_" + name
+	t.Cleanup(func() {
+		for _, db := range databases(t, pg, prefix) {
+			if err := pg.Exec("DROP DATABASE " + pgx.Identifier{db}.Sanitize() + " WITH (FORCE)"); err != nil {
+				t.Errorf("drop database %s: %v", db, err)
+			}
+		}
+	})
+	return prefix
+}
+
+// TestDeploymentCertified: prickle-conformance certifies prickled deployed
+// as two replicas on one PostgreSQL database behind a round-robin proxy,
+// in both profiles. Every server the suite starts is a deployment of its
+// own on a fresh database, and every one sent requests to both replicas.
+func TestDeploymentCertified(t *testing.T) {
+	pg := pgtest.Start(t)
+	for _, profile := range []string{"core", "reference"} {
+		t.Run(profile, func(t *testing.T) {
+			prefix := dbPrefix(t, pg, "cert_"+profile)
+			keep, report := t.TempDir(), filepath.Join(t.TempDir(), "report.json")
+			start := time.Now()
+			r := runFor(t, certifyTimeout, keep, deployEnv(pg), conformanceBin(t), "--profile", profile,
+				"--server-cmd", "exec "+strings.Join(deployArgs(t, prefix), " "), "--keep", keep, "--json", report)
+			took := time.Since(start)
+			if r.code != 0 || !regexp.MustCompile(`(?m)^CERTIFIED: \d+ passed, 0 failed, 0 skipped$`).Match(r.stdout) {
+				t.Fatalf("prickle-conformance --profile %s against the deployment: %v", profile, r)
+			}
+			var rep struct {
+				Verdict string
+				Starts  int `json:"server_starts"`
+			}
+			if err := json.Unmarshal([]byte(readFile(t, report)), &rep); err != nil || rep.Verdict != "certified" {
+				t.Fatalf("report: %+v (%v)", rep, err)
+			}
+
+			// Each deployment wrote its deployment.json as it stopped.
+			var files []string
+			filepath.WalkDir(keep, func(path string, e fs.DirEntry, err error) error {
+				if err == nil && e.Name() == "deployment.json" {
+					files = append(files, path)
+				}
+				return err
+			})
+			if len(files) != rep.Starts {
+				t.Errorf("%d deployment.json files, for %d servers started", len(files), rep.Starts)
+			}
+			created := map[string]bool{}
+			for _, db := range databases(t, pg, prefix) {
+				created[db] = true
+			}
+			seen := map[string]bool{}
+			var requests, calls [2]int64
+			for _, f := range files {
+				d := readDeployment(t, f)
+				rel, _ := filepath.Rel(keep, f)
+				checkBoth(t, d, rel)
+				if seen[d.Database] || !created[d.Database] {
+					t.Errorf("%s: database %q is not a fresh one of its own", rel, d.Database)
+				}
+				seen[d.Database] = true
+				for i, r := range d.Replicas {
+					requests[i] += r.Requests
+					calls[i] += r.Calls
+				}
+			}
+			if calls[0] == 0 || calls[1] == 0 {
+				t.Errorf("tool calls answered by the replicas: %d and %d", calls[0], calls[1])
+			}
+			t.Logf("%s profile: CERTIFIED in %s: %d deployments, each on a database of its own; requests per replica %d and %d, tool calls %d and %d; the run's summary:\n%s",
+				profile, took.Round(100*time.Millisecond), len(files), requests[0], requests[1], calls[0], calls[1], summaryOf(r.stdout))
+		})
+	}
+}
+
+// summaryOf is the end of a conformance run's output, from its
+// exploration's evidence (the races: calls that overlapped on the wire,
+// here across the replicas) on.
+func summaryOf(out []byte) string {
+	s := string(out)
+	if i := strings.Index(s, "\nexploration: "); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
