@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -106,6 +108,45 @@ func dbPrefix(t *testing.T, pg *pgtest.Cluster, name string) string {
 	return prefix
 }
 
+// deployment is a deployment on the seed world that the test started.
+type deployment struct {
+	*prickled
+	tokensFile string
+	state      string // its PRICKLE_STATE_DIR
+}
+
+// startDeployment starts a deployment on the seed world: both replicas
+// start on the new database at once, one seeds it and writes the tokens
+// file, the other finds the world. It stops when the test ends.
+func startDeployment(t *testing.T, pg *pgtest.Cluster, prefix string) deployment {
+	t.Helper()
+	d := deployment{state: t.TempDir()}
+	d.tokensFile = filepath.Join(d.state, "tokens.json")
+	addr := freeAddr(t)
+	args := deployArgs(t, prefix)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = d.state
+	cmd.Env = append(os.Environ(), "PRICKLE_ADDR="+addr, "PRICKLE_STATE_DIR="+d.state)
+	cmd.Env = append(cmd.Env, deployEnv(pg)...)
+	d.prickled = startServer(t, cmd, "http://"+addr, d.tokensFile)
+	return d
+}
+
+// report stops the deployment and checks that each replica got requests
+// and answered tool calls.
+func (d deployment) report(t *testing.T) deploymentReport {
+	t.Helper()
+	d.stop()
+	rep := readDeployment(t, filepath.Join(d.state, "deployment.json"))
+	checkBoth(t, rep, "the deployment")
+	for i, r := range rep.Replicas {
+		if r.Calls == 0 {
+			t.Errorf("replica %d answered no tool call: %+v", i+1, rep)
+		}
+	}
+	return rep
+}
+
 // TestDeploymentCertified: prickle-conformance certifies prickled deployed
 // as two replicas on one PostgreSQL database behind a round-robin proxy,
 // in both profiles. Every server the suite starts is a deployment of its
@@ -179,4 +220,49 @@ func summaryOf(out []byte) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// TestDeploymentClients: real clients against a deployment on the seed
+// world, through its round-robin proxy: the official TypeScript SDK
+// client, with a runner's and an agent's token; and prickle-conformance
+// --url with the tokens file, whose run passes every script the seed
+// world allows (the others need a world of their own: the run is
+// incomplete, never failed). Each replica answers calls of each.
+func TestDeploymentClients(t *testing.T) {
+	pg := pgtest.Start(t)
+	prefix := dbPrefix(t, pg, "clients")
+
+	t.Run("typescript", func(t *testing.T) {
+		e := needNode(t)
+		d := startDeployment(t, pg, prefix)
+		d.wantCalls = true
+		r := run(t, e.dir, nil, e.node, filepath.Join(e.dir, "ts-client.mjs"), "http", "--url", d.mcpURL(),
+			"--runner-token", d.token(t, "runner", "maya/builder"),
+			"--agent-token", d.token(t, "agent", "maya/builder"))
+		checkTSClient(t, r, "http")
+		rep := d.report(t)
+		t.Logf("requests per replica %d and %d, tool calls %d and %d",
+			rep.Replicas[0].Requests, rep.Replicas[1].Requests, rep.Replicas[0].Calls, rep.Replicas[1].Calls)
+	})
+
+	t.Run("conformance --url", func(t *testing.T) {
+		d := startDeployment(t, pg, prefix)
+		start := time.Now()
+		r := runFor(t, certifyTimeout, d.state, nil, conformanceBin(t), "--url", d.url, "--tokens", d.tokensFile, "--profile", "reference")
+		took := time.Since(start)
+		m := regexp.MustCompile(`(?m)^INCOMPLETE: (\d+) passed, 0 failed, (\d+) skipped$`).FindSubmatch(r.stdout)
+		if r.code != 1 || m == nil {
+			t.Fatalf("prickle-conformance --url: want exit 1 and INCOMPLETE without a failure: %v", r)
+		}
+		// What did not run needed a world of its own.
+		for _, line := range strings.Split(string(r.stdout), "\n") {
+			if strings.HasPrefix(line, "SKIP  ") && !strings.Contains(line, "needs its own world") {
+				t.Errorf("skipped for another reason: %s", line)
+			}
+		}
+		rep := d.report(t)
+		t.Logf("prickle-conformance --url in %s: %s passed, %s skipped (their own worlds); requests per replica %d and %d, tool calls %d and %d",
+			took.Round(100*time.Millisecond), m[1], m[2],
+			rep.Replicas[0].Requests, rep.Replicas[1].Requests, rep.Replicas[0].Calls, rep.Replicas[1].Calls)
+	})
 }
