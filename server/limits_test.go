@@ -444,6 +444,74 @@ func TestShutdownDoesNotWaitForSlowBodies(t *testing.T) {
 
 }
 
+// TestShutdownClosesUnusedConnections: a connection that has sent no
+// request (a spare that a proxy dialled ahead, say) does not hold a
+// shutdown: it is closed as the shutdown begins, while a call in flight
+// runs on and is answered. net/http alone serves no request that arrives
+// once it shuts down, yet waits for such a connection until it is 5 s
+// old: past a shorter grace, which then cut the call in flight off.
+func TestShutdownClosesUnusedConnections(t *testing.T) {
+	inHandler, release := make(chan struct{}), make(chan struct{})
+	e := newEnv(t, envOpts{config: func(c *server.Config) {
+		c.ShutdownGrace = 3 * time.Second // under the 5 s of net/http
+		c.WrapHTTP = func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/held" {
+					close(inHandler)
+					<-release
+					io.WriteString(w, "answered")
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		}
+	}})
+	addr, stop := serve(t, e)
+	// Dialled first, so accepted first: the server holds it once the
+	// held request's handler runs.
+	unused, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unused.Close()
+	answer := make(chan string, 1)
+	go func() {
+		c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := c.Get("http://" + addr + "/held")
+		if err != nil {
+			answer <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			answer <- err.Error()
+			return
+		}
+		answer <- string(b)
+	}()
+	<-inHandler
+	stopped := make(chan error, 1)
+	go func() { err, _ := stop(); stopped <- err }()
+	// The unused connection closes (EOF; a read deadline would be an
+	// error) before the call in flight ends.
+	unused.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, err = io.Copy(io.Discard, unused)
+	close(release)
+	if err != nil {
+		t.Errorf("the unused connection: %v", err)
+	}
+	if a := <-answer; a != "answered" {
+		t.Errorf("the call in flight during the shutdown: %s", a)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if strings.Contains(e.logs.String(), "shutdown grace exceeded") {
+		t.Errorf("the shutdown outlasted its grace:\n%s", e.logs.String())
+	}
+}
+
 // TestReplaysHoldNothing: a caller replaying a claim makes the server
 // hold nothing more: the claim keeps its one credential, and no token
 // row is written.

@@ -81,6 +81,7 @@ type conn struct {
 	once sync.Once
 
 	// Guarded by cs.mu.
+	active        bool      // in a request: its headers read (StateActive), not idle again
 	busy          bool      // a request is being handled or answered (StateActive past its headers)
 	answering     bool      // busy, its handler returned: the answer is being written, or the connection closes
 	served        bool      // a request's handler ran on it
@@ -166,13 +167,28 @@ func (cs *conns) victimLocked() *conn {
 	return v
 }
 
-// Close stops accepting: an Accept waiting for a place returns.
+// Close stops accepting: an Accept waiting for a place returns. The
+// server is shutting down (or closing), so it also closes every
+// connection that is not in a request: net/http serves no request read
+// from now on, yet would wait for a connection that has sent none (a
+// proxy's spare, dialled ahead) until it is 5 s old, holding the
+// shutdown.
 func (cs *conns) Close() error {
+	err := cs.ln.Close()
 	cs.mu.Lock()
 	cs.closed = true
 	cs.signalLocked()
+	var unused []*conn
+	for c := range cs.open {
+		if !c.active {
+			unused = append(unused, c)
+		}
+	}
 	cs.mu.Unlock()
-	return cs.ln.Close()
+	for _, c := range unused {
+		c.Close()
+	}
+	return err
 }
 
 func (cs *conns) Addr() net.Addr { return cs.ln.Addr() }
@@ -184,17 +200,22 @@ func (cs *conns) signalLocked() {
 	}
 }
 
-// state follows http.Server.ConnState: a connection is busy from the
-// start of its handler (see busy) until it is idle again.
+// state follows http.Server.ConnState: a connection is active from its
+// request's headers, and busy from the start of its handler (see busy),
+// until it is idle again.
 func (cs *conns) state(nc net.Conn, st http.ConnState) {
 	c, ok := nc.(*conn)
 	if !ok {
 		return
 	}
 	switch st {
+	case http.StateActive:
+		cs.mu.Lock()
+		c.active = true
+		cs.mu.Unlock()
 	case http.StateIdle:
 		cs.mu.Lock()
-		c.busy, c.answering, c.since = false, false, time.Now()
+		c.active, c.busy, c.answering, c.since = false, false, false, time.Now()
 		cs.signalLocked()
 		cs.mu.Unlock()
 	case http.StateHijacked, http.StateClosed:
