@@ -33,6 +33,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -63,6 +64,10 @@ type ReplicaReport struct {
 	Requests int64  `json:"requests"`
 	Calls    int64  `json:"calls"`
 }
+
+// maxBody bounds a request body the proxy holds: far above a replica's
+// own bound (1 MiB by default), which answers for bodies below it.
+const maxBody = 64 << 20
 
 // stopTimeout is how long a replica has to exit after SIGTERM; the suite
 // kills the process group 5 s after its own SIGTERM.
@@ -319,7 +324,22 @@ func proxy(replicas []*replica) http.Handler {
 	}
 	hc := &http.Client{Timeout: 2 * time.Second}
 	mux := http.NewServeMux()
-	mux.Handle("/", rp)
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// The body is read whole before the request goes on. Streamed
+		// through, Go's HTTP/1 server closes it as the answer begins: a
+		// replica that answers before the transport's last read of it
+		// (the one that checks it ends) has that read fail, and the
+		// transport drops the connection mid-answer (golang/go#40747).
+		if req.Body != nil && req.Body != http.NoBody {
+			body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBody))
+			if err != nil {
+				http.Error(w, fmt.Sprintf("deploy: reading the request body: %v", err), http.StatusRequestEntityTooLarge)
+				return
+			}
+			req.Body, req.ContentLength, req.TransferEncoding = io.NopCloser(bytes.NewReader(body)), int64(len(body)), nil
+		}
+		rp.ServeHTTP(w, req)
+	}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, req *http.Request) {
 		for _, r := range replicas {
 			res, err := hc.Get(r.url.JoinPath("healthz").String())
