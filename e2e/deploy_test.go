@@ -37,9 +37,15 @@ func deployArgs(t *testing.T, prefix string) []string {
 	return []string{deployBin(t), "--prickled", prickledBin(t), "--db-prefix", prefix}
 }
 
-// deployEnv names the cluster the deployments create their databases on.
-func deployEnv(pg *pgtest.Cluster) []string {
-	return []string{"PRICKLE_E2E_PG=" + pg.DSN("postgres")}
+// deployEnv names the cluster the deployments create their databases on,
+// and the role they use: one that logs in over TCP with its password
+// (pgtest.PasswordRole), which must never show.
+func deployEnv(t *testing.T, pg *pgtest.Cluster) []string {
+	t.Helper()
+	if err := pg.Exec("ALTER ROLE " + pgtest.PasswordRole + " CREATEDB"); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"PRICKLE_E2E_PG=" + pg.TCPDSN("postgres", pgtest.PasswordRole, pgtest.PasswordRolePassword)}
 }
 
 // deploymentReport is a deployment's deployment.json.
@@ -127,8 +133,9 @@ func startDeployment(t *testing.T, pg *pgtest.Cluster, prefix string) deployment
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = d.state
 	cmd.Env = append(os.Environ(), "PRICKLE_ADDR="+addr, "PRICKLE_STATE_DIR="+d.state)
-	cmd.Env = append(cmd.Env, deployEnv(pg)...)
+	cmd.Env = append(cmd.Env, deployEnv(t, pg)...)
 	d.prickled = startServer(t, cmd, "http://"+addr, d.tokensFile)
+	d.secret(pgtest.PasswordRolePassword)
 	return d
 }
 
@@ -158,7 +165,7 @@ func TestDeploymentCertified(t *testing.T) {
 			prefix := dbPrefix(t, pg, "cert_"+profile)
 			keep, report := t.TempDir(), filepath.Join(t.TempDir(), "report.json")
 			start := time.Now()
-			r := runFor(t, certifyTimeout, keep, deployEnv(pg), conformanceBin(t), "--profile", profile,
+			r := runFor(t, certifyTimeout, keep, deployEnv(t, pg), conformanceBin(t), "--profile", profile,
 				"--server-cmd", "exec "+strings.Join(deployArgs(t, prefix), " "), "--keep", keep, "--json", report)
 			took := time.Since(start)
 			if r.code != 0 || !regexp.MustCompile(`(?m)^CERTIFIED: \d+ passed, 0 failed, 0 skipped$`).Match(r.stdout) {

@@ -254,7 +254,7 @@ type prickled struct {
 	wantCalls bool // the clients call tools: the log must show them
 
 	mu      sync.Mutex
-	secrets []string // credentials seen by the clients: never in the log
+	secrets []string // credentials seen by the clients or given to it: never in the log
 }
 
 func (p *prickled) mcpURL() string { return p.url + "/mcp" }
@@ -384,7 +384,7 @@ func (p *prickled) checkLog(t *testing.T) {
 	}
 	for _, s := range secrets {
 		if strings.Contains(logText, s) {
-			t.Errorf("a token (%.8s...) appears in prickled's log", s)
+			t.Errorf("a credential (%.4s...) appears in prickled's log", s)
 		}
 	}
 	if p.wantCalls && !strings.Contains(logText, `"msg":"call"`) {
