@@ -125,7 +125,7 @@ type Config struct {
 	DBTimeout               time.Duration
 	// Stateless serves MCP's streamable HTTP without sessions: every
 	// POST stands alone, so that any replica answers any request (the
-	// go-sdk's stateless mode; server/README.md, "Replicas").
+	// go-sdk's stateless mode; server/README.md, "Replicas on PostgreSQL").
 	Stateless bool
 	// BaseURL is the server's public base URL (e.g. http://127.0.0.1:8080),
 	// used to make the protected-resource metadata absolute; when empty

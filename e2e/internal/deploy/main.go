@@ -224,7 +224,10 @@ func startReplica(n int, bin, dsn, state string) (*replica, error) {
 		env = append(env, "PGPASSWORD="+pw)
 		u.User = url.User(u.User.Username())
 	}
-	args := []string{"--addr", "127.0.0.1:0", "--db", u.String(), "--tokens-out", filepath.Join(state, "tokens.json"), "--log-json"}
+	// Every replica names the proxy's address, the one clients use, as
+	// the protected resource.
+	args := []string{"--addr", "127.0.0.1:0", "--db", u.String(), "--tokens-out", filepath.Join(state, "tokens.json"), "--log-json",
+		"--public-url", "http://" + os.Getenv("PRICKLE_ADDR")}
 	if f := os.Getenv("PRICKLE_FIXTURE"); f != "" {
 		args = append(args, "--fixture", f)
 	}

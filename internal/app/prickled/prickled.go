@@ -13,9 +13,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/fsx"
@@ -63,6 +65,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	stdio := fs.Bool("stdio", false, "serve MCP on standard input and output; the caller's token is $PRICKLE_TOKEN")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text")
 	version := fs.Bool("version", false, "print prickled's version and exit")
+	publicURL := fs.String("public-url", "", "the `URL` clients reach this server at, scheme://host[:port] (behind a load balancer: the same for every replica); it names the protected resource in the OAuth metadata and in 401 answers (default: http:// and --addr)")
 	var stateless autoBool
 	fs.Var(&stateless, "stateless", "serve MCP without sessions, so that any replica answers any request (default: on with PostgreSQL, off with SQLite)")
 	var cfg server.Config
@@ -82,6 +85,15 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *version {
 		fmt.Fprintln(stdout, "prickled", cmdline.Version())
 		return 0
+	}
+	if *publicURL != "" {
+		u, err := url.Parse(*publicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+			fmt.Fprintf(stderr, "prickled: --public-url %q is not scheme://host[:port] (http or https, no path)\n", *publicURL)
+			return cmdline.ExitUsage
+		}
+		*publicURL = u.Scheme + "://" + u.Host
 	}
 	if _, _, err := net.SplitHostPort(*addr); err != nil && !*stdio {
 		fmt.Fprintf(stderr, "prickled: --addr %q is not HOST:PORT (e.g. 127.0.0.1:8080, or 127.0.0.1:0 for any free port)\n", *addr)
@@ -129,6 +141,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 		defer ln.Close()
 		cfg.BaseURL = "http://" + ln.Addr().String()
+		if *publicURL != "" {
+			cfg.BaseURL = *publicURL
+		}
 	}
 	srv, issued, err := server.New(ctx, cfg)
 	if err != nil {

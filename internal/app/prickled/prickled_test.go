@@ -30,8 +30,10 @@ import (
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/pgtest"
 	"github.com/prickle-dev/prickle/internal/testkit"
+	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec/seed"
 )
@@ -1086,5 +1088,39 @@ func TestShowTokensWriteFails(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "prk_secret") {
 		t.Errorf("the token was not printed:\n%s", out.String())
+	}
+}
+
+// TestPublicURL: behind a load balancer every replica names the one URL
+// clients use as the protected resource, in its metadata and in the 401
+// answers' challenge, not its own listen address; a --public-url that is
+// not scheme://host[:port] is a usage error.
+func TestPublicURL(t *testing.T) {
+	const public = "https://prickle.example:8443"
+	p := start(t, "--addr", "127.0.0.1:0", "--db", ":memory:", "--public-url", public+"/")
+	resp, err := http.Get("http://" + p.addr + server.PathMetadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Resource string `json:"resource"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&meta)
+	resp.Body.Close()
+	if err != nil || meta.Resource != public+server.PathMCP {
+		t.Errorf("metadata resource %q, %v; want %s", meta.Resource, err, public+server.PathMCP)
+	}
+	resp, err = http.Post(p.url(), "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(got, public+server.PathMetadata) {
+		t.Errorf("401 challenge %q (%s), want resource_metadata at %s", got, resp.Status, public+server.PathMetadata)
+	}
+	for _, bad := range []string{"prickle.example", "ftp://h", "https://h/mcp", "https://u@h"} {
+		if _, stderr, code := execBinary("", "--addr", "127.0.0.1:0", "--public-url", bad); code != cmdline.ExitUsage || !strings.Contains(stderr, "--public-url") {
+			t.Errorf("--public-url %q: exit %d, stderr %q", bad, code, stderr)
+		}
 	}
 }
