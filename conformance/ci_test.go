@@ -3,6 +3,8 @@ package conformance
 import (
 	"bytes"
 	"encoding/json"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,10 +21,7 @@ import (
 // replay sentence, and the rest passed.
 func ciRun(t *testing.T) (*Report, *spec.Spec) {
 	t.Helper()
-	sp, err := spec.LoadBundled()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := goldenSpec(t)
 	all, _, err := Suite(sp)
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +51,30 @@ func ciRun(t *testing.T) (*Report, *spec.Spec) {
 		t.Fatal(err)
 	}
 	return r, sp
+}
+
+// goldenPages are the bundled pages the report goldens were written
+// against: a page added to spec/reference later adds its tool's scripts to
+// every report, which is the new page's change, not the reports'.
+var goldenPages = []string{"claim_discussion.md", "claim_task.md", "discover_team_agents.md"}
+
+// goldenSpec is the linted spec of goldenPages alone.
+func goldenSpec(t *testing.T) *spec.Spec {
+	t.Helper()
+	var srcs []spec.Source
+	for _, s := range spec.Bundled() {
+		if slices.Contains(goldenPages, path.Base(s.File)) {
+			srcs = append(srcs, s)
+		}
+	}
+	if len(srcs) != len(goldenPages) {
+		t.Fatalf("the bundled pages lack one of %q", goldenPages)
+	}
+	sp, _, err := spec.LoadLinted(srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
 }
 
 func TestRequirements(t *testing.T) {
