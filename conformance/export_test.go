@@ -22,3 +22,36 @@ func KeepCallsApart(t *testing.T) {
 func ShortEvidence(r *Result) bool {
 	return r.Status == Skip && strings.HasPrefix(r.Reason, script.ShortEvidence+":")
 }
+
+// The power file's types (power.go), for the self-test that writes it.
+type (
+	PowerFile       = powerFile
+	PowerMutant     = powerMutant
+	PowerCatcher    = powerCatcher
+	RaceVerdicts    = raceVerdicts
+	RaceVerdictsRow = raceVerdictsRow
+)
+
+// Mutant classes and catchers (power.go).
+const (
+	ClassPage     = classPage
+	ClassDecision = classDecision
+	ClassRace     = classRace
+	ClassReplica  = classReplica
+	ClassProtocol = classProtocol
+	ClassCoverage = classCoverage
+	CatchExplore  = catchExplore
+	CatchCoverage = catchCoverage
+)
+
+// ReadPower parses a power file.
+var ReadPower = readPower
+
+// Update is -update: the self-test rewrites what it measured.
+var Update = update
+
+// ReadmeDecisions are server/README.md's decisions, by title.
+func ReadmeDecisions(t *testing.T) map[string]string { return readmeDecisions(t) }
+
+// PowerOf is f's score in profile p, for a whole run.
+func PowerOf(f *PowerFile, p Profile) *Power { return f.power(p, "", nil) }

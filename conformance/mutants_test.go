@@ -35,6 +35,10 @@ import (
 type mutant struct {
 	name string
 	rule string // the rule it breaks
+	// breaks cites what it breaks (power.go): a page sentence's ID, a
+	// page's schema ("TOOL: output schema"), a decision of
+	// server/README.md ("server/README.md: TITLE") or an MCP rule.
+	breaks string
 	// caughtBy are the scripts that must fail against it.
 	caughtBy []string
 	// core: the core profile catches it too (with the same scripts).
@@ -385,6 +389,7 @@ func setStructured(res map[string]any, sc any) {
 var mutants = []mutant{
 	{
 		name:     "replay-same-token",
+		breaks:   `claim_task#1d2c6a82`,
 		rule:     "claim_task: a replay comes with a fresh credential",
 		caughtBy: []string{"claim_task_replay"},
 		core:     true,
@@ -410,6 +415,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "missing-harness-accepted",
+		breaks:   `claim_discussion#9a6c81c1`,
 		rule:     "claim_discussion: a claim without harness 2 is refused",
 		caughtBy: []string{"claim_discussion_harness"},
 		core:     true,
@@ -425,6 +431,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "review-without-quote",
+		breaks:   `claim_discussion#587ee1ed`,
 		rule:     "claim_discussion: to review, the answer quotes the draft",
 		caughtBy: []string{"claim_discussion_roles"},
 		explore:  []conformance.Profile{conformance.Core, conformance.Reference},
@@ -440,6 +447,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "discussion-credential-hour",
+		breaks:   `claim_discussion#373f9dbc`,
 		rule:     "claim_discussion: the credential expires after 10 minutes",
 		caughtBy: []string{"claim_discussion_credential", "claim_discussion_replay"},
 		core:     true,
@@ -455,6 +463,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "empty-list-null",
+		breaks:   `discover_team_agents: output schema`,
 		rule:     "discover_team_agents: empty lists are [], not null",
 		caughtBy: []string{"discover_team_agents_empty_lists", "discover_team_agents_invisible"},
 		core:     true,
@@ -474,6 +483,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "mention-as-cause",
+		breaks:   `claim_task#fa24cf09`,
 		rule:     "claim_task: a mention is never a run's cause",
 		caughtBy: []string{"claim_task_cause"},
 		core:     true,
@@ -490,6 +500,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "credential-outside-allowed-tools",
+		breaks:   `claim_discussion#373f9dbc`,
 		rule:     "a credential may call only its allowed_tools",
 		caughtBy: []string{"claim_discussion_credential"},
 		core:     true,
@@ -503,6 +514,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "tools-list-no-pattern",
+		breaks:   `MCP tools/list: each tool's input and output schemas are the documented ones`,
 		rule:     "tools/list serves the documented schemas",
 		caughtBy: []string{"spec.tools"},
 		core:     true,
@@ -525,8 +537,9 @@ var mutants = []mutant{
 		}),
 	},
 	{
-		name: "refusal-as-jsonrpc-error",
-		rule: "a refusal is an isError tool result, not a JSON-RPC error",
+		name:   "refusal-as-jsonrpc-error",
+		breaks: `MCP tools: a refusal is a tool result with isError: true, not a protocol error`,
+		rule:   "a refusal is an isError tool result, not a JSON-RPC error",
 		caughtBy: []string{"claim_task_runner_only", "claim_task_routing", "discover_team_agents_invisible",
 			"claim_discussion_harness", "spec.claim_task.task_id.pattern", "spec.discover_team_agents.project.required"},
 		core: true,
@@ -544,6 +557,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "invisible-project-distinguishable",
+		breaks:   `server/README.md: discover_team_agents`,
 		rule:     "discover_team_agents: a project the caller cannot see is refused like a missing one (reference: with the same message)",
 		caughtBy: []string{"discover_team_agents_invisible"},
 		explore:  []conformance.Profile{conformance.Reference},
@@ -559,6 +573,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "turn-replaced-accepted",
+		breaks:   `claim_discussion#a6f19e4e`,
 		rule:     "claim_discussion: refused once the turn was replaced by the owner's next message",
 		caughtBy: []string{"claim_discussion_turn_over"},
 		core:     true,
@@ -574,6 +589,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "any-private-room",
+		breaks:   `claim_discussion#fc26a52b`,
 		rule:     "claim_discussion: only in your room (this server accepts a room wake in any owner's private room, refusing only general rooms)",
 		caughtBy: []string{"claim_discussion_room_wake"},
 		core:     true,
@@ -602,6 +618,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "routing-ignored",
+		breaks:   `claim_task#5e5dfcd3`,
 		rule:     "claim_task: only a task routed to the runner's agent",
 		caughtBy: []string{"claim_task_routing"},
 		core:     true,
@@ -617,6 +634,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "replay-after-reply",
+		breaks:   `claim_discussion#393d6bef`,
 		rule:     "claim_discussion: replays stop once the reply is posted",
 		caughtBy: []string{"claim_discussion_replay"},
 		core:     true,
@@ -632,6 +650,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "launch-timeout-two-hours",
+		breaks:   `server/README.md: The launch timeout`,
 		rule:     "claim_task: the credential expires with the launch timeout (reference: 15 minutes by default)",
 		caughtBy: []string{"claim_task_credential"},
 		core:     false, // the pages do not fix the launch timeout
@@ -647,6 +666,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "null-omitted",
+		breaks:   `discover_team_agents: output schema`,
 		rule:     "discover_team_agents: nullable fields are null, not absent",
 		caughtBy: []string{"discover_team_agents_seed", "discover_team_agents_empty_lists"},
 		core:     true,
@@ -678,6 +698,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "structured-refusal",
+		breaks:   `MCP tools: a refusal's structuredContent, if any, matches the output schema`,
 		rule:     "a refusal carries no structuredContent (clients validate it against the output schema)",
 		caughtBy: []string{"claim_task_runner_only", "discover_team_agents_invisible", "spec.claim_task.task_id.pattern"},
 		core:     true,
@@ -691,6 +712,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "agent-may-claim",
+		breaks:   `claim_task#e94d1a5d`,
 		rule:     "claim_task: only a paired runner can claim",
 		caughtBy: []string{"claim_task_runner_only"},
 		core:     true,
@@ -713,6 +735,7 @@ var mutants = []mutant{
 	// calls or in a world with history. Exploration alone must catch them.
 	{
 		name:    "team-cache-per-caller",
+		breaks:  `discover_team_agents#05161da5`,
 		rule:    "discover_team_agents: the team of the project asked for (a directory cached per caller answers one caller's first team for every project)",
 		explore: []conformance.Profile{conformance.Core, conformance.Reference},
 		http: func(w *scene) func(http.Handler) http.Handler {
@@ -736,6 +759,7 @@ var mutants = []mutant{
 	},
 	{
 		name:    "no-reply-limit",
+		breaks:  `server/README.md: claim_discussion`,
 		rule:    "claim_discussion (reference): a claim when the turn allows no more replies is no_replies_left (a store that never checks the limit)",
 		explore: []conformance.Profile{conformance.Reference},
 		// The store loads every turn whose replies reached its limit with
@@ -761,6 +785,7 @@ var mutants = []mutant{
 	},
 	{
 		name:    "no-reviews-pending",
+		breaks:  `server/README.md: claim_discussion`,
 		rule:    "claim_discussion (reference): the lead claims again before every review is posted: reviews_pending",
 		explore: []conformance.Profile{conformance.Reference},
 		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
@@ -775,6 +800,7 @@ var mutants = []mutant{
 	},
 	{
 		name:    "second-discussion-key",
+		breaks:  `server/README.md: claim_discussion`,
 		rule:    "claim_discussion (reference): a different key while the agent's claim is live is discussion_in_progress",
 		explore: []conformance.Profile{conformance.Reference},
 		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
@@ -789,6 +815,7 @@ var mutants = []mutant{
 	},
 	{
 		name:    "replay-new-claimed-at",
+		breaks:  `claim_task#1d2c6a82`,
 		rule:    "claim_task: a replay answers the attempt as claimed, with its claimed_at (this one stamps a replay of an attempt made long ago with the time of the replay)",
 		explore: []conformance.Profile{conformance.Core, conformance.Reference},
 		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
@@ -803,6 +830,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "expired-turn-accepted",
+		breaks:   `claim_discussion#a6f19e4e`,
 		rule:     "claim_discussion: refused once the turn is out of time (a store that ignores a turn's deadline)",
 		caughtBy: []string{"claim_discussion_turn_over"},
 		core:     true,
@@ -820,6 +848,7 @@ var mutants = []mutant{
 	},
 	{
 		name:    "superseded-attempt-replayed",
+		breaks:  `server/README.md: claim_task`,
 		rule:    "claim_task (reference): replaying a superseded attempt's key is attempt_superseded",
 		explore: []conformance.Profile{conformance.Reference},
 		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
@@ -834,6 +863,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "second-attempt-while-live",
+		breaks:   `server/README.md: claim_task`,
 		rule:     "claim_task (reference): a different key while an attempt is live is attempt_in_progress",
 		caughtBy: []string{"claim_task_replay"},
 		explore:  []conformance.Profile{conformance.Reference},
@@ -849,6 +879,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "execution-credential-any-project",
+		breaks:   `server/README.md: discover_team_agents`,
 		rule:     "discover_team_agents (reference): an execution credential sees only its task's project",
 		caughtBy: []string{"discover_team_agents_credentials"},
 		explore:  []conformance.Profile{conformance.Reference},
@@ -860,6 +891,7 @@ var mutants = []mutant{
 	},
 	{
 		name:     "lead-of-every-turn",
+		breaks:   `server/README.md: claim_discussion`,
 		rule:     "claim_discussion (reference): only the first agent a message woke leads",
 		caughtBy: []string{"claim_discussion_roles"},
 		explore:  []conformance.Profile{conformance.Reference},
@@ -882,6 +914,7 @@ var mutants = []mutant{
 var sequentialMutants = []mutant{
 	{
 		name:    "idempotency-key-per-runner",
+		breaks:  `claim_task#1d2c6a82`,
 		rule:    "claim_task: a key replays the claim of its own task only (this server keys claims by runner and key, so a key reused on another task replays the first task's attempt)",
 		explore: []conformance.Profile{conformance.Core, conformance.Reference},
 		handler: handlerMutant(func(w *scene, inner api.Handler) *wrapped {
@@ -915,6 +948,7 @@ var sequentialMutants = []mutant{
 	},
 	{
 		name:    "replaced-credential-warm",
+		breaks:  `server/README.md: claim_task`,
 		rule:    "a replay revokes the earlier credential (reference; this server keeps authenticating a credential it has seen used, after its replacement)",
 		explore: []conformance.Profile{conformance.Reference},
 		http: func(w *scene) func(http.Handler) http.Handler {
@@ -958,6 +992,7 @@ var sequentialMutants = []mutant{
 	},
 	{
 		name:    "agents-by-name",
+		breaks:  "server/README.md: The order of `people` and `agents`",
 		rule:    "discover_team_agents (reference): agents are listed by agent id in byte order (this server lists them by name)",
 		explore: []conformance.Profile{conformance.Reference},
 		http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
@@ -977,6 +1012,7 @@ var sequentialMutants = []mutant{
 	},
 	{
 		name:     "pattern-newline-end",
+		breaks:   `claim_task: input schema`,
 		rule:     "input patterns are ECMA-262's: $ does not match before a final newline (this server's pattern check, as Python's re, lets \"t1\\n\" through)",
 		caughtBy: []string{"spec.claim_task.task_id.pattern-newline-end", "spec.discover_team_agents.project.pattern-newline-end"},
 		core:     true,
@@ -1017,8 +1053,9 @@ func stubMutants(sp *spec.Spec) []mutant {
 	for _, t := range sp.Tools {
 		name := t.Name
 		out = append(out, mutant{
-			name: "stub-" + name,
-			rule: "every documented tool is served: a stub that refuses every call of " + name + " is never certified",
+			name:   "stub-" + name,
+			breaks: name + ": every documented tool is served",
+			rule:   "every documented tool is served: a stub that refuses every call of " + name + " is never certified",
 			http: rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 				res := toolResult(method, msg)
 				if res == nil || params["name"] != name || refusalCode(res) == "invalid_arguments" {
@@ -1061,55 +1098,35 @@ func runMutant(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m mut
 // that one rule. Where the pages themselves state the rule (core), the
 // core profile must catch it too. A stateful mutant must also be caught by
 // exploration alone, at the default budget (a race mutant in one of
-// raceRuns runs).
+// raceRuns runs). What caught each, in how many tries, must be what
+// power.json lists (-update writes it).
 func TestMutants(t *testing.T) {
 	needMutants(t)
 	sp, scripts := loadSuite(t)
 	if len(mutants) < 25 {
 		t.Fatalf("only %d mutants", len(mutants))
 	}
-	for _, m := range mutants {
+	all := slices.Concat(mutants, replicaMutants)
+	var names []string
+	for _, m := range all {
+		names = append(names, m.name)
+	}
+	rec := recordPower(t, names, noStubs)
+	for _, m := range all {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
+			rec.start(m.name)
 			if len(m.caughtBy) == 0 && len(m.explore) == 0 {
 				t.Fatal("a mutant must be caught by scripts or by exploration")
 			}
-			var pat []string
-			for _, n := range m.caughtBy {
-				pat = append(pat, regexp.QuoteMeta(n))
+			if m.replicas > 0 {
+				oneReplicaCertified(t, sp, scripts, m)
 			}
-			profiles := []conformance.Profile{conformance.Reference}
-			if m.core {
-				profiles = append(profiles, conformance.Core)
+			got, misses := measureMutant(t, sp, scripts, m)
+			for _, miss := range misses {
+				t.Error(miss)
 			}
-			for _, prof := range profiles {
-				if len(pat) == 0 {
-					break
-				}
-				rep := runMutant(t, sp, scripts, m, prof, "^("+strings.Join(pat, "|")+")$", 0, "", mutantSeed)
-				if len(rep.Results) != len(m.caughtBy) {
-					t.Fatalf("%s: ran %d scripts, want %d (a misspelt name?)", prof, len(rep.Results), len(m.caughtBy))
-				}
-				for _, r := range rep.Results {
-					if r.Status != conformance.Fail {
-						t.Errorf("%s profile: mutant %q (%s) is not caught by %s: %s", prof, m.name, m.rule, r.Name, r.Status)
-					} else {
-						t.Logf("%s profile: %s fails, as it must:\n%s", prof, r.Name, lastLines(r.Log, 3))
-					}
-				}
-			}
-			for _, prof := range m.explore {
-				exploreCatches(t, sp, scripts, m, prof)
-			}
-		})
-	}
-	for _, m := range replicaMutants {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
-			oneReplicaCertified(t, sp, scripts, m)
-			for _, prof := range m.explore {
-				exploreCatches(t, sp, scripts, m, prof)
-			}
+			rec.measured(got)
 		})
 	}
 }
@@ -1143,9 +1160,10 @@ const raceRuns = 3
 // exploreCatches checks that exploration alone, at the default budget,
 // catches mutant m in profile prof, and that the shrunk sequence, saved as
 // a script, fails against the mutant and passes against the reference
-// server. A race mutant that exploration does not catch must leave the
-// run short of race evidence: never a pass by luck.
-func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m mutant, prof conformance.Profile) {
+// server; it returns the catcher, with the runs and sequences it took,
+// or what missed. A race mutant that exploration does not catch must
+// leave the run short of race evidence (short): never a pass by luck.
+func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m mutant, prof conformance.Profile) (c *conformance.PowerCatcher, short bool, miss string) {
 	t.Helper()
 	runs := 1
 	if m.race {
@@ -1160,7 +1178,7 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 			if m.race {
 				if short := shortRaces(rep); short != "" {
 					t.Logf("%s profile: seed %d: not caught, and not certified: race evidence short (%s)", prof, seed, short)
-					return
+					return nil, true, ""
 				}
 			}
 			misses = append(misses, fmt.Sprintf("seed %d: exploration alone (%d sequences) does not catch it; race evidence: %v", seed, conformance.DefaultExplore, rep.Races))
@@ -1187,7 +1205,7 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 		switch {
 		case conformance.ShortEvidence(got):
 			t.Logf("%s profile: seed %d: the shrunk script against the mutant: not caught, and not passed: %s", prof, seed, got.Reason)
-			return
+			return nil, true, ""
 		case got.Status != conformance.Fail:
 			misses = append(misses, fmt.Sprintf("seed %d: the shrunk script against the mutant: %s, want fail\n%s\n%s", seed, got.Status, got.Log, f.Script))
 			continue
@@ -1199,9 +1217,9 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 		if got := runSaved(t, saved, o); got.Status != conformance.Pass && !conformance.ShortEvidence(got) {
 			t.Errorf("%s profile: seed %d: the shrunk script against the reference server: %s (%s), want pass\n%s\n%s", prof, seed, got.Status, got.Reason, got.Log, f.Script)
 		}
-		return
+		return &conformance.PowerCatcher{By: conformance.CatchExplore, Runs: i + 1, Sequences: f.Sequence + 1, Replicas: m.replicas}, false, ""
 	}
-	t.Errorf("%s profile: mutant %q (%s) is not caught, in %d attempt(s):\n%s", prof, m.name, m.rule, runs, strings.Join(misses, "\n"))
+	return nil, false, fmt.Sprintf("%s profile: mutant %q (%s) is not caught, in %d attempt(s):\n%s", prof, m.name, m.rule, runs, strings.Join(misses, "\n"))
 }
 
 // shortRaces names the race classes of rep short of evidence ("" if
@@ -1245,10 +1263,21 @@ func needMutants(t *testing.T) {
 func TestMutantsFullRun(t *testing.T) {
 	needMutants(t)
 	sp, scripts := loadSuite(t)
-	for _, m := range slices.Concat(mutants, replicaMutants, stubMutants(sp)) {
+	stubs := stubMutants(sp)
+	var names []string
+	for _, m := range stubs {
+		names = append(names, m.name)
+	}
+	rec := recordPower(t, names, stubsOnly)
+	for _, m := range slices.Concat(mutants, replicaMutants, stubs) {
 		t.Run(m.name, func(t *testing.T) {
+			stub := strings.HasPrefix(m.name, "stub-")
+			if stub {
+				rec.start(m.name)
+			}
+			got := measured{PowerMutant: describe(sp, m)}
 			profiles := []conformance.Profile{conformance.Reference}
-			if m.core || slices.Contains(m.explore, conformance.Core) || strings.HasPrefix(m.name, "stub-") {
+			if m.core || slices.Contains(m.explore, conformance.Core) || stub {
 				profiles = append(profiles, conformance.Core)
 			}
 			for _, prof := range profiles {
@@ -1257,6 +1286,19 @@ func TestMutantsFullRun(t *testing.T) {
 					t.Errorf("%s profile: a full run against mutant %q (%s) is %s; race evidence: %v", prof, m.name, m.rule, rep.Verdict, rep.Races)
 				}
 				t.Logf("%s profile: %s; failed: %s; missing: %d; races short: %s", prof, rep.Summary(), failedNames(rep), len(rep.Missing), shortRaces(rep))
+				// A stub is caught by the coverage the verdict asks for.
+				served := "no call of " + got.Tool + " succeeded"
+				if stub && rep.Verdict != conformance.Certified && slices.ContainsFunc(rep.Missing, func(s string) bool { return strings.Contains(s, served) }) {
+					c := conformance.PowerCatcher{By: conformance.CatchCoverage, Runs: 1}
+					if prof == conformance.Core {
+						got.Core = append(got.Core, c)
+					} else {
+						got.Reference = append(got.Reference, c)
+					}
+				}
+			}
+			if stub {
+				rec.measured(got)
 			}
 		})
 	}

@@ -30,6 +30,7 @@ func init() {
 	mutants = append(mutants,
 		mutant{
 			name:    "race-live-attempt-check",
+			breaks:  `server/README.md: claim_task`,
 			rule:    "claim_task (reference): one live attempt per task; this store checks for a live attempt outside the writer's transaction, so concurrent claims under different keys each make an attempt",
 			explore: []conformance.Profile{conformance.Reference},
 			race:    true,
@@ -50,6 +51,7 @@ func init() {
 		},
 		mutant{
 			name:    "race-same-key-upsert",
+			breaks:  `claim_task#1d2c6a82`,
 			rule:    "claim_task: the same key replays the same attempt; this store looks the key up outside the writer's transaction and writes the claim as an upsert, so concurrent retries each replace the attempt",
 			explore: []conformance.Profile{conformance.Core, conformance.Reference},
 			race:    true,
@@ -79,6 +81,7 @@ func init() {
 		},
 		mutant{
 			name:    "race-discussion-live-check",
+			breaks:  `server/README.md: claim_discussion`,
 			rule:    "claim_discussion (reference): one live discussion claim per agent and turn; this store checks for one outside the writer's transaction, so concurrent claims under different keys each succeed",
 			explore: []conformance.Profile{conformance.Reference},
 			race:    true,

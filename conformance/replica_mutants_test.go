@@ -25,6 +25,7 @@ import (
 var replicaMutants = []mutant{
 	{
 		name:     "replica-same-key-in-memory",
+		breaks:   `claim_task#1d2c6a82`,
 		rule:     "claim_task: the same key replays the same attempt; this server tells a key it has seen by its own memory (the key stored with the process's suffix), so a retry on another replica is a new claim",
 		explore:  []conformance.Profile{conformance.Core, conformance.Reference},
 		replicas: 2,
@@ -47,6 +48,7 @@ var replicaMutants = []mutant{
 	},
 	{
 		name:     "replica-live-attempt-in-memory",
+		breaks:   `server/README.md: claim_task`,
 		rule:     "claim_task (reference): one live attempt per task; this server knows the live attempts by its own memory (its claims of a task one at a time, by an in-process lock), and expires the others in the database before it claims, so a claim on another replica under a new key is granted",
 		explore:  []conformance.Profile{conformance.Reference},
 		replicas: 2,
@@ -67,6 +69,7 @@ var replicaMutants = []mutant{
 	},
 	{
 		name:     "replica-discussion-claim-in-memory",
+		breaks:   `server/README.md: claim_discussion`,
 		rule:     "claim_discussion (reference): one live discussion claim per agent and turn; this server knows the live claims by its own memory (its claims one at a time, by an in-process lock), and expires the others in the database before it claims, so a claim on another replica under a new key is granted",
 		explore:  []conformance.Profile{conformance.Reference},
 		replicas: 2,
@@ -88,6 +91,7 @@ var replicaMutants = []mutant{
 	},
 	{
 		name:     "replica-credential-cache",
+		breaks:   `server/README.md: claim_task`,
 		rule:     "a replay revokes the earlier credential (reference); this server caches the principals of the tokens it authenticated, and only its own claims evict them, so a credential replaced on another replica still works here",
 		explore:  []conformance.Profile{conformance.Reference},
 		replicas: 2,

@@ -174,6 +174,9 @@ type Report struct {
 	// replica answered, by replica number.
 	Replicas     int   `json:"replicas,omitempty"`
 	ReplicaCalls []int `json:"replica_calls,omitempty"`
+	// Power is the suite's power in the run's profile, as its self-test
+	// measured it (power.go).
+	Power *Power `json:"power,omitempty"`
 }
 
 // Clean reports whether the run certifies the server: nothing failed and
@@ -320,6 +323,9 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	rep.Missing = texts(gaps)
 	rep.Tools = toolVerdicts(o.Spec, gaps, rep.Failed > 0)
 	if rep.Requirements, err = requirements(o.Spec, scripts, rep.Results, rep.Explore); err != nil {
+		return nil, err
+	}
+	if rep.Power, err = runPower(rep, &o); err != nil {
 		return nil, err
 	}
 	switch {
