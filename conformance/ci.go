@@ -174,6 +174,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, " · %d checks in %.1f s · suite %s · spec %s · seed %d · %s\n\n",
 		r.Checks, r.Duration.Seconds(), cireport.Code(r.Suite), cireport.Code(spec.ShortHash(r.SpecHash)), r.Seed, cireport.Code(r.Target))
+	if p := r.powerText(); p != "" {
+		fmt.Fprintf(&b, "%s: [the list](%s).\n\n", p, r.Power.List)
+	}
 
 	counts := map[RequirementStatus]int{}
 	for _, q := range r.Requirements {
@@ -281,8 +284,8 @@ type badge struct {
 }
 
 // WriteBadge writes the run as a shields.io endpoint badge: the verdict
-// (of the scope, if any) and the scripts passed of those run, and the
-// race classes short of evidence, labelled with the profile, the replicas
+// (of the scope, if any) and the scripts passed of those run, the race
+// classes short of evidence and the suite's power, labelled with the profile, the replicas
 // (two or more) and the scope.
 func (r *Report) WriteBadge(w io.Writer) error {
 	v := r.ScopeVerdict()
@@ -291,6 +294,12 @@ func (r *Report) WriteBadge(w io.Writer) error {
 	msg := fmt.Sprintf("%s %d/%d", v, r.Passed, total)
 	if short := shortClasses(r.Races, r.Scope); short != "" {
 		msg += ", races short: " + short
+	}
+	if p := r.Power; p != nil {
+		msg += fmt.Sprintf(", catches %d/%d mutants", p.Caught, p.Mutants)
+		if p.Selection {
+			msg += fmt.Sprintf(" (%d run)", p.Ran)
+		}
 	}
 	label := string(r.Profile)
 	if r.Replicas >= 2 {

@@ -39,6 +39,8 @@ type (
 		Outcomes []htmlOutcome
 		// ReplicaLine is Report.ReplicaSummary: "" against one server.
 		ReplicaLine string
+		// PowerLine is the suite's power, "" without it.
+		PowerLine string
 	}
 	htmlTool struct {
 		Name                       string
@@ -74,7 +76,7 @@ type (
 // outcome counts and its shrunk failing sequences. sp is the spec the run
 // certified against.
 func (r *Report) WriteHTML(w io.Writer, sp *spec.Spec) error {
-	v := htmlReport{Report: r, Summary: r.Summary(), Counts: map[string]int{}, ReplicaLine: r.ReplicaSummary()}
+	v := htmlReport{Report: r, Summary: r.Summary(), Counts: map[string]int{}, ReplicaLine: r.ReplicaSummary(), PowerLine: r.powerText()}
 	reqs := map[string]Requirement{}
 	for _, q := range r.Requirements {
 		reqs[q.ID] = q

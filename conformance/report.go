@@ -72,6 +72,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	if r.Replicas >= 2 {
 		s.Props = append(s.Props, junitProp{Name: "replicas", Value: r.ReplicaSummary()})
 	}
+	if r.Power != nil {
+		s.Props = append(s.Props, junitProp{Name: "power", Value: r.Power.String()})
+	}
 	for _, e := range r.Races {
 		s.Props = append(s.Props, junitProp{Name: "race_evidence." + e.Class, Value: e.String()})
 	}

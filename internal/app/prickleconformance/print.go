@@ -90,6 +90,9 @@ func writeSummary(w io.Writer, rep *conformance.Report, selection string, total 
 	if split {
 		fmt.Fprintf(w, "tools: %s\n", strings.Join(tools, ", "))
 	}
+	if rep.Power != nil {
+		fmt.Fprintf(w, "power: %s\n", rep.Power)
+	}
 	fmt.Fprintf(w, "%d checks in %.1fs, %d server starts; suite %s, spec %s, profile %s, seed %d\n", rep.Checks, rep.Duration.Seconds(), rep.Starts,
 		rep.Suite, spec.ShortHash(rep.SpecHash), rep.Profile, rep.Seed)
 	fmt.Fprintln(w, rep.Summary())

@@ -23,6 +23,8 @@ func goldenReport(replicas int) *conformance.Report {
 		Passed: 50, Failed: 1, Checks: 4321, Starts: 24,
 		Missing: []string{"race class task-same-key is short of evidence"},
 		Results: []*conformance.Result{{Name: "claim_task_replay", Status: conformance.Fail}, {Name: "explore", Status: conformance.Pass}},
+		Power: &conformance.Power{Profile: conformance.Reference, Mutants: 42, Caught: 39, Races: 3, Replicas: 4,
+			List: "https://github.com/prickle-dev/prickle/blob/v0.0.0-golden/conformance/POWER.md"},
 		Explore: &conformance.ExploreReport{Seed: 42, Sequences: 100, Calls: 3800, RaceSequences: 3, Failures: []*conformance.ExploreFailure{
 			{Sequence: 2, Source: "claim_task#1d2c6a82", Message: "a replay gave\nanother attempt", Calls: 2, Saved: "out/explore-42-2.txtar"}}},
 	}
