@@ -54,8 +54,8 @@ const tryVar = "${TRY}"
 func raceID(r, t int) string { return fmt.Sprintf("%s%d-%d-", racePrefix, r, t) }
 
 // addRaces appends one race to seq, tries times: its world part and its
-// calls, drawn from a stream of their own. The race is of class, or of a
-// class drawn if class is "". Its groups have size calls each, or a
+// calls, drawn from a stream of their own. The race is of class, or of
+// the class of seq's index if class is "". Its groups have size calls each, or a
 // size drawn if size is 0 (only the overlap measurements set one).
 func addRaces(seed int64, seq *exploreSequence, class RaceClass, tries, size int) {
 	r := rand.New(rand.NewPCG(uint64(seed)^raceSalt, uint64(seq.index)))
@@ -80,9 +80,13 @@ func addRaces(seed int64, seq *exploreSequence, class RaceClass, tries, size int
 	runners := runnersOf[agent]
 	const race = 1
 	group := 1 + slices.MaxFunc(append([]*command{{}}, seq.cmds...), func(a, b *command) int { return a.group - b.group }).group
-	drawn := RaceClasses[r.IntN(len(RaceClasses))]
+	// A sequence races the class of its index, in turn: a run of S
+	// sequences races each class in S/len(RaceClasses) of them whatever
+	// its seed, so no class's evidence is left to the draws (the race
+	// phase only makes up for groups that did not overlap).
+	_ = r.IntN(len(RaceClasses)) // the class once drawn: the stream stays as it was
 	if class == "" {
-		class = drawn
+		class = RaceClasses[seq.index%len(RaceClasses)]
 	}
 	// Larger groups show a race more often: the larger of two draws.
 	n := 2 + max(r.IntN(maxGroup-1), r.IntN(maxGroup-1))

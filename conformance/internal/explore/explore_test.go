@@ -450,3 +450,47 @@ func TestInScope(t *testing.T) {
 		t.Errorf("discover_team_agents and claim_discussion: %+v", got)
 	}
 }
+
+// TestEvidenceDrawnEverySeed: what a run's evidence needs is drawn by
+// construction, not by luck. From any seed, a run of 100 sequences (the
+// default budget) races each race class in 20 of them, 3 groups each,
+// and every sequence probes, each probe of the list aimed at first in at
+// least 100/len(probes) sequences.
+func TestEvidenceDrawnEverySeed(t *testing.T) {
+	const sequences = 100
+	nProbes := 0
+	for seed := int64(1); seed <= 60; seed++ {
+		classes := map[RaceClass]int{}
+		first := map[int]int{}
+		for i := range sequences {
+			s := genSequence(seed*7919, i)
+			groups := map[int]RaceClass{}
+			for _, c := range s.cmds {
+				if c.group != 0 {
+					groups[c.group] = c.class
+				}
+			}
+			for _, c := range groups {
+				classes[c]++
+			}
+			if len(s.probes) == 0 {
+				t.Fatalf("seed %d, sequence %d: no probe", seed*7919, i)
+			}
+			first[s.probes[0]]++
+			nProbes = max(nProbes, s.probes[0]+1)
+		}
+		for _, c := range RaceClasses {
+			if classes[c] != sequences/len(RaceClasses)*Tries {
+				t.Errorf("seed %d: race class %s has %d groups, want %d", seed*7919, c, classes[c], sequences/len(RaceClasses)*Tries)
+			}
+		}
+		for p := range nProbes {
+			if first[p] < sequences/nProbes {
+				t.Errorf("seed %d: probe %d is the first of %d sequences, want %d or more", seed*7919, p, first[p], sequences/nProbes)
+			}
+		}
+	}
+	if nProbes < 20 {
+		t.Errorf("only %d probes aimed at first", nProbes)
+	}
+}

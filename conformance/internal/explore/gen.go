@@ -36,6 +36,10 @@ type generator struct {
 	// credentials later steps may call with.
 	out        []*command
 	claimSteps []int
+	// nextProbe is the place in the list of probes of the next probe's
+	// first try (refusals.go); probes the places of those drawn.
+	nextProbe int
+	probes    []int
 }
 
 func newGenerator(r *rand.Rand, w *world.World) *generator {
@@ -76,8 +80,12 @@ func newGenerator(r *rand.Rand, w *world.World) *generator {
 }
 
 // genCommands generates n calls for world w.
-func genCommands(r *rand.Rand, w *world.World, n int) []*command {
+func genCommands(r *rand.Rand, w *world.World, n, index int) ([]*command, []int) {
 	g := newGenerator(r, w)
+	// Sequence index's probes start at its place in the list, and each
+	// sequence probes at least once: a run of S sequences aims a probe at
+	// each situation at least S/len(probes) times, whatever its seed.
+	g.nextProbe = index
 	for i := 0; len(g.out) < n; i++ {
 		var c *command
 		switch x := r.IntN(100); {
@@ -99,6 +107,9 @@ func genCommands(r *rand.Rand, w *world.World, n int) []*command {
 		default:
 			c = g.discover(n)
 		}
+		if len(g.probes) == 0 && len(g.out) >= n-2 {
+			c = g.probe(i)
+		}
 		if c.p.kind == "runner" && c.p.id == "none-such" {
 			c.p = principal{kind: "agent", id: g.pick(g.agents)}
 		}
@@ -107,7 +118,7 @@ func genCommands(r *rand.Rand, w *world.World, n int) []*command {
 		}
 		g.out = append(g.out, c)
 	}
-	return g.out
+	return g.out, g.probes
 }
 
 // pick returns one of xs, or an id nothing has when there is none.

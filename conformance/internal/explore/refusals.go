@@ -67,10 +67,10 @@ func (g *worldGen) situations() {
 	}
 }
 
-// probe is a call aimed at one situation of a page refusal, drawn at
-// random among those the world has; it is made by a runner the situation
-// needs, with a fresh key (i numbers it), harness 2 and no wake, so that
-// nothing else refuses it.
+// probe is a call aimed at one situation of a page refusal, the next in
+// turn (g.nextProbe) among those the world has; it is made by a runner
+// the situation needs, with a fresh key (i numbers it), harness 2 and no
+// wake, so that nothing else refuses it.
 func (g *generator) probe(i int) *command {
 	probes := []func(key string) *command{
 		g.probeForeignRoom, g.probeGeneralRoom, g.probeWokeNobody, g.probeWokeOthers, g.probeMessageElsewhere,
@@ -82,7 +82,9 @@ func (g *generator) probe(i int) *command {
 		g.probeDiscussionCredential, g.probeNotRunner, g.probeNotRunner, g.probeNotRunner, g.probeNotRunner,
 	}
 	key := fmt.Sprintf("key-%d-p", i)
-	start := g.r.IntN(len(probes))
+	start := g.nextProbe % len(probes)
+	g.nextProbe++
+	g.probes = append(g.probes, start)
 	for k := range probes {
 		if c := probes[(start+k)%len(probes)](key); c != nil {
 			if c.p.kind == "runner" {

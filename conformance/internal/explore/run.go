@@ -444,12 +444,16 @@ type exploreSequence struct {
 	index int
 	world *world.World
 	cmds  []*command
+	// probes are the probes its calls drew, by their place in the
+	// generator's list (refusals.go).
+	probes []int
 }
 
 func genSequence(seed int64, index int) *exploreSequence {
 	r := rand.New(rand.NewPCG(uint64(seed), uint64(index)))
 	w := genWorld(r)
-	seq := &exploreSequence{index: index, world: w, cmds: genCommands(r, w, Calls)}
+	cmds, probes := genCommands(r, w, Calls, index)
+	seq := &exploreSequence{index: index, world: w, cmds: cmds, probes: probes}
 	addRaces(seed, seq, "", Tries, 0)
 	spread(seq.cmds)
 	return seq
