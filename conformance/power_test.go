@@ -169,6 +169,14 @@ func (rec *powerRecord) finish(t *testing.T) {
 	f := readPowerFile(t)
 	got := slices.Collect(maps.Values(rec.got))
 	if *conformance.Update {
+		for _, m := range got {
+			i := slices.IndexFunc(f.Mutants, func(w conformance.PowerMutant) bool { return w.Name == m.Name })
+			for prof := range m.unknown {
+				if i < 0 || len(catchers(&f.Mutants[i], prof)) == 0 {
+					t.Errorf("%s: race mutant %s was not measured in the %s profile (its race evidence was short) and is not listed: rerun -update on a quieter machine", powerFile, m.Name, prof)
+				}
+			}
+		}
 		writePower(t, mergePower(f, got, rec.domain, rec.owns, full))
 		t.Logf("wrote %s and %s: %d mutants measured", powerFile, powerMD, len(got))
 		return
