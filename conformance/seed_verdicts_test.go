@@ -38,7 +38,7 @@ func TestSeedVerdicts(t *testing.T) {
 			lo, hi = min(lo, load), max(hi, load)
 			rep := runMutant(t, sp, scripts, reference, prof, "", conformance.DefaultExplore, "", seed)
 			counts[rep.Verdict]++
-			t.Logf("%s seed %d (load %.2f): %s in %.1fs", prof, seed, load, rep.Summary(), rep.Duration.Seconds())
+			t.Logf("%s seed %d (load %.2f): %s in %.1fs; %s; race classes: %s", prof, seed, load, rep.Summary(), rep.Duration.Seconds(), rep.RefusalSummary(), raceMargins(rep))
 			if rep.Verdict != conformance.Certified {
 				cause := fmt.Sprintf("seed %d: %s; failed: %s; missing: %s", seed, rep.Verdict, failedNames(rep), strings.Join(rep.Missing, "; "))
 				causes = append(causes, cause)
@@ -63,4 +63,18 @@ func loadAverage() float64 {
 	f, _, _ := strings.Cut(string(b), " ")
 	v, _ := strconv.ParseFloat(f, 64)
 	return v
+}
+
+// raceMargins is each race class's groups that count, of those needed:
+// "task-same-key 70/66, ...".
+func raceMargins(rep *conformance.Report) string {
+	var out []string
+	for _, e := range rep.Races {
+		n := e.Overlapped
+		if e.AcrossReplicas {
+			n = e.CrossReplica
+		}
+		out = append(out, fmt.Sprintf("%s %d/%d", e.Class, n, e.K))
+	}
+	return strings.Join(out, ", ")
 }
