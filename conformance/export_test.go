@@ -55,3 +55,9 @@ func ReadmeDecisions(t *testing.T) map[string]string { return readmeDecisions(t)
 
 // PowerOf is f's score in profile p, for a whole run.
 func PowerOf(f *PowerFile, p Profile) *Power { return f.power(p, "", nil) }
+
+// Catchers are m's catchers in profile p.
+func Catchers(m *PowerMutant, p Profile) []PowerCatcher { return m.caught(p) }
+
+// PowerText is p as a sentence, without the list.
+func PowerText(p *Power) string { return p.text() }

@@ -1188,7 +1188,7 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 			continue
 		}
 		f := rep.Explore.Failures[0]
-		t.Logf("%s profile: exploration from seed %d catches it after %d sequences: %s [%s], shrunk to %d calls", prof, seed, rep.Explore.Sequences, f.Message, f.Source, f.Calls)
+		t.Logf("%s profile: exploration from seed %d catches it in sequence %d (%d run): %s [%s], shrunk to %d calls", prof, seed, f.Sequence, rep.Explore.Sequences, f.Message, f.Source, f.Calls)
 		if os.Getenv("SHOW") != "" {
 			t.Logf("%s", f.Script)
 		}
@@ -1289,12 +1289,7 @@ func TestMutantsFullRun(t *testing.T) {
 				// A stub is caught by the coverage the verdict asks for.
 				served := "no call of " + got.Tool + " succeeded"
 				if stub && rep.Verdict != conformance.Certified && slices.ContainsFunc(rep.Missing, func(s string) bool { return strings.Contains(s, served) }) {
-					c := conformance.PowerCatcher{By: conformance.CatchCoverage, Runs: 1}
-					if prof == conformance.Core {
-						got.Core = append(got.Core, c)
-					} else {
-						got.Reference = append(got.Reference, c)
-					}
+					addCatchers(&got.PowerMutant, prof, conformance.PowerCatcher{By: conformance.CatchCoverage, Runs: 1})
 				}
 			}
 			if stub {
