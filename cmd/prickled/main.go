@@ -20,12 +20,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/prickle-dev/prickle/internal/app/prickled"
+	"github.com/prickle-dev/prickle/cmd/prickled/app"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := prickled.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := app.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -33,7 +33,7 @@
 //     transaction to the WAL file (the OS page cache) before it returns,
 //     without an fsync; the WAL is fsynced at checkpoints. So an answered
 //     claim survives a crash of the process (SIGKILL; the crash test of
-//     internal/app/prickled), but an OS crash or power loss may lose the transactions
+//     cmd/prickled/app), but an OS crash or power loss may lose the transactions
 //     committed since the last checkpoint. synchronous=FULL would fsync
 //     every commit, at a large cost per claim; the reference server does
 //     not pay it.

@@ -1,6 +1,6 @@
 //go:build race
 
-package prickled
+package app
 
 // raceEnabled builds the binary under test with the race detector too.
 const raceEnabled = true

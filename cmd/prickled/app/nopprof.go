@@ -1,6 +1,6 @@
 //go:build !pprof
 
-package prickled
+package app
 
 import "io"
 

@@ -1,8 +1,8 @@
-// Package prickled is the prickled command, the reference Prickle server,
-// as a function: cmd/prickled calls [Main], and tests run it in-process.
+// Package app is the prickled command, the reference Prickle server, as a
+// function: cmd/prickled calls [Main], and tests run it in-process.
 // The command's usage and behaviour are documented in cmd/prickled and
 // server/README.md.
-package prickled
+package app
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package prickled
+package app
 
 import (
 	"bytes"

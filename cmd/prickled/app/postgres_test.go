@@ -1,4 +1,4 @@
-package prickled
+package app
 
 // Process tests on PostgreSQL: prickled replicas on one database of the
 // package's throwaway cluster (internal/pgtest), under a load of claims

@@ -1,5 +1,5 @@
 //go:build !race
 
-package prickled
+package app
 
 const raceEnabled = false

@@ -1,6 +1,6 @@
 //go:build pprof
 
-package prickled
+package app
 
 // Profiling build: go build -tags pprof ./cmd/prickled. With
 // PRICKLED_PPROF=127.0.0.1:6060 in its environment, prickled serves

@@ -1,4 +1,4 @@
-package prickled
+package app
 
 // Process tests: the real binary, built once in TestMain, driven by real
 // MCP clients over HTTP and stdio, stopped with SIGTERM and killed with
