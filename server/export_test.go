@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/prickle-dev/prickle/internal/app/pricklegen"
+	pricklegen "github.com/prickle-dev/prickle/cmd/prickle-gen/app"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec/seed"
 )

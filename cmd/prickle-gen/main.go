@@ -23,12 +23,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/prickle-dev/prickle/internal/app/pricklegen"
+	"github.com/prickle-dev/prickle/cmd/prickle-gen/app"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := pricklegen.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := app.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -1,7 +1,7 @@
-// Package pricklegen is the prickle-gen command (spec, lint, fmt,
-// generate, check, diff, export) as a function: cmd/prickle-gen calls [Main], and
-// its testscript goldens run it in-process.
-package pricklegen
+// Package app is the prickle-gen command (spec, lint, fmt, generate,
+// check, diff, export) as a function: cmd/prickle-gen calls [Main], and its
+// testscript goldens run it in-process.
+package app
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package pricklegen
+package app
 
 import (
 	"fmt"
