@@ -29,7 +29,7 @@ bench: ## every benchmark, once
 # (-count, -benchtime, -bench REGEXP, -out DIR).
 BASE ?= main
 bench-compare: ## the generator's benchmarks on BASE (default main) and the work tree, interleaved, with ratios
-	$(GO) run ./internal/cmd/bench-compare -base $(BASE) $(BENCHFLAGS)
+	$(GO) run ./tools/bench-compare -base $(BASE) $(BENCHFLAGS)
 
 # CI_BENCH_BASE is the commit CI's benchmark gate compares the work tree
 # with. Move it forward by hand after a change that costs more on purpose.

@@ -3,8 +3,8 @@
 // benchstat's tables, then each row's ratio (base ÷ work) and each
 // benchmark's growth from its smallest size to its largest.
 //
-//	go run ./internal/cmd/bench-compare [-base main] [-count 6] [-benchtime 1s] [-bench REGEXP] [-out DIR]
-//	go run ./internal/cmd/bench-compare -instructions [-sub '=100$'] [-base main] [-bench REGEXP] [-fail-below 0.9]
+//	go run ./tools/bench-compare [-base main] [-count 6] [-benchtime 1s] [-bench REGEXP] [-out DIR]
+//	go run ./tools/bench-compare -instructions [-sub '=100$'] [-base main] [-bench REGEXP] [-fail-below 0.9]
 //
 // The base is checked out in a temporary git worktree. Both trees' test
 // binaries are built first; then, round after round, each benchmark runs

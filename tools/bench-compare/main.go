@@ -1,7 +1,8 @@
 // Command bench-compare runs the generator's benchmarks on a base commit
 // and on the work tree, side by side in one run, and prints benchstat's
-// comparison with the ratios (package internal/benchcompare). make
-// bench-compare BASE=<commit> runs it.
+// comparison with the ratios (package benchcompare, beside it). make
+// bench-compare BASE=<commit> runs it. It is a tool of this repository's
+// development, not one of the commands cmd/ installs.
 package main
 
 import (
@@ -10,7 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/prickle-dev/prickle/internal/benchcompare"
+	"github.com/prickle-dev/prickle/tools/bench-compare/benchcompare"
 )
 
 func main() {
