@@ -51,7 +51,7 @@ account: ## prickled's CPU per call beside the bare server, by cause (CPU profil
 fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./spec/
 	$(GO) test -run='^$$' -fuzz=FuzzCompile -fuzztime=60s ./internal/ecmaregex/
-	$(GO) test -run='^$$' -fuzz=FuzzValidateDecode -fuzztime=60s ./gen/rt/
+	$(GO) test -run='^$$' -fuzz=FuzzValidateDecode -fuzztime=60s ./rt/
 	$(GO) test -run='^$$' -fuzz=FuzzFormats -fuzztime=60s ./internal/schemalib/
 	$(GO) test -run='^$$' -fuzz='^FuzzValidateClaimTask$$' -fuzztime=60s ./api/
 	$(GO) test -run='^$$' -fuzz='^FuzzValidateClaimDiscussion$$' -fuzztime=60s ./api/

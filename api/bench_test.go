@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/rt"
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/rt"
 )
 
 // Client calls the documented tools over an MCP client session and checks

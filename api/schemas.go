@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/rt"
 )
 
 // ClaimDiscussionInputSchema is the input schema of claim_discussion, byte

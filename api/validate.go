@@ -2,7 +2,7 @@
 
 package api
 
-import "github.com/prickle-dev/prickle/gen/rt"
+import "github.com/prickle-dev/prickle/rt"
 
 // The validators of the documented schemas: generated Go, one check function
 // per schema (JSON Schema 2020-12, ECMA-262 patterns, format asserted), as

@@ -111,7 +111,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/rt"
 )
 
 var validators = map[string]func([]byte) error{

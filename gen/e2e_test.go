@@ -94,7 +94,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/rt"
 )
 
 type toolFuncs struct {

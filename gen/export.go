@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/rt"
 	"github.com/prickle-dev/prickle/spec"
 )
 

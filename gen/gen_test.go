@@ -311,8 +311,8 @@ func declarations(t *testing.T, src []byte) []string {
 // The standard library's imports stand apart from the others, each group
 // sorted by gofmt; one group is left alone.
 func TestGroupImports(t *testing.T) {
-	src := "package x\n\nimport (\n\t\"context\"\n\tmcp \"github.com/modelcontextprotocol/go-sdk/mcp\"\n\trt \"github.com/prickle-dev/prickle/gen/rt\"\n\t\"time\"\n)\n\nvar _ = 1\n"
-	want := "package x\n\nimport (\n\t\"context\"\n\t\"time\"\n\n\tmcp \"github.com/modelcontextprotocol/go-sdk/mcp\"\n\trt \"github.com/prickle-dev/prickle/gen/rt\"\n)\n\nvar _ = 1\n"
+	src := "package x\n\nimport (\n\t\"context\"\n\tmcp \"github.com/modelcontextprotocol/go-sdk/mcp\"\n\trt \"github.com/prickle-dev/prickle/rt\"\n\t\"time\"\n)\n\nvar _ = 1\n"
+	want := "package x\n\nimport (\n\t\"context\"\n\t\"time\"\n\n\tmcp \"github.com/modelcontextprotocol/go-sdk/mcp\"\n\trt \"github.com/prickle-dev/prickle/rt\"\n)\n\nvar _ = 1\n"
 	got, err := format.Source(groupImports([]byte(src)))
 	if err != nil || string(got) != want {
 		t.Errorf("got %v\n%s\nwant\n%s", err, got, want)

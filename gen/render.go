@@ -15,7 +15,7 @@ const (
 	pkgErrors  = "errors"
 	pkgContext = "context"
 	pkgMCP     = "github.com/modelcontextprotocol/go-sdk/mcp"
-	pkgRT      = "github.com/prickle-dev/prickle/gen/rt"
+	pkgRT      = "github.com/prickle-dev/prickle/rt"
 )
 
 // Header starts every generated Go file (then a blank line).

@@ -305,7 +305,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/rt"
 )
 
 // marshalers marshal an output given as JSON three ways: json.Marshal of

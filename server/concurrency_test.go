@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/rt"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec/seed"
 )

@@ -27,8 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/gen/rt"
 	"github.com/prickle-dev/prickle/internal/testkit"
+	"github.com/prickle-dev/prickle/rt"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec/seed"

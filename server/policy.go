@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/gen/rt"
+	"github.com/prickle-dev/prickle/rt"
 	"github.com/prickle-dev/prickle/server/store"
 )
 

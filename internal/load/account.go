@@ -51,8 +51,8 @@ var Causes = []Cause{
 	{"SQLite commit and WAL", regexp.MustCompile(`^github\.com/prickle-dev/prickle/server/store\.\(\*writer\)\.(begin\.func\d+|commit\w*)$|^database/sql\.\(\*Tx\)\.Commit$|^modernc\.org/sqlite/lib\._sqlite3(WalFrames|PagerCommitPhaseOne)$`)},
 	{"SQLite begin", regexp.MustCompile(`^github\.com/prickle-dev/prickle/server/store\.\(\*writer\)\.begin$|^database/sql\.\(\*(DB|Conn)\)\.BeginTx$`)},
 	{"SQLite statements", regexp.MustCompile(`^modernc\.org/(sqlite|libc)|^database/sql\.|^github\.com/prickle-dev/prickle/server/store\.`)},
-	{"validation", regexp.MustCompile(`^github\.com/prickle-dev/prickle/(gen/rt\.(Validate|\(\*Validator\)|\(\*Checker\)|\(\*Pattern\))|api\.check)`)},
-	{"arguments and results (JSON)", regexp.MustCompile(`^github\.com/prickle-dev/prickle/gen/rt\.(Unmarshal|MarshalJSON|Marshal)`)},
+	{"validation", regexp.MustCompile(`^github\.com/prickle-dev/prickle/(rt\.(Validate|\(\*Validator\)|\(\*Checker\)|\(\*Pattern\))|api\.check)`)},
+	{"arguments and results (JSON)", regexp.MustCompile(`^github\.com/prickle-dev/prickle/rt\.(Unmarshal|MarshalJSON|Marshal)`)},
 	{"log line", regexp.MustCompile(`^log/slog\.|^github\.com/prickle-dev/prickle/server\.\(\*Server\)\.logCall$`)},
 	{"MCP SDK and JSON-RPC", regexp.MustCompile(`^github\.com/modelcontextprotocol/go-sdk/|^github\.com/segmentio/`)},
 	// Before the server's layers: prickled accepts through its own

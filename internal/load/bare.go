@@ -15,9 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/gen/rt"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/fsx"
+	"github.com/prickle-dev/prickle/rt"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/spec/world"
 )

@@ -192,7 +192,7 @@ func Diff(got, want Result) string {
 // that a property name causes (propertyNames) the library reports the
 // pointer of the name as a document of its own, the root, while the
 // generated validators report the object's (TestPropertyNamesPointer in
-// gen/rt): only there the pointer is left out.
+// package rt): only there the pointer is left out.
 func comparable(vs []schemax.Violation) []schemax.Violation {
 	out := slices.Clone(vs)
 	for i, v := range out {

@@ -13,8 +13,8 @@ import (
 // The words of a violation, one function per failing keyword. Both ways a
 // value is validated word violations here: a compiled schema (wording
 // reads the library's error kinds) and the validators prickle-gen
-// generates (gen/rt calls these), so that a refusal reads the same either
-// way. Values quoted from an instance are cut to MaxQuoted characters.
+// generates (package rt calls these), so that a refusal reads the same
+// either way. Values quoted from an instance are cut to MaxQuoted characters.
 
 // TypeMessage words a "type" violation: got is the value's JSON type
 // (null, boolean, number, string, array, object), want the types the

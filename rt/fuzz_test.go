@@ -9,8 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/gen/rt"
 	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/rt"
 )
 
 // fuzzTool is one documented tool's input, handled by rt.Handle with a
