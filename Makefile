@@ -53,9 +53,9 @@ fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz=FuzzCompile -fuzztime=60s ./internal/ecmaregex/
 	$(GO) test -run='^$$' -fuzz=FuzzValidateDecode -fuzztime=60s ./rt/
 	$(GO) test -run='^$$' -fuzz=FuzzFormats -fuzztime=60s ./internal/schemalib/
-	$(GO) test -run='^$$' -fuzz='^FuzzValidateClaimTask$$' -fuzztime=60s ./api/
-	$(GO) test -run='^$$' -fuzz='^FuzzValidateClaimDiscussion$$' -fuzztime=60s ./api/
-	$(GO) test -run='^$$' -fuzz='^FuzzValidateDiscoverTeamAgents$$' -fuzztime=60s ./api/
+	$(GO) test -run='^$$' -fuzz='^FuzzValidateClaimTask$$' -fuzztime=60s ./gen/internal/validatordiff/
+	$(GO) test -run='^$$' -fuzz='^FuzzValidateClaimDiscussion$$' -fuzztime=60s ./gen/internal/validatordiff/
+	$(GO) test -run='^$$' -fuzz='^FuzzValidateDiscoverTeamAgents$$' -fuzztime=60s ./gen/internal/validatordiff/
 	$(GO) test -run='^$$' -fuzz=FuzzToolsCall -fuzztime=60s ./server/
 	$(GO) test -run='^$$' -fuzz=FuzzStdioSession -fuzztime=60s -fuzzminimizetime=100x ./server/
 	$(GO) test -run='^$$' -fuzz=FuzzReadMessagesAsTheGoSDK -fuzztime=60s ./server/

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"text/template"
 
-	"github.com/prickle-dev/prickle/internal/schemadiff"
+	"github.com/prickle-dev/prickle/gen/internal/validatordiff"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -24,8 +24,8 @@ const growDir = "../testdata/grow"
 // TestValidatorsMatchTheOracle generates the validators of every corpus
 // case, of the keyword corpus (testdata/checks), of the bundled pages and
 // of testdata/grow's, as packages of one temporary module. A test
-// written next to each validates the cases schemadiff makes from the pages
-// (examples, derived conformance cases, sampled values and their
+// written next to each validates the cases validatordiff makes from the
+// pages (examples, derived conformance cases, sampled values and their
 // mutations) and writes what it found; here each is compared with what the
 // compiled schema (the oracle) says of the same document: the same
 // verdict and the same violations.
@@ -34,7 +34,7 @@ func TestValidatorsMatchTheOracle(t *testing.T) {
 	type set struct {
 		name  string
 		s     *spec.Spec
-		cases []schemadiff.Case
+		cases []validatordiff.Case
 	}
 	var sets []set
 	for _, c := range corpusCases(t) {
@@ -64,7 +64,7 @@ func TestValidatorsMatchTheOracle(t *testing.T) {
 			t.Fatal(err)
 		}
 		write(st.name+"/driver_test.go", b.Bytes())
-		st.cases = schemadiff.Cases(st.s)
+		st.cases = validatordiff.Cases(st.s)
 		raw, err := json.Marshal(st.cases)
 		if err != nil {
 			t.Fatal(err)
@@ -74,14 +74,14 @@ func TestValidatorsMatchTheOracle(t *testing.T) {
 	}
 	goTestModule(t, goBin, tmp, "diff", pkgs)
 
-	oracle := schemadiff.NewOracle()
+	oracle := validatordiff.NewOracle()
 	total := 0
 	for _, st := range sets {
 		raw, err := os.ReadFile(filepath.Join(tmp, st.name, "testdata", "results.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []schemadiff.Result
+		var got []validatordiff.Result
 		if err := json.Unmarshal(raw, &got); err != nil {
 			t.Fatal(err)
 		}
@@ -89,11 +89,11 @@ func TestValidatorsMatchTheOracle(t *testing.T) {
 			t.Fatalf("%s: %d results for %d cases", st.name, len(got), len(st.cases))
 		}
 		for i, c := range st.cases {
-			want, err := oracle.Judge(c.Tool+"/"+c.Section, schemadiff.Schema(st.s, c.Tool, c.Section), c.Doc)
+			want, err := oracle.Judge(c.Tool+"/"+c.Section, validatordiff.Schema(st.s, c.Tool, c.Section), c.Doc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := schemadiff.Diff(got[i], want); d != "" {
+			if d := validatordiff.Diff(got[i], want); d != "" {
 				t.Errorf("%s: %s: %s", st.name, c, d)
 			}
 		}

@@ -62,7 +62,7 @@ func TestPropertyNamesPointer(t *testing.T) {
 	}
 	want := ve.Violations[0]
 	if want.Pointer != "" {
-		t.Errorf("the oracle now reports %q: the disagreement is gone (schemadiff need no longer leave this pointer out)", want.Pointer)
+		t.Errorf("the oracle now reports %q: the disagreement is gone (validatordiff need no longer leave this pointer out)", want.Pointer)
 	}
 	got.Pointer = ""
 	if got != want {

@@ -1,16 +1,16 @@
-package api_test
+package validatordiff_test
 
 import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/internal/schemadiff"
+	"github.com/prickle-dev/prickle/gen/internal/validatordiff"
 	"github.com/prickle-dev/prickle/spec"
 )
 
 // fuzzValidators fuzzes the generated validators of one tool's input and
 // output against the oracle, seeded with the tool's differential cases
-// (schemadiff.Cases): any document, the same verdict and violations,
+// (validatordiff.Cases): any document, the same verdict and violations,
 // also when validated again by the pool's checkers, which then hold what
 // the first validation left.
 func fuzzValidators(f *testing.F, tool api.ToolName) {
@@ -18,13 +18,13 @@ func fuzzValidators(f *testing.F, tool api.ToolName) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, c := range schemadiff.Cases(s) {
+	for _, c := range validatordiff.Cases(s) {
 		if c.Tool == string(tool) {
 			f.Add(c.Section == "output", c.Doc)
 		}
 	}
 	t := api.Tool(tool)
-	oracle := schemadiff.NewOracle()
+	oracle := validatordiff.NewOracle()
 	f.Fuzz(func(tt *testing.T, output bool, doc []byte) {
 		v, section := t.Input, "input"
 		if output {
@@ -35,7 +35,7 @@ func fuzzValidators(f *testing.F, tool api.ToolName) {
 			tt.Fatal(err)
 		}
 		for _, run := range []string{"first", "again"} {
-			if d := schemadiff.Diff(schemadiff.ResultOf(v.Validate(doc)), want); d != "" {
+			if d := validatordiff.Diff(validatordiff.ResultOf(v.Validate(doc)), want); d != "" {
 				tt.Fatalf("%s %s %q, validated %s: %s", t.Name, section, doc, run, d)
 			}
 		}

@@ -1,4 +1,4 @@
-package schemadiff
+package validatordiff
 
 import (
 	"bytes"

@@ -1,10 +1,16 @@
-// Package schemadiff holds the validators prickle-gen generates to the
-// compiled schemas they replace (santhosh-tekuri/jsonschema through
-// internal/schemax, the oracle): it makes the documents to validate, from
-// a spec's pages, and compares what the two say of each. The tests of api
-// and gen, and their fuzz targets, use it; a disagreement is the generated
+// Package validatordiff is the differential test of the validators
+// prickle-gen generates: it makes documents to validate from a spec's
+// pages (examples, the conformance suite's derived cases, sampled values
+// and their mutations) and compares what a generated validator says of
+// each with what the compiled schema says (santhosh-tekuri/jsonschema
+// through internal/schemalib, the oracle). A disagreement is the generated
 // validator's fault until shown otherwise.
-package schemadiff
+//
+// Only tests import it: gen's, on validators generated from pages, and its
+// own, on the bundled pages' validators in package api (with their fuzz
+// targets). It imports the conformance suite for its derived cases, which
+// is why it lives here, under gen/, rather than in the module's internal/.
+package validatordiff
 
 import (
 	"bufio"
