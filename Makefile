@@ -52,7 +52,7 @@ fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./spec/
 	$(GO) test -run='^$$' -fuzz=FuzzCompile -fuzztime=60s ./internal/ecmaregex/
 	$(GO) test -run='^$$' -fuzz=FuzzValidateDecode -fuzztime=60s ./rt/
-	$(GO) test -run='^$$' -fuzz=FuzzFormats -fuzztime=60s ./internal/schemalib/
+	$(GO) test -run='^$$' -fuzz=FuzzFormats -fuzztime=60s ./internal/schemacompile/
 	$(GO) test -run='^$$' -fuzz='^FuzzValidateClaimTask$$' -fuzztime=60s ./gen/internal/validatordiff/
 	$(GO) test -run='^$$' -fuzz='^FuzzValidateClaimDiscussion$$' -fuzztime=60s ./gen/internal/validatordiff/
 	$(GO) test -run='^$$' -fuzz='^FuzzValidateDiscoverTeamAgents$$' -fuzztime=60s ./gen/internal/validatordiff/
@@ -60,7 +60,7 @@ fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz=FuzzStdioSession -fuzztime=60s -fuzzminimizetime=100x ./server/
 	$(GO) test -run='^$$' -fuzz=FuzzReadMessagesAsTheGoSDK -fuzztime=60s ./server/
 	$(GO) test -run='^$$' -fuzz=FuzzPlainEnvelope -fuzztime=60s ./server/
-	$(GO) test -run='^$$' -fuzz=FuzzUnmarshal -fuzztime=60s ./internal/schemax/
+	$(GO) test -run='^$$' -fuzz=FuzzUnmarshal -fuzztime=60s ./internal/validation/
 	$(GO) test -run='^$$' -fuzz=FuzzPropertyItemsEnums -fuzztime=60s ./internal/jsonschema/
 	$(GO) test -run='^$$' -fuzz='^FuzzString$$' -fuzztime=60s ./internal/jsonschema/
 	$(GO) test -run='^$$' -fuzz='^FuzzStrings$$' -fuzztime=60s ./internal/jsonschema/

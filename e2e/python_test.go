@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/internal/jsonschema"
-	"github.com/prickle-dev/prickle/internal/schemalib"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/schemacompile"
+	"github.com/prickle-dev/prickle/internal/validation"
 )
 
 // pyStamp marks a complete install of python/.venv (e2e/install.sh).
@@ -259,7 +259,7 @@ func decodeJSON(t *testing.T, raw []byte) any {
 // invalid, marked alone when the validator names no other keyword.
 func modelCases(t *testing.T, name string, raw []byte, module, class string, valid map[string]any) []modelCase {
 	t.Helper()
-	compiled, err := schemalib.Compile("prickle:"+name, raw)
+	compiled, err := schemacompile.Compile("prickle:"+name, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,18 +271,18 @@ func modelCases(t *testing.T, name string, raw []byte, module, class string, val
 	for _, label := range slices.Sorted(maps.Keys(valid)) {
 		v := valid[label]
 		text := mustJSON(t, v)
-		if err := schemalib.Validate(compiled, []byte(text)); err != nil {
+		if err := schemacompile.Validate(compiled, []byte(text)); err != nil {
 			t.Fatalf("%s %s is not valid against its schema: %v\n%s", name, label, err, text)
 		}
 		out = append(out, modelCase{ID: name + " " + label, Module: module, Class: class, JSON: text})
 		for _, b := range breaches(doc.Root(), v, "", func(n any) any { return n }) {
 			bad := mustJSON(t, b.doc)
-			verr := schemalib.Validate(compiled, []byte(bad))
+			verr := schemacompile.Validate(compiled, []byte(bad))
 			if verr == nil {
 				t.Errorf("%s: the breach %q at %s is valid against the schema: %s", name, b.key, b.at, bad)
 				continue
 			}
-			ve, ok := verr.(*schemax.ValidationError)
+			ve, ok := verr.(*validation.ValidationError)
 			if !ok {
 				t.Fatalf("%s: the breach %q at %s could not be checked: %v", name, b.key, b.at, verr)
 			}
@@ -364,12 +364,12 @@ func TestPythonModels(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(probeDir, file), []byte(schema), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		compiled, err := schemalib.Compile("prickle:"+file, []byte(schema))
+		compiled, err := schemacompile.Compile("prickle:"+file, []byte(schema))
 		if err != nil {
 			t.Fatalf("%s: %v", p.Keyword, err)
 		}
 		good, bad := `{"v":`+string(p.Valid)+`}`, `{"v":`+string(p.Invalid)+`}`
-		if schemalib.Validate(compiled, []byte(good)) != nil || schemalib.Validate(compiled, []byte(bad)) == nil {
+		if schemacompile.Validate(compiled, []byte(good)) != nil || schemacompile.Validate(compiled, []byte(bad)) == nil {
 			t.Fatalf("probe %s: %s must be valid and %s invalid", p.Keyword, good, bad)
 		}
 		m := fmt.Sprintf("probes.probe%02d", i)

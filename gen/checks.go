@@ -11,7 +11,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -292,7 +292,7 @@ func (cs *checks) valueKeyword(n *vnode, k *jsonschema.Keyword) (checked bool, e
 		switch {
 		case !ok:
 			return false, d.uncheckable(k.Ptr, k.Name, "not a string")
-		case schemax.Format(f) == nil:
+		case validation.Format(f) == nil:
 			n.unasserted = f
 			return false, nil
 		default:

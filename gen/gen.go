@@ -67,7 +67,7 @@
 // value can reach (check<Root><Property>..., named as the types are), over
 // an rt.Checker that reads the JSON document's tokens as they come and
 // reports each violation as a compiled schema does (pointer, keyword,
-// keyword location, schemax's words). Every keyword the schema model knows
+// keyword location, validation's words). Every keyword the schema model knows
 // is checked, whatever the Go type of the value (json.RawMessage too), but
 // $dynamicRef, unevaluatedProperties and unevaluatedItems: those, like a
 // reference outside the document, stop generation with an

@@ -10,7 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 )
 
 // A generated validator is one function per schema of a document, each
@@ -21,7 +21,7 @@ import (
 // invalid UTF-8); a schema that applies several subschemas to one value
 // (anyOf, oneOf, allOf, not, if, a $ref beside other keywords) reads the
 // value whole and checks it once per subschema. Violations are worded by
-// internal/schemax, as a compiled schema's are.
+// internal/validation, as a compiled schema's are.
 
 // Kind is the JSON kind of a value a check reads.
 type Kind byte
@@ -120,7 +120,7 @@ func (c *Checker) release(s *Checker) {
 // of one schema. It returns nil, a *ValidationError (violations sorted by
 // pointer, keyword location and message; JSON that does not parse, or
 // that is not I-JSON, is one violation of keyword "json", see
-// schemax.DocumentViolation), or another error when the validation could
+// validation.DocumentViolation), or another error when the validation could
 // not finish (a pattern match that timed out): the document is then
 // neither valid nor invalid.
 func Validate(raw []byte, check func(*Checker)) error {
@@ -140,7 +140,7 @@ func Validate(raw []byte, check func(*Checker)) error {
 	}
 	switch {
 	case r.broken != nil:
-		if v := schemax.DocumentViolation(raw); v != nil {
+		if v := validation.DocumentViolation(raw); v != nil {
 			return &ValidationError{Violations: []Violation{*v}}
 		}
 		return fmt.Errorf("rt: the document could not be read: %w", r.broken)
@@ -148,7 +148,7 @@ func Validate(raw []byte, check func(*Checker)) error {
 		return r.err
 	case len(r.vs) > 0:
 		vs := slices.Clone(r.vs)
-		schemax.SortViolations(vs)
+		validation.SortViolations(vs)
 		return &ValidationError{Violations: vs}
 	}
 	return nil

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 )
 
 // labelsSchema puts a propertyNames inside a property; labelsCheck is the
@@ -71,15 +71,15 @@ func TestPropertyNamesPointer(t *testing.T) {
 }
 
 // A document that is not one I-JSON value is one violation, keyword
-// "json", worded as schemax words it (what the decoder stopped at does not
-// matter): invalid JSON at the root, a name twice or invalid text at its
-// pointer.
+// "json", worded as validation words it (what the decoder stopped at does
+// not matter): invalid JSON at the root, a name twice or invalid text at
+// its pointer.
 func TestDocumentViolations(t *testing.T) {
 	for _, doc := range []string{`{"labels":`, `{"labels":{}} {}`, `{"labels":{"a":1,"a":2}}`, "{\"labels\":{\"\xff\":1}}",
 		`{"labels":{"\ud800":1}}`, ``, `[1,]`} {
-		want := schemax.DocumentViolation([]byte(doc))
+		want := validation.DocumentViolation([]byte(doc))
 		if want == nil {
-			t.Fatalf("%q: schemax finds nothing wrong", doc)
+			t.Fatalf("%q: validation finds nothing wrong", doc)
 		}
 		err := Validate([]byte(doc), labelsCheck)
 		var ve *ValidationError

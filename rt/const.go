@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"math/big"
 
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 )
 
 // CheckConst reports whether the JSON b equals the constant want as JSON
 // Schema's const does (numbers by value: 1 equals 1.0; objects regardless
 // of key order). Generated constant types call it from UnmarshalJSON.
 func CheckConst(typeName string, b []byte, want string) error {
-	got, err := schemax.Unmarshal(b)
+	got, err := validation.Unmarshal(b)
 	if err != nil {
 		return fmt.Errorf("%s: %w", typeName, err)
 	}
-	w, err := schemax.Unmarshal([]byte(want))
+	w, err := validation.Unmarshal([]byte(want))
 	if err != nil {
 		return fmt.Errorf("%s: %w", typeName, err)
 	}

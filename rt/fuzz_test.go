@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 	"github.com/prickle-dev/prickle/rt"
 )
 
@@ -93,7 +93,7 @@ func FuzzValidateDecode(f *testing.F) {
 		if err := json.Unmarshal([]byte(tool.schema), &schema); err != nil {
 			t.Fatal(err)
 		}
-		inst, err := schemax.Unmarshal(args)
+		inst, err := validation.Unmarshal(args)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func FuzzValidateDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%s: marshal the decoded value: %v", tool.name, err)
 		}
-		dec, err := schemax.Unmarshal(out)
+		dec, err := validation.Unmarshal(out)
 		if err != nil {
 			t.Fatal(err)
 		}

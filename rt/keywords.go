@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 )
 
 // The checks of the keywords, as generated validators call them. loc is
@@ -68,7 +68,7 @@ func (c *Checker) Type(v Value, loc string, want Types) bool {
 		return true
 	}
 	if c.report() {
-		c.add("type", loc, schemax.TypeMessage(kindName(jsontext.Kind(v.Kind)), want.names()))
+		c.add("type", loc, validation.TypeMessage(kindName(jsontext.Kind(v.Kind)), want.names()))
 	}
 	c.Rest(v)
 	return false
@@ -81,7 +81,7 @@ func (c *Checker) Const(v Value, loc string, want *Values) bool {
 		return true
 	}
 	if c.report() {
-		c.add("const", loc, schemax.ConstMessage(want.want[0]))
+		c.add("const", loc, validation.ConstMessage(want.want[0]))
 	}
 	c.Rest(v)
 	return false
@@ -94,7 +94,7 @@ func (c *Checker) Enum(v Value, loc string, want *Values) bool {
 		return true
 	}
 	if c.report() {
-		c.add("enum", loc, schemax.EnumMessage(want.want))
+		c.add("enum", loc, validation.EnumMessage(want.want))
 	}
 	c.Rest(v)
 	return false
@@ -102,9 +102,9 @@ func (c *Checker) Enum(v Value, loc string, want *Values) bool {
 
 // Format reports whether v, when a string, is of the format (any other
 // value is); when it is not, it reports "format". A format the validators
-// do not assert (schemax.Format) accepts every string.
+// do not assert (validation.Format) accepts every string.
 func (c *Checker) Format(v Value, loc, format string) bool {
-	check := schemax.Format(format)
+	check := validation.Format(format)
 	if v.Kind != KindString || check == nil {
 		return true
 	}
@@ -113,7 +113,7 @@ func (c *Checker) Format(v Value, loc, format string) bool {
 		return true
 	}
 	if c.report() {
-		c.add("format", loc, schemax.FormatMessage(string(v.text), format, err))
+		c.add("format", loc, validation.FormatMessage(string(v.text), format, err))
 	}
 	return false
 }
@@ -122,14 +122,14 @@ func (c *Checker) Format(v Value, loc, format string) bool {
 // points).
 func (c *Checker) MinLength(v Value, loc string, n int) {
 	if got := utf8.RuneCount(v.text); got < n && c.report() {
-		c.add("minLength", loc, schemax.MinLengthMessage(got, n))
+		c.add("minLength", loc, validation.MinLengthMessage(got, n))
 	}
 }
 
 // MaxLength checks that the string v has at most n characters.
 func (c *Checker) MaxLength(v Value, loc string, n int) {
 	if got := utf8.RuneCount(v.text); got > n && c.report() {
-		c.add("maxLength", loc, schemax.MaxLengthMessage(got, n))
+		c.add("maxLength", loc, validation.MaxLengthMessage(got, n))
 	}
 }
 
@@ -142,7 +142,7 @@ func (c *Checker) Pattern(v Value, loc string, p *Pattern) {
 	case err != nil:
 		c.stop(err)
 	case !ok && c.report():
-		c.add("pattern", loc, schemax.PatternMessage(string(v.text), p.src))
+		c.add("pattern", loc, validation.PatternMessage(string(v.text), p.src))
 	}
 }
 
@@ -155,28 +155,28 @@ func bound(v Value, lit string) (cmp int, got, want decimal) {
 // Minimum checks that the number v is at least the literal min.
 func (c *Checker) Minimum(v Value, loc, min string) {
 	if cmp, got, want := bound(v, min); cmp < 0 && c.report() {
-		c.add("minimum", loc, schemax.MinimumMessage(got.rat(), want.rat()))
+		c.add("minimum", loc, validation.MinimumMessage(got.rat(), want.rat()))
 	}
 }
 
 // Maximum checks that the number v is at most max.
 func (c *Checker) Maximum(v Value, loc, max string) {
 	if cmp, got, want := bound(v, max); cmp > 0 && c.report() {
-		c.add("maximum", loc, schemax.MaximumMessage(got.rat(), want.rat()))
+		c.add("maximum", loc, validation.MaximumMessage(got.rat(), want.rat()))
 	}
 }
 
 // ExclusiveMinimum checks that the number v is more than min.
 func (c *Checker) ExclusiveMinimum(v Value, loc, min string) {
 	if cmp, got, want := bound(v, min); cmp <= 0 && c.report() {
-		c.add("exclusiveMinimum", loc, schemax.ExclusiveMinimumMessage(got.rat(), want.rat()))
+		c.add("exclusiveMinimum", loc, validation.ExclusiveMinimumMessage(got.rat(), want.rat()))
 	}
 }
 
 // ExclusiveMaximum checks that the number v is less than max.
 func (c *Checker) ExclusiveMaximum(v Value, loc, max string) {
 	if cmp, got, want := bound(v, max); cmp >= 0 && c.report() {
-		c.add("exclusiveMaximum", loc, schemax.ExclusiveMaximumMessage(got.rat(), want.rat()))
+		c.add("exclusiveMaximum", loc, validation.ExclusiveMaximumMessage(got.rat(), want.rat()))
 	}
 }
 
@@ -185,7 +185,7 @@ func (c *Checker) ExclusiveMaximum(v Value, loc, max string) {
 func (c *Checker) MultipleOf(v Value, loc, m string) {
 	got, want := parseDecimal(stringUnsafe(v.text)), parseDecimal(m)
 	if !isMultiple(got, want) && c.report() {
-		c.add("multipleOf", loc, schemax.MultipleOfMessage(got.rat(), want.rat()))
+		c.add("multipleOf", loc, validation.MultipleOfMessage(got.rat(), want.rat()))
 	}
 }
 
@@ -193,14 +193,14 @@ func (c *Checker) MultipleOf(v Value, loc, m string) {
 // items.
 func (c *Checker) MinItems(loc string, n, min int) {
 	if n < min && c.report() {
-		c.add("minItems", loc, schemax.MinItemsMessage(n, min))
+		c.add("minItems", loc, validation.MinItemsMessage(n, min))
 	}
 }
 
 // MaxItems checks that an array of n items has at most max.
 func (c *Checker) MaxItems(loc string, n, max int) {
 	if n > max && c.report() {
-		c.add("maxItems", loc, schemax.MaxItemsMessage(n, max))
+		c.add("maxItems", loc, validation.MaxItemsMessage(n, max))
 	}
 }
 
@@ -208,14 +208,14 @@ func (c *Checker) MaxItems(loc string, n, max int) {
 // after its members.
 func (c *Checker) MinProperties(loc string, n, min int) {
 	if n < min && c.report() {
-		c.add("minProperties", loc, schemax.MinPropertiesMessage(n, min))
+		c.add("minProperties", loc, validation.MinPropertiesMessage(n, min))
 	}
 }
 
 // MaxProperties checks that an object of n members has at most max.
 func (c *Checker) MaxProperties(loc string, n, max int) {
 	if n > max && c.report() {
-		c.add("maxProperties", loc, schemax.MaxPropertiesMessage(n, max))
+		c.add("maxProperties", loc, validation.MaxPropertiesMessage(n, max))
 	}
 }
 
@@ -223,7 +223,7 @@ func (c *Checker) MaxProperties(loc string, n, max int) {
 // members; none is no violation.
 func (c *Checker) Required(loc string, missing []string) {
 	if len(missing) > 0 && c.report() {
-		c.add("required", loc, schemax.RequiredMessage(missing))
+		c.add("required", loc, validation.RequiredMessage(missing))
 	}
 }
 
@@ -232,7 +232,7 @@ func (c *Checker) Required(loc string, missing []string) {
 // library's is.
 func (c *Checker) DependentRequired(loc, prop string, missing []string) {
 	if len(missing) > 0 && c.report() {
-		c.add(prop, loc, schemax.DependentRequiredMessage(prop, missing))
+		c.add(prop, loc, validation.DependentRequiredMessage(prop, missing))
 	}
 }
 
@@ -240,7 +240,7 @@ func (c *Checker) DependentRequired(loc, prop string, missing []string) {
 // "additionalProperties": false refuses, after its members.
 func (c *Checker) AdditionalProperties(loc string, names []string) {
 	if len(names) > 0 && c.report() {
-		c.add("additionalProperties", loc, schemax.AdditionalPropertiesMessage(names))
+		c.add("additionalProperties", loc, validation.AdditionalPropertiesMessage(names))
 	}
 }
 
@@ -249,7 +249,7 @@ func (c *Checker) AdditionalProperties(loc string, names []string) {
 func (c *Checker) False(loc string) {
 	c.Skip()
 	if c.report() {
-		c.add("", loc, schemax.FalseMessage())
+		c.add("", loc, validation.FalseMessage())
 	}
 }
 
@@ -313,7 +313,7 @@ func (c *Checker) OneOf(raw []byte, loc string, alts ...func(*Checker)) {
 			continue
 		}
 		if c.report() {
-			c.add("oneOf", loc, schemax.OneOfMessage(first, i))
+			c.add("oneOf", loc, validation.OneOfMessage(first, i))
 		}
 		return
 	}
@@ -336,7 +336,7 @@ func (c *Checker) every(raw []byte, alts []func(*Checker)) {
 // violation's keyword is empty, as the library's is).
 func (c *Checker) Not(raw []byte, loc string, check func(*Checker)) {
 	if c.Matches(raw, check) && c.report() {
-		c.add("", loc, schemax.NotMessage())
+		c.add("", loc, validation.NotMessage())
 	}
 }
 
@@ -368,7 +368,7 @@ func (c *Checker) UniqueItems(raw []byte, loc string) {
 		key := string(canonical(nil, item))
 		if j, ok := seen[key]; ok {
 			if c.report() {
-				c.add("uniqueItems", loc, schemax.UniqueItemsMessage(j, i))
+				c.add("uniqueItems", loc, validation.UniqueItemsMessage(j, i))
 			}
 			return
 		}
@@ -402,14 +402,14 @@ func (c *Checker) Contains(raw []byte, loc string, check func(*Checker), min, ma
 				i++
 			})
 		case min >= 0:
-			c.add("minContains", loc+"/minContains", schemax.MinContainsMessage(matched, min))
+			c.add("minContains", loc+"/minContains", validation.MinContainsMessage(matched, min))
 		default:
-			c.add("contains", loc+"/contains", schemax.ContainsMessage())
+			c.add("contains", loc+"/contains", validation.ContainsMessage())
 		}
 		return
 	}
 	if max >= 0 && len(matched) > max && c.report() {
-		c.add("maxContains", loc+"/maxContains", schemax.MaxContainsMessage(matched, max))
+		c.add("maxContains", loc+"/maxContains", validation.MaxContainsMessage(matched, max))
 	}
 }
 

@@ -3,14 +3,14 @@ package rt
 import (
 	"errors"
 
-	"github.com/prickle-dev/prickle/internal/schemalib"
+	"github.com/prickle-dev/prickle/internal/schemacompile"
 )
 
 // schemaValidator is a Validator of schema that the compiled schema
-// checks (santhosh-tekuri/jsonschema through schemax), for tests of the
+// checks (santhosh-tekuri/jsonschema through schemacompile), for tests of the
 // runtime that need a schema of their own rather than a generated check.
 func schemaValidator(name, schema string) *Validator {
-	s, err := schemalib.Compile("prickle:"+name, []byte(schema))
+	s, err := schemacompile.Compile("prickle:"+name, []byte(schema))
 	if err != nil {
 		panic(err)
 	}
@@ -19,7 +19,7 @@ func schemaValidator(name, schema string) *Validator {
 		if raw == nil {
 			return
 		}
-		err := schemalib.Validate(s, raw)
+		err := schemacompile.Validate(s, raw)
 		var ve *ValidationError
 		switch {
 		case errors.As(err, &ve):

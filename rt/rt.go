@@ -12,18 +12,18 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 )
 
 // Violation is one reason a JSON value fails a schema: the value's JSON
 // pointer, the failing keyword, an English message and the keyword's place
 // in the schema.
-type Violation = schemax.Violation
+type Violation = validation.Violation
 
 // ValidationError is a failed validation. Its violations are sorted by
 // pointer, then keyword location, then message, so the same bad value
 // always gives the same error.
-type ValidationError = schemax.ValidationError
+type ValidationError = validation.ValidationError
 
 // Validator validates JSON against one schema with a check function the
 // generator wrote for it (see Checker); it is safe for concurrent use.

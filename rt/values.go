@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 )
 
 // Values are the values of an enum or a const, as a schema writes them:
@@ -18,7 +18,7 @@ type Values struct {
 	once sync.Once
 	strs map[string]bool // the strings among them
 	rest map[string]bool // the canonical form of every other value
-	want []any           // decoded as schemax.Unmarshal decodes, for a message
+	want []any           // decoded as validation.Unmarshal decodes, for a message
 }
 
 // NewValues returns the values of the JSON array src (an enum's value, or
@@ -44,7 +44,7 @@ func (vs *Values) init() {
 				vs.rest[string(canonical(nil, v))] = true
 			}
 		}
-		all, err := schemax.Unmarshal(raw)
+		all, err := validation.Unmarshal(raw)
 		if err != nil {
 			panic(errBadSchema)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 	segjson "github.com/segmentio/encoding/json"
 )
 
@@ -261,7 +261,7 @@ func readMessages(b []byte, maxDigits int) ([]envelope, *rpcError) {
 		// The go-sdk answers one of two calls with one id and drops the
 		// other.
 		if k := idKey(m.ID); m.isCall() && ids[k] {
-			return nil, invalidRequest(nil, "invalid request: two requests of the batch have the id %s", schemax.Cut(string(m.ID)))
+			return nil, invalidRequest(nil, "invalid request: two requests of the batch have the id %s", validation.Cut(string(m.ID)))
 		} else if m.isCall() {
 			ids[k] = true
 		}
@@ -379,7 +379,7 @@ func longNumber(raw jsontext.Value, maxDigits int) *rpcError {
 		}
 		return &rpcError{id: messageID(raw), code: code, status: http.StatusBadRequest,
 			message: fmt.Sprintf("%s: %s: %s is %s of %d digits written out in full, more than the %d a number may have",
-				kind, ptr, schemax.Cut(lit), what, digits, maxDigits)}
+				kind, ptr, validation.Cut(lit), what, digits, maxDigits)}
 	}
 }
 
@@ -478,7 +478,7 @@ func checkID(id jsontext.Value) error {
 		if err == nil && f == float64(int64(f)) && f >= -maxExactID && f <= maxExactID {
 			return nil
 		}
-		return fmt.Errorf(`"id" %s is not an integer between -%d and %d`, schemax.Cut(string(id)), int64(maxExactID), int64(maxExactID))
+		return fmt.Errorf(`"id" %s is not an integer between -%d and %d`, validation.Cut(string(id)), int64(maxExactID), int64(maxExactID))
 	}
 	return errors.New(`"id" must be a string or an integer`)
 }
@@ -487,7 +487,7 @@ func checkID(id jsontext.Value) error {
 // string of Unicode characters, or a number of at most a few dozen
 // characters), else nil (null).
 func exactID(id jsontext.Value) jsontext.Value {
-	if k := id.Kind(); k == '"' && id.IsValid() || k == '0' && len(id) <= schemax.MaxQuoted {
+	if k := id.Kind(); k == '"' && id.IsValid() || k == '0' && len(id) <= validation.MaxQuoted {
 		return id
 	}
 	return nil

@@ -14,8 +14,8 @@ import (
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
-	"github.com/prickle-dev/prickle/internal/schemalib"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/schemacompile"
+	"github.com/prickle-dev/prickle/internal/validation"
 	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -121,16 +121,16 @@ func lintTool(t *Tool) Diagnostics {
 	if ex := t.ExampleInput; ex != nil && ex.Valid() && input != nil {
 		// The example is decoded once, for the schema and the seed world.
 		// Its values may point into ex.JSON, which stays as it is.
-		inst, err := schemalib.Instance(ex.JSON)
+		inst, err := schemacompile.Instance(ex.JSON)
 		if err == nil {
-			err = schemalib.ValidateValue(input, inst)
+			err = schemacompile.ValidateValue(input, inst)
 		}
 		if err == nil {
 			// A valid example must also be able to succeed: the ids it
 			// names exist in the seed world.
 			ds = append(ds, exampleSeed(t, ex, inst)...)
 		} else {
-			var ve *schemax.ValidationError
+			var ve *validation.ValidationError
 			if errors.As(err, &ve) {
 				for _, v := range ve.Violations {
 					ds = append(ds, Diagnostic{Pos: ex.PointerPos(v.Pointer), Severity: Error, Rule: "example-invalid",
@@ -188,9 +188,9 @@ func lintSchema(t *Tool, section string, b *JSONBlock) (_ *santhosh.Schema, bad 
 			}
 		}
 	})
-	sch, err := schemalib.Compile(SchemaURL(t.Name, section), b.JSON)
+	sch, err := schemacompile.Compile(SchemaURL(t.Name, section), b.JSON)
 	if err != nil {
-		var se *schemalib.SchemaError
+		var se *schemacompile.SchemaError
 		if errors.As(err, &se) {
 			// One finding per place: the meta-schema may give several
 			// reasons for one value (each branch of an anyOf).
@@ -244,11 +244,11 @@ func compileWithout(url string, doc []byte, bad []string) *santhosh.Schema {
 		if err != nil {
 			return nil
 		}
-		sch, err := schemalib.Compile(url, b)
+		sch, err := schemacompile.Compile(url, b)
 		if err == nil {
 			return sch
 		}
-		var se *schemalib.SchemaError
+		var se *schemacompile.SchemaError
 		if !errors.As(err, &se) {
 			return nil
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/internal/jsonschema"
-	"github.com/prickle-dev/prickle/internal/schemalib"
+	"github.com/prickle-dev/prickle/internal/schemacompile"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -46,11 +46,11 @@ func TestInstanceOfEveryPage(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				compiled, err := schemalib.Compile(tool.Name, b.JSON)
+				compiled, err := schemacompile.Compile(tool.Name, b.JSON)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := schemalib.Validate(compiled, raw); err != nil {
+				if err := schemacompile.Validate(compiled, raw); err != nil {
 					t.Errorf("%s %s: instance %s: %v", dir, tool.Name, raw, err)
 				}
 				n++

@@ -13,8 +13,8 @@
 // OnlyNull, ConstraintOnly, AcceptsNull, Union, Lift.
 //
 // The model judges no instance: the validators that gen generates from it
-// do, and so does internal/schemax on santhosh-tekuri/jsonschema (lint,
-// and the oracle of the generated validators). A schema that breaks the
+// do, and so does internal/schemacompile on santhosh-tekuri/jsonschema
+// (lint, and the oracle of the generated validators). A schema that breaks the
 // meta-schema is still modelled as far as it goes (lint reports it): a
 // keyword whose value has the wrong form simply has no subschemas, and a
 // value that is neither an object nor a boolean is an Invalid schema.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/prickle-dev/prickle/internal/schemalib"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/schemacompile"
+	"github.com/prickle-dev/prickle/internal/validation"
 )
 
 // schemaJSON is the format as JSON Schema 2020-12: the one source of a
@@ -58,9 +58,9 @@ type Schema struct {
 // https://prickle.invalid/tools/TOOL/input.json and output.json; they are
 // names, never fetched).
 func CompileSchema(pages iter.Seq2[string, []byte]) (*Schema, error) {
-	c := schemalib.NewCompiler()
+	c := schemacompile.NewCompiler()
 	for url, raw := range pages {
-		doc, err := schemax.Unmarshal(raw)
+		doc, err := validation.Unmarshal(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", url, err)
 		}
@@ -68,7 +68,7 @@ func CompileSchema(pages iter.Seq2[string, []byte]) (*Schema, error) {
 			return nil, fmt.Errorf("%s: %w", url, err)
 		}
 	}
-	doc, err := schemax.Unmarshal(schemaJSON)
+	doc, err := validation.Unmarshal(schemaJSON)
 	if err != nil {
 		return nil, fmt.Errorf("fixture schema: %w", err)
 	}
@@ -97,8 +97,8 @@ func (s *Schema) Parse(data []byte) (*World, error) {
 	if e := doc.syntaxError(); e != nil {
 		return nil, e
 	}
-	if err := schemalib.Validate(s.world, data); err != nil {
-		var ve *schemax.ValidationError
+	if err := schemacompile.Validate(s.world, data); err != nil {
+		var ve *validation.ValidationError
 		if !errors.As(err, &ve) {
 			// A pattern match that did not finish: neither valid nor invalid.
 			return nil, fmt.Errorf("fixture: %w", err)
@@ -110,7 +110,7 @@ func (s *Schema) Parse(data []byte) (*World, error) {
 
 // violations reports schema violations in the order of the text, the
 // reasons for one value together, at most maxErrors values.
-func (doc *document) violations(vs []schemax.Violation) error {
+func (doc *document) violations(vs []validation.Violation) error {
 	var ptrs []string
 	reasons := map[string][]string{}
 	for _, v := range vs {
@@ -148,8 +148,8 @@ func (s *Schema) CheckValue(def, what, v string) error {
 	if d == nil {
 		return fmt.Errorf("fixture schema: no definition %s", def)
 	}
-	err := schemalib.ValidateValue(d, v)
-	var ve *schemax.ValidationError
+	err := schemacompile.ValidateValue(d, v)
+	var ve *validation.ValidationError
 	if errors.As(err, &ve) && len(ve.Violations) > 0 {
 		return fmt.Errorf("invalid %s %q: %s", what, v, ve.Violations[0].Message)
 	}

@@ -53,8 +53,8 @@ import (
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/internal/regexlang"
-	"github.com/prickle-dev/prickle/internal/schemalib"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	schemalib "github.com/prickle-dev/prickle/internal/schemacompile"
+	schemax "github.com/prickle-dev/prickle/internal/validation"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/prickle-dev/prickle/spec/seed"
 )

@@ -12,14 +12,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/prickle-dev/prickle/internal/schemalib"
+	schemalib "github.com/prickle-dev/prickle/internal/schemacompile"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	schemax "github.com/prickle-dev/prickle/internal/validation"
 	"github.com/prickle-dev/prickle/spec"
 )
 

@@ -3,8 +3,8 @@
 // pages (examples, the conformance suite's derived cases, sampled values
 // and their mutations) and compares what a generated validator says of
 // each with what the compiled schema says (santhosh-tekuri/jsonschema
-// through internal/schemalib, the oracle). A disagreement is the generated
-// validator's fault until shown otherwise.
+// through internal/schemacompile, the oracle). A disagreement is the
+// generated validator's fault until shown otherwise.
 //
 // Only tests import it: gen's, on validators generated from pages, and its
 // own, on the bundled pages' validators in package api (with their fuzz
@@ -23,8 +23,8 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
-	"github.com/prickle-dev/prickle/internal/schemalib"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/schemacompile"
+	"github.com/prickle-dev/prickle/internal/validation"
 	"github.com/prickle-dev/prickle/spec"
 	tekuri "github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -136,14 +136,14 @@ func callArgs(line string) (tool, args string, ok bool) {
 // Result is what a validator says of a document: valid, invalid with its
 // violations (sorted), or neither (an error that is no violation).
 type Result struct {
-	Valid      bool                `json:"valid"`
-	Violations []schemax.Violation `json:"violations,omitempty"`
-	Err        string              `json:"err,omitempty"`
+	Valid      bool                   `json:"valid"`
+	Violations []validation.Violation `json:"violations,omitempty"`
+	Err        string                 `json:"err,omitempty"`
 }
 
 // ResultOf is the Result of a validator's error.
 func ResultOf(err error) Result {
-	var ve *schemax.ValidationError
+	var ve *validation.ValidationError
 	switch {
 	case err == nil:
 		return Result{Valid: true}
@@ -167,12 +167,12 @@ func (o *Oracle) Judge(name string, schema, doc []byte) (Result, error) {
 	s, ok := o.compiled[key]
 	if !ok {
 		var err error
-		if s, err = schemalib.Compile("prickle:"+name, schema); err != nil {
+		if s, err = schemacompile.Compile("prickle:"+name, schema); err != nil {
 			return Result{}, err
 		}
 		o.compiled[key] = s
 	}
-	return ResultOf(schemalib.Validate(s, doc)), nil
+	return ResultOf(schemacompile.Validate(s, doc)), nil
 }
 
 // Diff says how got differs from want, or "" when they agree: the same
@@ -199,14 +199,14 @@ func Diff(got, want Result) string {
 // pointer of the name as a document of its own, the root, while the
 // generated validators report the object's (TestPropertyNamesPointer in
 // package rt): only there the pointer is left out.
-func comparable(vs []schemax.Violation) []schemax.Violation {
+func comparable(vs []validation.Violation) []validation.Violation {
 	out := slices.Clone(vs)
 	for i, v := range out {
 		if strings.Contains(v.KeywordLocation+"/", "/propertyNames/") {
 			out[i].Pointer = ""
 		}
 	}
-	schemax.SortViolations(out)
+	validation.SortViolations(out)
 	return out
 }
 

@@ -1,10 +1,10 @@
-package schemalib
+package schemacompile
 
 import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -62,8 +62,8 @@ func sameFormat(t *testing.T, name string, lib *jsonschema.Schema, s string) {
 		want = vs[0].Message
 	}
 	var got string
-	if err := schemax.Format(name)(s); err != nil {
-		got = schemax.FormatMessage(s, name, err)
+	if err := validation.Format(name)(s); err != nil {
+		got = validation.FormatMessage(s, name, err)
 	}
 	if got != want {
 		t.Errorf("format %s of %q:\n ours:    %q\n library: %q", name, s, got, want)
@@ -72,21 +72,21 @@ func sameFormat(t *testing.T, name string, lib *jsonschema.Schema, s string) {
 
 // Every format check says what the library says of every seed.
 func TestFormatsMatchTheLibrary(t *testing.T) {
-	for _, name := range schemax.FormatNames() {
+	for _, name := range validation.FormatNames() {
 		lib := theirs(t, name)
 		for _, s := range formatSeeds {
 			sameFormat(t, name, lib, s)
 		}
 	}
 	// What the library does not know, it does not assert; neither do we.
-	if schemax.Format("color") != nil || schemax.Format("idn-email") != nil {
+	if validation.Format("color") != nil || validation.Format("idn-email") != nil {
 		t.Error("a format the library does not assert is asserted")
 	}
 }
 
 // FuzzFormats: the format checks against the library's, on any string.
 func FuzzFormats(f *testing.F) {
-	names := schemax.FormatNames()
+	names := validation.FormatNames()
 	for i, s := range formatSeeds {
 		f.Add(uint8(i), s)
 	}

@@ -1,12 +1,15 @@
-// Package schemalib compiles the JSON Schemas of the tool pages with
-// santhosh-tekuri/jsonschema/v6 and applies them the way the docs mean
-// them: JSON Schema 2020-12, ECMA-262 regular expressions (compiled by
+// Package schemacompile compiles the JSON Schemas of the tool pages with
+// santhosh-tekuri/jsonschema/v6 and validates with them the way the docs
+// mean them: JSON Schema 2020-12, ECMA-262 regular expressions (compiled by
 // internal/ecmaregex), and "format" asserted rather than treated as an
-// annotation; violations are worded as package schemax words them. Lint,
-// the conformance suite's wire checks and world fixtures use it, and it is
-// the oracle the generated validators are tested against; a program that
-// only validates with generated code does not link it.
-package schemalib
+// annotation; violations are worded as package validation words them.
+// Lint, world fixtures and the conformance suite's wire checks use it, and
+// it is the oracle the generated validators are tested against.
+//
+// It must not import a product package (gen, api, rt, server,
+// conformance), and neither rt nor generated code may import it: a program
+// that only validates with generated code does not link the library.
+package schemacompile
 
 import (
 	"errors"
@@ -19,7 +22,7 @@ import (
 
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
 	"github.com/prickle-dev/prickle/internal/jsonpointer"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 )
 
 type ecmaRegexp struct{ re *ecmaregex.Regexp }
@@ -67,7 +70,7 @@ func Compile(url string, raw []byte) (_ *jsonschema.Schema, err error) {
 	if !hasScheme(url) {
 		url = "prickle:" + url
 	}
-	doc, err := schemax.Unmarshal(raw)
+	doc, err := validation.Unmarshal(raw)
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", url, err)
 	}
@@ -102,19 +105,19 @@ func hasScheme(u string) bool {
 
 type SchemaError struct {
 	URL        string
-	Violations []schemax.Violation // Pointer is a location inside the schema
+	Violations []validation.Violation // Pointer is a location inside the schema
 }
 
 func (e *SchemaError) Error() string {
-	return fmt.Sprintf("schema %s is not valid JSON Schema 2020-12: %s", e.URL, schemax.Join(e.Violations))
+	return fmt.Sprintf("schema %s is not valid JSON Schema 2020-12: %s", e.URL, validation.Join(e.Violations))
 }
 
-func Violations(err error) []schemax.Violation {
+func Violations(err error) []validation.Violation {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return []schemax.Violation{{Pointer: "", Keyword: "", Message: err.Error()}}
+		return []validation.Violation{{Pointer: "", Keyword: "", Message: err.Error()}}
 	}
-	var out []schemax.Violation
+	var out []validation.Violation
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
@@ -124,7 +127,7 @@ func Violations(err error) []schemax.Violation {
 				kw = kp[len(kp)-1]
 			}
 			loc := keywordLocation(e)
-			out = append(out, schemax.Violation{
+			out = append(out, validation.Violation{
 				Pointer:         jsonpointer.Join(e.InstanceLocation),
 				Keyword:         kw,
 				Message:         wording(e.ErrorKind),
@@ -137,72 +140,72 @@ func Violations(err error) []schemax.Violation {
 		}
 	}
 	walk(ve)
-	schemax.SortViolations(out)
+	validation.SortViolations(out)
 	return out
 }
 
 func wording(k jsonschema.ErrorKind) string {
 	switch k := k.(type) {
 	case *kind.Type:
-		return schemax.TypeMessage(k.Got, k.Want)
+		return validation.TypeMessage(k.Got, k.Want)
 	case *kind.Const:
-		return schemax.ConstMessage(k.Want)
+		return validation.ConstMessage(k.Want)
 	case *kind.Enum:
-		return schemax.EnumMessage(k.Want)
+		return validation.EnumMessage(k.Want)
 	case *kind.Format:
 		if got, ok := k.Got.(string); ok {
-			return schemax.FormatMessage(got, k.Want, k.Err)
+			return validation.FormatMessage(got, k.Want, k.Err)
 		}
 	case *kind.Pattern:
-		return schemax.PatternMessage(k.Got, k.Want)
+		return validation.PatternMessage(k.Got, k.Want)
 	case *kind.Minimum:
-		return schemax.MinimumMessage(k.Got, k.Want)
+		return validation.MinimumMessage(k.Got, k.Want)
 	case *kind.Maximum:
-		return schemax.MaximumMessage(k.Got, k.Want)
+		return validation.MaximumMessage(k.Got, k.Want)
 	case *kind.ExclusiveMinimum:
-		return schemax.ExclusiveMinimumMessage(k.Got, k.Want)
+		return validation.ExclusiveMinimumMessage(k.Got, k.Want)
 	case *kind.ExclusiveMaximum:
-		return schemax.ExclusiveMaximumMessage(k.Got, k.Want)
+		return validation.ExclusiveMaximumMessage(k.Got, k.Want)
 	case *kind.MultipleOf:
-		return schemax.MultipleOfMessage(k.Got, k.Want)
+		return validation.MultipleOfMessage(k.Got, k.Want)
 	case *kind.MinLength:
-		return schemax.MinLengthMessage(k.Got, k.Want)
+		return validation.MinLengthMessage(k.Got, k.Want)
 	case *kind.MaxLength:
-		return schemax.MaxLengthMessage(k.Got, k.Want)
+		return validation.MaxLengthMessage(k.Got, k.Want)
 	case *kind.MinItems:
-		return schemax.MinItemsMessage(k.Got, k.Want)
+		return validation.MinItemsMessage(k.Got, k.Want)
 	case *kind.MaxItems:
-		return schemax.MaxItemsMessage(k.Got, k.Want)
+		return validation.MaxItemsMessage(k.Got, k.Want)
 	case *kind.MinProperties:
-		return schemax.MinPropertiesMessage(k.Got, k.Want)
+		return validation.MinPropertiesMessage(k.Got, k.Want)
 	case *kind.MaxProperties:
-		return schemax.MaxPropertiesMessage(k.Got, k.Want)
+		return validation.MaxPropertiesMessage(k.Got, k.Want)
 	case *kind.Required:
-		return schemax.RequiredMessage(k.Missing)
+		return validation.RequiredMessage(k.Missing)
 	case *kind.DependentRequired:
-		return schemax.DependentRequiredMessage(k.Prop, k.Missing)
+		return validation.DependentRequiredMessage(k.Prop, k.Missing)
 	case *kind.AdditionalProperties:
-		return schemax.AdditionalPropertiesMessage(k.Properties)
+		return validation.AdditionalPropertiesMessage(k.Properties)
 	case *kind.PropertyNames:
-		return schemax.PropertyNamesMessage(k.Property)
+		return validation.PropertyNamesMessage(k.Property)
 	case *kind.UniqueItems:
-		return schemax.UniqueItemsMessage(k.Duplicates[0], k.Duplicates[1])
+		return validation.UniqueItemsMessage(k.Duplicates[0], k.Duplicates[1])
 	case *kind.Contains:
-		return schemax.ContainsMessage()
+		return validation.ContainsMessage()
 	case *kind.MinContains:
-		return schemax.MinContainsMessage(k.Got, k.Want)
+		return validation.MinContainsMessage(k.Got, k.Want)
 	case *kind.MaxContains:
-		return schemax.MaxContainsMessage(k.Got, k.Want)
+		return validation.MaxContainsMessage(k.Got, k.Want)
 	case *kind.OneOf:
 		if len(k.Subschemas) == 2 {
-			return schemax.OneOfMessage(k.Subschemas[0], k.Subschemas[1])
+			return validation.OneOfMessage(k.Subschemas[0], k.Subschemas[1])
 		}
 	case *kind.Not:
-		return schemax.NotMessage()
+		return validation.NotMessage()
 	case *kind.FalseSchema:
-		return schemax.FalseMessage()
+		return validation.FalseMessage()
 	}
-	return k.LocalizedString(schemax.Printer)
+	return k.LocalizedString(validation.Printer)
 }
 
 func keywordLocation(e *jsonschema.ValidationError) string {
@@ -228,11 +231,11 @@ func Validate(s *jsonschema.Schema, raw []byte) error {
 
 // Instance decodes raw as Validate does, for ValidateValue: its strings
 // may point into raw, which must not change while the value is in use. A
-// document that is not one I-JSON value is a *schemax.ValidationError.
+// document that is not one I-JSON value is a *validation.ValidationError.
 func Instance(raw []byte) (any, error) {
-	inst, v := schemax.Instance(raw)
+	inst, v := validation.Instance(raw)
 	if v != nil {
-		return nil, &schemax.ValidationError{Violations: []schemax.Violation{*v}}
+		return nil, &validation.ValidationError{Violations: []validation.Violation{*v}}
 	}
 	return inst, nil
 }
@@ -240,7 +243,7 @@ func Instance(raw []byte) (any, error) {
 func ValidateValue(s *jsonschema.Schema, inst any) (err error) {
 	defer recoverTimeout(&err)
 	if err := s.Validate(inst); err != nil {
-		return &schemax.ValidationError{Violations: Violations(err)}
+		return &validation.ValidationError{Violations: Violations(err)}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package schemalib
+package schemacompile
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/internal/ecmaregex"
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 )
 
 // The documented project pattern uses lookahead: RE2 rejects it, the
@@ -26,7 +26,7 @@ func TestLookaheadPattern(t *testing.T) {
 
 // A pattern match that cannot finish (a starved regexp2 clock) leaves the
 // value neither valid nor invalid: Validate returns a timeout error, never
-// a *schemax.ValidationError, and never accepts a value because a match it
+// a *validation.ValidationError, and never accepts a value because a match it
 // depends on timed out (not, patternProperties).
 func TestStarvedClockIsNotAVerdict(t *testing.T) {
 	const la = `^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$`
@@ -51,7 +51,7 @@ func TestStarvedClockIsNotAVerdict(t *testing.T) {
 		restore := ecmaregex.StarveClock(-1)
 		err = Validate(sch, []byte(in[1]))
 		restore()
-		var ve *schemax.ValidationError
+		var ve *validation.ValidationError
 		if err == nil || errors.As(err, &ve) || !ecmaregex.IsTimeout(err) {
 			t.Errorf("%s: starved clock: Validate = %v; want a timeout error", name, err)
 		}
@@ -75,9 +75,9 @@ func TestFormatAsserted(t *testing.T) {
 		t.Errorf("valid instance refused: %v", err)
 	}
 	err = Validate(sch, []byte(`{"at":"yesterday","u":"not a uri"}`))
-	var ve *schemax.ValidationError
+	var ve *validation.ValidationError
 	if !errors.As(err, &ve) {
-		t.Fatalf("want a *schemax.ValidationError, got %v", err)
+		t.Fatalf("want a *validation.ValidationError, got %v", err)
 	}
 	var ptrs []string
 	for _, v := range ve.Violations {
@@ -96,9 +96,9 @@ func TestViolationsDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := []byte(`{"a":"x","b":"x","c":"x","d":"x"}`)
-	var first []schemax.Violation
+	var first []validation.Violation
 	for i := range 50 {
-		var ve *schemax.ValidationError
+		var ve *validation.ValidationError
 		if !errors.As(Validate(sch, in), &ve) {
 			t.Fatal("invalid instance accepted")
 		}
@@ -134,8 +134,9 @@ func TestBoundWording(t *testing.T) {
 	}
 }
 
-// TestQuotedValuesCut: a violation quotes at most schemax.MaxQuoted characters of
-// the value, so that a refusal stays small whatever the caller sent.
+// TestQuotedValuesCut: a violation quotes at most validation.MaxQuoted
+// characters of the value, so that a refusal stays small whatever the
+// caller sent.
 func TestQuotedValuesCut(t *testing.T) {
 	s, err := Compile("x", []byte(`{"type":"object","properties":{"a":{"pattern":"^[a-z]+$"},"b":{"format":"date-time"}}}`))
 	if err != nil {

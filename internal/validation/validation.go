@@ -1,11 +1,13 @@
-// Package schemax holds what validating against the tool pages' JSON
-// Schemas means, whoever validates: the decoding of an instance (numbers
-// exact, strictness of RFC 7493), violations and their wording, and the
-// formats asserted. The generated validators use it, and so does package
-// compiled, which applies schemas with santhosh-tekuri/jsonschema/v6;
-// this package does not import the library, so generated code does not
-// link it.
-package schemax
+// Package validation holds what validating a value against the tool
+// pages' JSON Schemas means, whoever validates: the decoding of an instance
+// (numbers exact, strictness of RFC 7493), violations and their wording,
+// and the formats asserted. The generated validators (through package rt)
+// and package schemacompile, which validates with santhosh-tekuri/jsonschema,
+// both use it, so that a violation reads the same either way.
+//
+// Generated code links it, so it must not import the schema library, nor
+// schemacompile or any product package (gen, api, rt, server, conformance).
+package validation
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package schemax
+package validation
 
 import (
 	"bytes"

@@ -1,19 +1,19 @@
-package schemalib
+package schemacompile
 
 import (
 	"errors"
 	"testing"
 
-	"github.com/prickle-dev/prickle/internal/schemax"
+	"github.com/prickle-dev/prickle/internal/validation"
 )
 
-func violationsOf(t *testing.T, schema, doc string) []schemax.Violation {
+func violationsOf(t *testing.T, schema, doc string) []validation.Violation {
 	t.Helper()
 	s, err := Compile("prickle:t", []byte(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ve *schemax.ValidationError
+	var ve *validation.ValidationError
 	if err := Validate(s, []byte(doc)); !errors.As(err, &ve) {
 		t.Fatalf("%s: %v, want a *ValidationError", doc, err)
 	}

@@ -1,4 +1,4 @@
-package schemalib
+package schemacompile
 
 import (
 	"os/exec"
@@ -15,7 +15,7 @@ func TestGeneratedAPILinksNoSchemaLibrary(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, "github.com/santhosh-tekuri/jsonschema") || dep == "github.com/prickle-dev/prickle/internal/schemalib" {
+		if strings.HasPrefix(dep, "github.com/santhosh-tekuri/jsonschema") || dep == "github.com/prickle-dev/prickle/internal/schemacompile" {
 			t.Errorf("the generated API links %s", dep)
 		}
 	}
