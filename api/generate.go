@@ -9,6 +9,10 @@
 // `go generate ./...` (or `go run ./cmd/prickle-gen generate`);
 // `prickle-gen check` fails in CI when they are out of date. The package
 // gen documents how schemas map to Go types.
+//
+// Generated code imports only package rt, the MCP Go SDK and the standard
+// library: never gen, spec, server or a package of internal/, so that it
+// compiles in any module that requires this one.
 package api
 
 //go:generate go run ../cmd/prickle-gen generate

@@ -38,4 +38,7 @@
 //
 // conformance-baseline.yml lists the suite's scenarios that cannot apply to
 // a server exposing only its own tools, with the reason.
+//
+// The package holds no code of its own and nothing imports it; its tests
+// may import any package of this module.
 package e2e

@@ -3,6 +3,11 @@
 // typed client and the tool catalog) and the docs (canonical pages and a
 // human reference). prickle-gen generate and check drive it.
 //
+// It imports the spec (spec, spec/specdiff), the runtime rt that the
+// generated code calls, and the ground floor of internal/; it must not
+// import its own output api, the server, the conformance suite or a
+// command. Only cmd/prickle-gen/app imports it.
+//
 // # Mapping
 //
 // Every tool gets <Tool>Input and <Tool>Output (claim_task → ClaimTaskInput).

@@ -6,6 +6,11 @@
 // Generated packages import only rt, the MCP Go SDK and the standard
 // library, so they compile in any module that requires
 // github.com/prickle-dev/prickle.
+//
+// Of this module rt imports only internal/validation and
+// internal/ecmaregex: never the generator, the spec, the server or
+// internal/schemacompile (a program that validates with generated code does
+// not link the schema library).
 package rt
 
 import (

@@ -2,6 +2,10 @@
 // implemented on the SQLite store (package server/store), served over MCP
 // streamable HTTP at /mcp or over stdio. server/README.md records how it answers
 // every question the tool pages leave open.
+//
+// It imports the generated api, its runtime rt, its store and the ground
+// floor of internal/; it must not import the generator, the conformance
+// suite or a command.
 package server
 
 import (

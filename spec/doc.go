@@ -3,6 +3,10 @@
 // the generator, the breaking-change diff, the reference server and the
 // conformance suite all read. FORMAT.md describes the pages and the spec.
 //
+// It imports its subpackages world and seed and the ground floor of
+// internal/; it must not import the generator, rt, api, the server or the
+// conformance suite, which all read it.
+//
 // Reading pages goes in three steps, each reporting what it finds as
 // [Diagnostics] at a file, line and column:
 //

@@ -22,6 +22,9 @@
 // Exit status: 0 when the run certifies the server, 1 when a script failed
 // or the run is incomplete (or trace finds untracked sentences), 2 usage
 // or I/O error.
+//
+// The command's code is package internal/app/prickleconformance; this main
+// only calls its Main and must import nothing else of this module.
 package main
 
 import (

@@ -15,6 +15,9 @@
 // alone too), 1 an error, a diff or a breaking change, 2 usage or I/O
 // error. -format github prints GitHub Actions annotations, -format
 // markdown a summary for a job summary or a pull-request comment.
+//
+// The command's code is package app beside it (cmd/prickle-gen/app); this
+// main only calls app.Main and must import nothing else of this module.
 package main
 
 import (

@@ -12,6 +12,9 @@
 // of a database that already holds a world. SIGINT or SIGTERM finish
 // in-flight calls, then exit 0. The limits (timeouts, sessions,
 // connections) and every decision are in server/README.md.
+//
+// The command's code is package app beside it (cmd/prickled/app); this main
+// only calls app.Main and must import nothing else of this module.
 package main
 
 import (

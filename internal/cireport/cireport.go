@@ -2,6 +2,9 @@
 // run of the project's commands: GitHub Actions annotations (workflow
 // commands that mark a line of a file in a pull request) and Markdown for
 // a job summary or a pull-request comment.
+//
+// It imports nothing of this module: the commands that report (prickle-gen,
+// the conformance suite) import it.
 package cireport
 
 import (

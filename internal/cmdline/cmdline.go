@@ -1,6 +1,9 @@
 // Package cmdline holds what the project's commands (prickle-gen,
 // prickled, prickle-conformance, prickle-load) share in reading their
 // command lines.
+//
+// It imports nothing of this module, so that every command and tool can use
+// it.
 package cmdline
 
 import (

@@ -3,6 +3,9 @@
 // one place the toolchain reads a pattern: the validators, lint, the
 // conformance suite and the diff's pattern grading all go through it.
 //
+// It imports nothing of this module: the generated code's runtime links it,
+// and every schema package builds on it.
+//
 // # Dialect
 //
 // JSON Schema patterns carry no flags, and 2020-12 (core, "Regular

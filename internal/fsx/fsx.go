@@ -1,4 +1,9 @@
-// Package fsx holds the file-system helpers the project's commands share.
+// Package fsx holds the file-system helpers the project's commands share:
+// writing a file (or JSON) atomically, with a mode that keeps secrets to
+// their owner, and checking early that an output path is writable, so
+// that a run does not fail at its end.
+//
+// It imports nothing of this module.
 package fsx
 
 import (

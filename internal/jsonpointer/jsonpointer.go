@@ -3,6 +3,8 @@
 // building and splitting pointers, the URI-fragment form a "$ref" uses,
 // looking a pointer up in a document, and an index from pointers to the
 // byte offsets where values start (so that a finding can name a line).
+//
+// It imports nothing of this module.
 package jsonpointer
 
 import (

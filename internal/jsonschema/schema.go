@@ -18,6 +18,10 @@
 // meta-schema is still modelled as far as it goes (lint reports it): a
 // keyword whose value has the wrong form simply has no subschemas, and a
 // value that is neither an object nor a boolean is an Invalid schema.
+//
+// It imports only internal/ecmaregex, internal/jsonpointer and
+// internal/regexlang of this module: never the spec, the generator or a
+// product, which all read schemas through it.
 package jsonschema
 
 import (

@@ -1,6 +1,8 @@
 // Package pprofx serves net/http/pprof on a listener of its own, for the
 // profiling builds of the project's servers: never on a server's own
 // listener, and only where a command opts in.
+//
+// It imports nothing of this module.
 package pprofx
 
 import (

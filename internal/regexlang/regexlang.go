@@ -14,6 +14,8 @@
 // What RE2 cannot express (lookaround, backreferences, counts beyond RE2's
 // bound) is not decided: the result is Unknown, with the reason. So is a
 // comparison whose automaton would exceed the state budget.
+//
+// It imports only internal/ecmaregex of this module.
 package regexlang
 
 import (

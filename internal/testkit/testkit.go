@@ -2,6 +2,8 @@
 // a goroutine-safe buffer for process output and logs, a bearer-token
 // RoundTripper, a fake clock, and building a command of this module into a
 // test folder.
+//
+// Only tests import it, and it imports nothing of this module.
 package testkit
 
 import (

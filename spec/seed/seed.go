@@ -5,6 +5,8 @@
 // suite hands it, with tokens of each run, to the server under test, and
 // checks that every example input succeeds against it. Lint warns when an
 // example names an id it lacks (rule example-seed).
+//
+// It imports only package world of this module.
 package seed
 
 import (

@@ -1,6 +1,10 @@
 // Package specdiff compares two versions of the canonical spec and grades
 // every change by who it breaks. It backs `prickle-gen diff OLD NEW`.
 //
+// It imports the spec and the ground floor of internal/; it must not import
+// the generator (which imports it to grade the Go API's changes too), the
+// generated api or the server.
+//
 // # Direction
 //
 // A change is graded by the side it is on:

@@ -16,6 +16,9 @@
 //
 // The tokens a world gives its agents and runners are [Token]s, the form
 // of a tokens file ([ReadTokens], [WriteTokens]).
+//
+// It imports only the ground floor of internal/: the spec, servers and the
+// conformance suite import it, so it must not import any of them.
 package world
 
 import (

@@ -3,6 +3,8 @@
 // comparison with the ratios (package benchcompare, beside it). make
 // bench-compare BASE=<commit> runs it. It is a tool of this repository's
 // development, not one of the commands cmd/ installs.
+//
+// It only calls benchcompare.Main.
 package main
 
 import (

@@ -1,6 +1,10 @@
 // Package app is the prickle-gen command (spec, lint, fmt, generate,
 // check, diff, export) as a function: cmd/prickle-gen calls [Main], and its
 // testscript goldens run it in-process.
+//
+// It may import the generator, the spec and the ground floor of internal/;
+// only cmd/prickle-gen's main and tests import it, and it must not import
+// the reference server, the conformance suite or another command.
 package app
 
 import (

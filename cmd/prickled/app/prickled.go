@@ -2,6 +2,10 @@
 // function: cmd/prickled calls [Main], and tests run it in-process.
 // The command's usage and behaviour are documented in cmd/prickled and
 // server/README.md.
+//
+// It may import the server, its store, the world format and the ground
+// floor of internal/; only cmd/prickled's main and tests import it, and it
+// must not import the generator, the conformance suite or another command.
 package app
 
 import (

@@ -22,6 +22,9 @@
 // calls it answered (its "call" log lines). It exits 0 when both
 // replicas exited 0. It drops no database: the test that gave it the
 // cluster does.
+//
+// It runs prickled as a built binary, not in-process: it must import
+// nothing of this module but internal/fsx.
 package main
 
 import (

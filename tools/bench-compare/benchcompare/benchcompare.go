@@ -14,6 +14,9 @@
 // iteration with valgrind instead (see instructions.go). It is a tool, not
 // a test: nothing fails on a number, unless -fail-below asks it to (CI's
 // gate: an instruction count's ratio below it fails the run).
+//
+// It runs the benchmarks as test binaries built by go test -c, so it
+// imports nothing of this module but internal/cmdline.
 package benchcompare
 
 import (
