@@ -135,169 +135,229 @@ var md = goldmark.New()
 // and the structural findings: sections missing, repeated or misordered,
 // JSON syntax errors, a link that disagrees with the heading, and so on.
 func ParsePage(file string, src []byte) (*Page, Diagnostics) {
-	p := &Page{File: file, Src: src, Sections: map[string]*JSONBlock{}, SectionPos: map[string]Pos{}}
-	p.lines = make([]int, 1, bytes.Count(src, []byte{'\n'})+1)
+	p := &Page{File: file, Src: src, Sections: map[string]*JSONBlock{}, SectionPos: map[string]Pos{}, lines: lineStarts(src)}
+	pp := &pageParser{p: p, lastSection: -1}
+	pp.report = func(pos Pos, sev Severity, rule, format string, args ...any) {
+		pp.ds = append(pp.ds, Diagnostic{Pos: pos, Severity: sev, Rule: rule, Message: fmt.Sprintf(format, args...)})
+	}
+	doc := md.Parser().Parse(text.NewReader(src))
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		if !pp.block(n) {
+			break // the rest of the page belongs to a second tool
+		}
+	}
+	pp.finish()
+	return p, pp.ds
+}
+
+// lineStarts returns the byte offsets at which the lines of src start.
+func lineStarts(src []byte) []int {
+	lines := make([]int, 1, bytes.Count(src, []byte{'\n'})+1)
 	for off := 0; ; {
 		i := bytes.IndexByte(src[off:], '\n')
 		if i < 0 {
-			break
+			return lines
 		}
 		off += i + 1
-		p.lines = append(p.lines, off)
+		lines = append(lines, off)
 	}
-	var ds Diagnostics
-	report := func(pos Pos, sev Severity, rule, format string, args ...any) {
-		ds = append(ds, Diagnostic{Pos: pos, Severity: sev, Rule: rule, Message: fmt.Sprintf(format, args...)})
-	}
+}
 
-	doc := md.Parser().Parse(text.NewReader(src))
-	const (
-		stTop = iota
-		stPreamble
-		stDescription
-		stSection // just after a ### heading: a fence must follow
-		stAfterFence
-		stNotes
-	)
-	state := stTop
-	var curSection string
-	lastSection := -1
-	var lastPara *Paragraph // trailing paragraph: the link, if it is one
-	var beforeTitle Pos     // the first text before the # title
-	skipFence := false      // the next fence belongs to a section already reported
-	notesFrom := 0          // index in p.Notes of the first paragraph after the last fence
-blocks:
-	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		pos := p.Pos(nodeStart(n))
-		if skipFence {
-			skipFence = false
-			if _, ok := n.(*ast.FencedCodeBlock); ok {
-				continue // the body of a repeated or unknown section
-			}
-		}
-		if state == stSection {
-			if fb, ok := n.(*ast.FencedCodeBlock); ok {
-				p.Sections[curSection] = p.parseFence(fb, curSection, report)
-				state = stAfterFence
-				continue
-			}
-			report(p.SectionPos[curSection], Error, "fence-missing", "section %q has no ```json fence after its heading", curSection)
-			state = stAfterFence
-		}
-		switch n := n.(type) {
-		case *ast.Heading:
-			title := headingText(n, src)
-			switch n.Level {
-			case 1:
-				if p.TitlePos.Line != 0 {
-					report(pos, Error, "heading-duplicate", "second page title %q; a page has one # title", title)
-					continue
-				}
-				if state != stTop {
-					report(pos, Error, "section-order", "page title %q must come first", title)
-				}
-				p.Title, p.TitlePos = title, pos
-				state = stPreamble
-			case 2:
-				if p.Tool != "" {
-					// The rest of the page belongs to the second tool.
-					report(pos, Error, "tool-multiple", "second tool %q on the page of %q; a page documents one tool", title, p.Tool)
-					break blocks
-				}
-				if !toolNameRE.MatchString(title) {
-					report(pos, Error, "tool-name", "tool name %q is not snake_case (want %s)", title, toolNameRE)
-				}
-				p.Tool, p.ToolPos = title, pos
-				state = stDescription
-			case 3:
-				idx := indexOf(sectionOrder, title)
-				switch {
-				case p.Tool == "":
-					report(pos, Error, "section-order", "section %q comes before the tool heading", title)
-				case idx < 0:
-					report(pos, Error, "section-unknown", "unknown section %q (want %s)", title, strings.Join(quoteAll(sectionOrder), ", "))
-					state, skipFence = stAfterFence, true
-					continue
-				case p.Sections[title] != nil || p.SectionPos[title].Line != 0:
-					report(pos, Error, "section-duplicate", "section %q repeated (first at line %d)", title, p.SectionPos[title].Line)
-					state, skipFence = stAfterFence, true
-					continue
-				case idx < lastSection:
-					report(pos, Error, "section-order", "section %q must come before %q", title, sectionOrder[lastSection])
-				}
-				if idx < 0 {
-					continue
-				}
-				if state == stNotes {
-					// The paragraphs since the last fence sit between sections.
-					report(p.Notes[notesFrom].Pos, Error, "section-order", "paragraph between sections; notes come after %q", SectionOutput)
-				}
-				lastSection = max(lastSection, idx)
-				curSection = title
-				p.SectionPos[title] = pos
-				state = stSection
-			default:
-				report(pos, Error, "heading-level", "unexpected level-%d heading %q", n.Level, title)
-			}
-		case *ast.Paragraph:
-			para := Paragraph{Text: paragraphText(n, src), Pos: pos}
-			switch state {
-			case stTop:
-				if beforeTitle.Line == 0 {
-					beforeTitle = pos
-				}
-			case stPreamble:
-				p.Preamble = append(p.Preamble, para)
-			case stDescription:
-				p.Description = append(p.Description, para)
-			case stAfterFence, stNotes:
-				if state == stAfterFence {
-					notesFrom = len(p.Notes)
-				}
-				p.Notes = append(p.Notes, para)
-				lastPara = &p.Notes[len(p.Notes)-1]
-				state = stNotes
-			}
-		case *ast.FencedCodeBlock:
-			report(pos, Error, "fence-unexpected", "code fence outside a section")
-		default:
-			report(pos, Error, "block-unexpected", "unexpected %s block; a page holds headings, paragraphs and ```json fences", n.Kind())
+// Where ParsePage is in a page: what the next block may be.
+const (
+	stTop = iota
+	stPreamble
+	stDescription
+	stSection // just after a ### heading: a fence must follow
+	stAfterFence
+	stNotes
+)
+
+// pageParser reads a page's top-level blocks one by one into p.
+type pageParser struct {
+	p      *Page
+	ds     Diagnostics
+	report func(pos Pos, sev Severity, rule, format string, args ...any)
+
+	state       int
+	curSection  string
+	lastSection int        // index in sectionOrder of the latest section read
+	lastPara    *Paragraph // trailing paragraph: the link, if it is one
+	beforeTitle Pos        // the first text before the # title
+	skipFence   bool       // the next fence belongs to a section already reported
+	notesFrom   int        // index in p.Notes of the first paragraph after the last fence
+}
+
+// block reads one top-level block; it returns false when the rest of the
+// page is not to be read.
+func (pp *pageParser) block(n ast.Node) bool {
+	p := pp.p
+	pos := p.Pos(nodeStart(n))
+	if pp.skipFence {
+		pp.skipFence = false
+		if _, ok := n.(*ast.FencedCodeBlock); ok {
+			return true // the body of a repeated or unknown section
 		}
 	}
-	if state == stSection {
-		report(p.SectionPos[curSection], Error, "fence-missing", "section %q has no ```json fence after its heading", curSection)
+	if pp.state == stSection {
+		if fb, ok := n.(*ast.FencedCodeBlock); ok {
+			p.Sections[pp.curSection] = p.parseFence(fb, pp.curSection, pp.report)
+			pp.state = stAfterFence
+			return true
+		}
+		pp.report(p.SectionPos[pp.curSection], Error, "fence-missing", "section %q has no ```json fence after its heading", pp.curSection)
+		pp.state = stAfterFence
+	}
+	switch n := n.(type) {
+	case *ast.Heading:
+		return pp.heading(n, pos)
+	case *ast.Paragraph:
+		pp.paragraph(n, pos)
+	case *ast.FencedCodeBlock:
+		pp.report(pos, Error, "fence-unexpected", "code fence outside a section")
+	default:
+		pp.report(pos, Error, "block-unexpected", "unexpected %s block; a page holds headings, paragraphs and ```json fences", n.Kind())
+	}
+	return true
+}
+
+// heading reads a heading: the page's title, its tool or a section.
+func (pp *pageParser) heading(n *ast.Heading, pos Pos) bool {
+	title := headingText(n, pp.p.Src)
+	switch n.Level {
+	case 1:
+		pp.title(title, pos)
+	case 2:
+		return pp.tool(title, pos)
+	case 3:
+		pp.section(title, pos)
+	default:
+		pp.report(pos, Error, "heading-level", "unexpected level-%d heading %q", n.Level, title)
+	}
+	return true
+}
+
+func (pp *pageParser) title(title string, pos Pos) {
+	p := pp.p
+	if p.TitlePos.Line != 0 {
+		pp.report(pos, Error, "heading-duplicate", "second page title %q; a page has one # title", title)
+		return
+	}
+	if pp.state != stTop {
+		pp.report(pos, Error, "section-order", "page title %q must come first", title)
+	}
+	p.Title, p.TitlePos = title, pos
+	pp.state = stPreamble
+}
+
+// tool reads the tool's heading; it returns false for a second tool, to
+// which the rest of the page belongs.
+func (pp *pageParser) tool(name string, pos Pos) bool {
+	p := pp.p
+	if p.Tool != "" {
+		pp.report(pos, Error, "tool-multiple", "second tool %q on the page of %q; a page documents one tool", name, p.Tool)
+		return false
+	}
+	if !toolNameRE.MatchString(name) {
+		pp.report(pos, Error, "tool-name", "tool name %q is not snake_case (want %s)", name, toolNameRE)
+	}
+	p.Tool, p.ToolPos = name, pos
+	pp.state = stDescription
+	return true
+}
+
+// section reads a section's heading; its fence comes next.
+func (pp *pageParser) section(title string, pos Pos) {
+	p := pp.p
+	idx := indexOf(sectionOrder, title)
+	switch {
+	case p.Tool == "":
+		pp.report(pos, Error, "section-order", "section %q comes before the tool heading", title)
+	case idx < 0:
+		pp.report(pos, Error, "section-unknown", "unknown section %q (want %s)", title, strings.Join(quoteAll(sectionOrder), ", "))
+		pp.state, pp.skipFence = stAfterFence, true
+		return
+	case p.Sections[title] != nil || p.SectionPos[title].Line != 0:
+		pp.report(pos, Error, "section-duplicate", "section %q repeated (first at line %d)", title, p.SectionPos[title].Line)
+		pp.state, pp.skipFence = stAfterFence, true
+		return
+	case idx < pp.lastSection:
+		pp.report(pos, Error, "section-order", "section %q must come before %q", title, sectionOrder[pp.lastSection])
+	}
+	if idx < 0 {
+		return
+	}
+	if pp.state == stNotes {
+		// The paragraphs since the last fence sit between sections.
+		pp.report(p.Notes[pp.notesFrom].Pos, Error, "section-order", "paragraph between sections; notes come after %q", SectionOutput)
+	}
+	pp.lastSection = max(pp.lastSection, idx)
+	pp.curSection = title
+	p.SectionPos[title] = pos
+	pp.state = stSection
+}
+
+// paragraph files a paragraph by where it stands: preamble, description
+// or notes.
+func (pp *pageParser) paragraph(n *ast.Paragraph, pos Pos) {
+	p := pp.p
+	para := Paragraph{Text: paragraphText(n, p.Src), Pos: pos}
+	switch pp.state {
+	case stTop:
+		if pp.beforeTitle.Line == 0 {
+			pp.beforeTitle = pos
+		}
+	case stPreamble:
+		p.Preamble = append(p.Preamble, para)
+	case stDescription:
+		p.Description = append(p.Description, para)
+	case stAfterFence, stNotes:
+		if pp.state == stAfterFence {
+			pp.notesFrom = len(p.Notes)
+		}
+		p.Notes = append(p.Notes, para)
+		pp.lastPara = &p.Notes[len(p.Notes)-1]
+		pp.state = stNotes
+	}
+}
+
+// finish reports, once every block is read, what the page lacks, and
+// takes the closing link off its notes.
+func (pp *pageParser) finish() {
+	p := pp.p
+	if pp.state == stSection {
+		pp.report(p.SectionPos[pp.curSection], Error, "fence-missing", "section %q has no ```json fence after its heading", pp.curSection)
 	}
 	switch {
 	case p.TitlePos.Line == 0:
-		report(Pos{File: file, Line: 1, Col: 1}, Error, "title-missing", "the page has no # title")
-	case beforeTitle.Line != 0:
-		report(beforeTitle, Error, "title-missing", "text before the page's # title")
+		pp.report(Pos{File: p.File, Line: 1, Col: 1}, Error, "title-missing", "the page has no # title")
+	case pp.beforeTitle.Line != 0:
+		pp.report(pp.beforeTitle, Error, "title-missing", "text before the page's # title")
 	}
 	if p.Tool == "" {
-		report(p.endPos(), Error, "tool-missing", "the page documents no tool (no ## heading)")
-		return p, ds
+		pp.report(p.endPos(), Error, "tool-missing", "the page documents no tool (no ## heading)")
+		return
 	}
 	if len(p.Description) == 0 {
-		report(p.ToolPos, Error, "description-missing", "tool %q has no description paragraph", p.Tool)
+		pp.report(p.ToolPos, Error, "description-missing", "tool %q has no description paragraph", p.Tool)
 	}
 	for _, s := range sectionOrder {
 		if p.SectionPos[s].Line == 0 {
-			report(p.ToolPos, Error, "section-missing", "tool %q has no %q section", p.Tool, s)
+			pp.report(p.ToolPos, Error, "section-missing", "tool %q has no %q section", p.Tool, s)
 		}
 	}
 	// The closing [Read online](URL) link.
-	if lastPara != nil {
-		if u, ok := linkParagraph(lastPara.Text); ok {
-			p.DocURL, p.DocURLPos = u, lastPara.Pos
+	if pp.lastPara != nil {
+		if u, ok := linkParagraph(pp.lastPara.Text); ok {
+			p.DocURL, p.DocURLPos = u, pp.lastPara.Pos
 			p.Notes = p.Notes[:len(p.Notes)-1]
 		}
 	}
 	if p.DocURL == "" {
-		report(p.endPos(), Error, "link-missing", "the page does not end with a [%s](URL) link", readOnline)
+		pp.report(p.endPos(), Error, "link-missing", "the page does not end with a [%s](URL) link", readOnline)
 	} else {
-		checkDocURL(p, report)
+		checkDocURL(p, pp.report)
 	}
-	return p, ds
 }
 
 func checkDocURL(p *Page, report func(Pos, Severity, string, string, ...any)) {
