@@ -159,111 +159,122 @@ func shared(s *Spec, pages []*Page) Diagnostics {
 	if len(pages) == 0 {
 		return nil
 	}
-	var ds Diagnostics
-	type variant struct {
-		key   string
-		pages []*Page
-	}
-	// majority groups pages by key and returns the winning group (most
-	// pages; ties go to the group whose first page sorts first).
-	majority := func(key func(*Page) string) (*variant, []*variant) {
-		var vs []*variant
-		byKey := map[string]*variant{}
-		for _, p := range pages {
-			k := key(p)
-			v := byKey[k]
-			if v == nil {
-				v = &variant{key: k}
-				byKey[k] = v
-				vs = append(vs, v)
-			}
-			v.pages = append(v.pages, p)
-		}
-		best := vs[0]
-		for _, v := range vs[1:] {
-			if len(v.pages) > len(best.pages) {
-				best = v
-			}
-		}
-		return best, vs
-	}
-	warn := func(what string, key func(*Page) string, pos func(*Page) Pos, show func(p, ref *Page) (string, string)) *Page {
-		best, vs := majority(key)
-		ref := best.pages[0]
-		for _, v := range vs {
-			if v == best {
-				continue
-			}
-			for _, p := range v.pages {
-				mine, theirs := show(p, ref)
-				ds = append(ds, Diagnostic{Pos: pos(p), Severity: Warning, Rule: "shared-drift",
-					Message: fmt.Sprintf("%s differs from %s: %s, not %s", what, pos(ref), mine, theirs)})
-			}
-		}
-		return ref
-	}
-	ref := warn("page title", func(p *Page) string { return p.Title }, func(p *Page) Pos { return p.TitlePos },
+	d := &drift{pages: pages}
+	ref := d.warn("page title", func(p *Page) string { return p.Title }, func(p *Page) Pos { return p.TitlePos },
 		func(p, ref *Page) (string, string) { return fmt.Sprintf("%q", p.Title), fmt.Sprintf("%q", ref.Title) })
 	s.Title = ref.Title
-	// Preamble and notes compare paragraph by paragraph.
-	maxLen := func(get func(*Page) []Paragraph) int {
-		n := 0
-		for _, p := range pages {
-			n = max(n, len(get(p)))
-		}
-		return n
-	}
-	for _, part := range []struct {
-		name string
-		get  func(*Page) []Paragraph
-		dst  *[]Paragraph
-	}{
-		{"preamble", func(p *Page) []Paragraph { return p.Preamble }, &s.Preamble},
-		{"notes", func(p *Page) []Paragraph { return p.Notes }, &s.Notes},
-	} {
-		for i := 0; i < maxLen(part.get); i++ {
-			at := func(p *Page) *Paragraph {
-				if ps := part.get(p); i < len(ps) {
-					return &ps[i]
-				}
-				return nil
-			}
-			ref := warn(fmt.Sprintf("%s paragraph %d", part.name, i+1),
-				func(p *Page) string {
-					if a := at(p); a != nil {
-						return "+" + a.Text
-					}
-					return ""
-				},
-				func(p *Page) Pos {
-					if a := at(p); a != nil {
-						return a.Pos
-					}
-					if p.DocURLPos.Line != 0 {
-						return p.DocURLPos
-					}
-					return p.endPos()
-				},
-				func(p, ref *Page) (string, string) {
-					a, b := at(p), at(ref)
-					switch {
-					case a == nil:
-						return "nothing", fmt.Sprintf("%q", shorten(b.Text))
-					case b == nil:
-						return fmt.Sprintf("%q", shorten(a.Text)), "nothing"
-					}
-					x, y := excerpts(a.Text, b.Text)
-					return fmt.Sprintf("%q", x), fmt.Sprintf("%q", y)
-				})
-			if a := at(ref); a != nil {
-				*part.dst = append(*part.dst, *a)
-			}
-		}
-	}
-	ref = warn("docs host", func(p *Page) string { return docsBase(p.DocURL) }, func(p *Page) Pos { return p.DocURLPos },
+	s.Preamble = append(s.Preamble, d.paragraphs("preamble", func(p *Page) []Paragraph { return p.Preamble })...)
+	s.Notes = append(s.Notes, d.paragraphs("notes", func(p *Page) []Paragraph { return p.Notes })...)
+	ref = d.warn("docs host", func(p *Page) string { return docsBase(p.DocURL) }, func(p *Page) Pos { return p.DocURLPos },
 		func(p, ref *Page) (string, string) { return docsBase(p.DocURL), docsBase(ref.DocURL) })
 	s.DocsBase = docsBase(ref.DocURL)
-	return ds
+	return d.ds
+}
+
+// drift compares the pages on each text they share, and holds the
+// warnings where a page disagrees with the majority.
+type drift struct {
+	pages []*Page
+	ds    Diagnostics
+}
+
+// variant is one version of a shared text and the pages that have it.
+type variant struct {
+	key   string
+	pages []*Page
+}
+
+// majority groups the pages by key and returns the winning group (most
+// pages; ties go to the group whose first page sorts first) and all the
+// groups.
+func (d *drift) majority(key func(*Page) string) (*variant, []*variant) {
+	var vs []*variant
+	byKey := map[string]*variant{}
+	for _, p := range d.pages {
+		k := key(p)
+		v := byKey[k]
+		if v == nil {
+			v = &variant{key: k}
+			byKey[k] = v
+			vs = append(vs, v)
+		}
+		v.pages = append(v.pages, p)
+	}
+	best := vs[0]
+	for _, v := range vs[1:] {
+		if len(v.pages) > len(best.pages) {
+			best = v
+		}
+	}
+	return best, vs
+}
+
+// warn compares the pages on what (its text by key, its place by pos),
+// warns at each page outside the majority, in the words of show, and
+// returns the majority's first page, the reference.
+func (d *drift) warn(what string, key func(*Page) string, pos func(*Page) Pos, show func(p, ref *Page) (string, string)) *Page {
+	best, vs := d.majority(key)
+	ref := best.pages[0]
+	for _, v := range vs {
+		if v == best {
+			continue
+		}
+		for _, p := range v.pages {
+			mine, theirs := show(p, ref)
+			d.ds = append(d.ds, Diagnostic{Pos: pos(p), Severity: Warning, Rule: "shared-drift",
+				Message: fmt.Sprintf("%s differs from %s: %s, not %s", what, pos(ref), mine, theirs)})
+		}
+	}
+	return ref
+}
+
+// paragraphs compares the pages' paragraphs of one part (preamble,
+// notes) paragraph by paragraph, and returns the majority's.
+func (d *drift) paragraphs(part string, get func(*Page) []Paragraph) []Paragraph {
+	n := 0
+	for _, p := range d.pages {
+		n = max(n, len(get(p)))
+	}
+	var out []Paragraph
+	for i := range n {
+		at := func(p *Page) *Paragraph {
+			if ps := get(p); i < len(ps) {
+				return &ps[i]
+			}
+			return nil
+		}
+		ref := d.warn(fmt.Sprintf("%s paragraph %d", part, i+1),
+			func(p *Page) string {
+				if a := at(p); a != nil {
+					return "+" + a.Text
+				}
+				return ""
+			},
+			func(p *Page) Pos {
+				if a := at(p); a != nil {
+					return a.Pos
+				}
+				if p.DocURLPos.Line != 0 {
+					return p.DocURLPos
+				}
+				return p.endPos()
+			},
+			func(p, ref *Page) (string, string) {
+				a, b := at(p), at(ref)
+				switch {
+				case a == nil:
+					return "nothing", fmt.Sprintf("%q", shorten(b.Text))
+				case b == nil:
+					return fmt.Sprintf("%q", shorten(a.Text)), "nothing"
+				}
+				x, y := excerpts(a.Text, b.Text)
+				return fmt.Sprintf("%q", x), fmt.Sprintf("%q", y)
+			})
+		if a := at(ref); a != nil {
+			out = append(out, *a)
+		}
+	}
+	return out
 }
 
 // docsBase is a doc URL without its query: scheme, host and path.
