@@ -80,34 +80,9 @@ func (w *walker) compare(o, n *jsonschema.Schema, nullHandled bool) {
 		}
 		return
 	}
-	oref, nref := o.Ref(), n.Ref()
-	if oref != "" && oref == nref {
-		// The same reference on both sides: the definition is compared
-		// where it is defined; only the siblings are compared here.
-		o, n = o.Without("$ref"), n.Without("$ref")
-	} else if oref != "" || nref != "" {
-		od, nd := o.Resolved(), n.Resolved()
-		if od != o || nd != n {
-			key := od.Via() + "|" + od.Pointer() + "\x00" + nd.Via() + "|" + nd.Pointer()
-			if w.seen[key] {
-				return // a recursive definition, already being compared
-			}
-			w.seen[key] = true
-			defer delete(w.seen, key)
-			saved := w.via
-			site := jsonpointer.Show(n.Pointer())
-			switch {
-			case oref == "":
-				w.via = fmt.Sprintf(" (via %s, now $ref %q)", site, nref)
-			case nref == "":
-				w.via = fmt.Sprintf(" (via %s, formerly $ref %q)", site, oref)
-			default:
-				w.via = fmt.Sprintf(" (via %s, $ref %q formerly %q)", site, nref, oref)
-			}
-			w.compare(od, nd, nullHandled)
-			w.via = saved
-			return
-		}
+	o, n, done := w.compareRefs(o, n, nullHandled)
+	if done {
+		return
 	}
 	// A union on one side only: lift the other side into a union of one.
 	switch ou, nu := o.UnionKeyword(), n.UnionKeyword(); {
@@ -116,21 +91,68 @@ func (w *walker) compare(o, n *jsonschema.Schema, nullHandled bool) {
 	case nu == "" && (ou == "anyOf" || ou == "oneOf"):
 		n = n.Lift(ou)
 	}
+	skipNull := nullHandled || w.compareNull(o, n)
+	w.compareKeywords(o, n, skipNull)
+	w.compareUnions(o, n)
+}
 
-	nullChanged := false
-	if !nullHandled {
-		on, nn := o.AcceptsNull(), n.AcceptsNull()
-		if on != nn {
-			nullChanged = true
-			if nn {
-				w.add(KindNullAdded, n.Pointer(), o.Pointer(), n.NullSite(), "now nullable: null is a valid value")
-			} else {
-				w.add(KindNullRemoved, n.Pointer(), o.NullSite(), n.Pointer(), "no longer nullable: null is not a valid value")
-			}
-		}
+// compareRefs compares through "$ref". The same reference on both sides
+// leaves the definition to be compared where it is defined: it returns
+// the schemas without it, whose siblings remain to compare. A reference on
+// one side, or a different one on each, compares what they resolve to, and
+// then the schemas are done.
+func (w *walker) compareRefs(o, n *jsonschema.Schema, nullHandled bool) (_, _ *jsonschema.Schema, done bool) {
+	oref, nref := o.Ref(), n.Ref()
+	if oref != "" && oref == nref {
+		return o.Without("$ref"), n.Without("$ref"), false
 	}
-	skipNull := nullHandled || nullChanged
+	if oref == "" && nref == "" {
+		return o, n, false
+	}
+	od, nd := o.Resolved(), n.Resolved()
+	if od == o && nd == n {
+		return o, n, false
+	}
+	key := od.Via() + "|" + od.Pointer() + "\x00" + nd.Via() + "|" + nd.Pointer()
+	if w.seen[key] {
+		return o, n, true // a recursive definition, already being compared
+	}
+	w.seen[key] = true
+	defer delete(w.seen, key)
+	saved := w.via
+	site := jsonpointer.Show(n.Pointer())
+	switch {
+	case oref == "":
+		w.via = fmt.Sprintf(" (via %s, now $ref %q)", site, nref)
+	case nref == "":
+		w.via = fmt.Sprintf(" (via %s, formerly $ref %q)", site, oref)
+	default:
+		w.via = fmt.Sprintf(" (via %s, $ref %q formerly %q)", site, nref, oref)
+	}
+	w.compare(od, nd, nullHandled)
+	w.via = saved
+	return o, n, true
+}
 
+// compareNull compares whether null is a valid value, and reports whether
+// that changed.
+func (w *walker) compareNull(o, n *jsonschema.Schema) bool {
+	on, nn := o.AcceptsNull(), n.AcceptsNull()
+	if on == nn {
+		return false
+	}
+	if nn {
+		w.add(KindNullAdded, n.Pointer(), o.Pointer(), n.NullSite(), "now nullable: null is a valid value")
+	} else {
+		w.add(KindNullRemoved, n.Pointer(), o.NullSite(), n.Pointer(), "no longer nullable: null is not a valid value")
+	}
+	return true
+}
+
+// compareKeywords compares the schemas keyword by keyword, but for the
+// union keywords (compareUnions). skipNull leaves null out of enums: its
+// change is already reported.
+func (w *walker) compareKeywords(o, n *jsonschema.Schema, skipNull bool) {
 	done := map[string]bool{}
 	for _, k := range keywordNames(o, n) {
 		if done[k] {
@@ -175,7 +197,6 @@ func (w *walker) compare(o, n *jsonschema.Schema, nullHandled bool) {
 			w.compareOther(o, n, k)
 		}
 	}
-	w.compareUnions(o, n)
 }
 
 // keywordNames lists the keywords of either schema, sorted.
