@@ -574,30 +574,7 @@ func (p *parser) charEscape(start int, inClass bool) (set charSet, isClass bool)
 	case 'W':
 		return negate(wordSet), true
 	case 'p', 'P':
-		if !p.u {
-			return single(c), false
-		}
-		end := strings.IndexByte(p.src[p.pos:], '}')
-		if p.peek() != '{' || end < 0 {
-			p.fail(start, "invalid property name")
-			return nil, false
-		}
-		body := p.src[p.pos+1 : p.pos+end]
-		set, err := property(body)
-		if err != nil {
-			var ue *unsupportedError
-			if errors.As(err, &ue) {
-				p.refuse(start, "%v", err)
-			} else {
-				p.fail(start, "invalid property name: %v", err)
-			}
-			return nil, false
-		}
-		p.pos += end + 1
-		if c == 'P' {
-			set = negate(set)
-		}
-		return set, true
+		return p.propertyEscape(start, c)
 	case 'f':
 		return single('\f'), false
 	case 'n':
@@ -609,16 +586,7 @@ func (p *parser) charEscape(start int, inClass bool) (set charSet, isClass bool)
 	case 'v':
 		return single('\v'), false
 	case 'c':
-		if l := p.peek(); l >= 'a' && l <= 'z' || l >= 'A' && l <= 'Z' {
-			p.pos++
-			return single(rune(l) % 32), false
-		}
-		if p.u {
-			p.fail(start, `invalid control escape \c`)
-			return nil, false
-		}
-		p.pos-- // Annex B: the '\' is itself; 'c' is read next
-		return single('\\'), false
+		return p.controlEscape(start), false
 	case 'x':
 		if v, ok := hexN(p.src, p.pos, 2); ok {
 			p.pos += 2
@@ -654,17 +622,68 @@ func (p *parser) charEscape(start int, inClass bool) (set charSet, isClass bool)
 		p.pos--
 		return single(p.legacyOctal()), false
 	}
-	switch {
-	case p.u && (isSyntaxChar(c) || c == '/' || inClass && c == '-'):
+	return p.identityEscape(start, c, inClass), false
+}
+
+// propertyEscape reads \p{...} or \P{...} (c is 'p' or 'P'): a property's
+// class with the u flag, else the letter itself.
+func (p *parser) propertyEscape(start int, c rune) (set charSet, isClass bool) {
+	if !p.u {
 		return single(c), false
-	case p.u:
-		p.fail(start, `invalid escape \%c`, c)
-		return nil, false
-	case c == 'k' && p.names != nil:
-		p.fail(start, "invalid named reference")
+	}
+	end := strings.IndexByte(p.src[p.pos:], '}')
+	if p.peek() != '{' || end < 0 {
+		p.fail(start, "invalid property name")
 		return nil, false
 	}
-	return single(c), false // Annex B: an identity escape
+	body := p.src[p.pos+1 : p.pos+end]
+	set, err := property(body)
+	if err != nil {
+		var ue *unsupportedError
+		if errors.As(err, &ue) {
+			p.refuse(start, "%v", err)
+		} else {
+			p.fail(start, "invalid property name: %v", err)
+		}
+		return nil, false
+	}
+	p.pos += end + 1
+	if c == 'P' {
+		set = negate(set)
+	}
+	return set, true
+}
+
+// controlEscape reads \c (p.pos after the 'c'): a control letter's
+// character, or without the u flag and a letter, the '\' itself.
+func (p *parser) controlEscape(start int) charSet {
+	if l := p.peek(); l >= 'a' && l <= 'z' || l >= 'A' && l <= 'Z' {
+		p.pos++
+		return single(rune(l) % 32)
+	}
+	if p.u {
+		p.fail(start, `invalid control escape \c`)
+		return nil
+	}
+	p.pos-- // Annex B: the '\' is itself; 'c' is read next
+	return single('\\')
+}
+
+// identityEscape reads an escape of c that no other rule takes: with the
+// u flag only a syntax character (or '/', or '-' in a class) escapes
+// itself; without it, any character but a named reference's k does.
+func (p *parser) identityEscape(start int, c rune, inClass bool) charSet {
+	switch {
+	case p.u && (isSyntaxChar(c) || c == '/' || inClass && c == '-'):
+		return single(c)
+	case p.u:
+		p.fail(start, `invalid escape \%c`, c)
+		return nil
+	case c == 'k' && p.names != nil:
+		p.fail(start, "invalid named reference")
+		return nil
+	}
+	return single(c) // Annex B: an identity escape
 }
 
 func (p *parser) class() *node {
