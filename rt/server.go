@@ -163,108 +163,145 @@ func Handle[In, Out any](t *Tool, h func(context.Context, *In) (*Out, error), op
 	}
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		growStack(0)
-		start := time.Now()
-		info := CallInfo{Tool: t.Name}
-		defer func() {
-			if p := recover(); p != nil {
-				log.ErrorContext(ctx, "prickle: tool handler panicked", "tool", t.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-				res, err = nil, internalError()
-				info.Outcome, info.Code = OutcomeInternalError, ""
-			}
-			if opts != nil && opts.OnCall != nil {
-				info.Duration = time.Since(start)
-				opts.OnCall(ctx, info)
-			}
-		}()
-		refuse := func(te *ToolError) (*mcp.CallToolResult, error) {
-			info.Outcome, info.Code = OutcomeRefused, te.Code
-			return te.Result(), nil
-		}
-		fail := func(msg string, args ...any) (*mcp.CallToolResult, error) {
-			log.ErrorContext(ctx, msg, append([]any{"tool", t.Name}, args...)...)
-			info.Outcome = OutcomeInternalError
-			return nil, internalError()
-		}
-		// failWith is fail for an error of Before or h, which may carry
-		// the JSON-RPC error to answer.
-		failWith := func(msg string, err error) (*mcp.CallToolResult, error) {
-			res, ierr := fail(msg, "error", err)
-			var je *jsonrpc.Error
-			if errors.As(err, &je) {
-				return res, je
-			}
-			return res, ierr
-		}
-
-		if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
-			ctx = WithTokenInfo(ctx, req.Extra.TokenInfo)
-		}
-		if opts != nil && opts.Before != nil {
-			nctx, err := opts.Before(ctx, t.Name, req)
-			if nctx != nil {
-				ctx = nctx // kept on refusal too, so OnCall sees who was refused
-			}
-			if err != nil {
-				if te, ok := AsToolError(err); ok {
-					return refuse(te)
-				}
-				return failWith("prickle: before-call hook failed", err)
-			}
-		}
-
-		var args json.RawMessage
-		if req != nil && req.Params != nil {
-			args = req.Params.Arguments
-		}
-		if len(bytes.TrimSpace(args)) == 0 {
-			args = json.RawMessage("{}")
-		}
-		if err := t.Input.Validate(args); err != nil {
-			var ve *ValidationError
-			if !errors.As(err, &ve) {
-				// The schema does not compile, or a pattern match did not
-				// finish: the arguments are neither valid nor invalid.
-				return fail("prickle: input validation did not complete", "error", err)
-			}
-			info.Outcome, info.Code = OutcomeInvalidArguments, CodeInvalidArguments
-			return InvalidArguments(ve.Violations), nil
+		c := &call{ctx: ctx, log: log, start: time.Now(), info: CallInfo{Tool: t.Name}}
+		defer c.end(opts, &res, &err)
+		if res, err := c.before(req, opts); res != nil || err != nil {
+			return res, err
 		}
 		in := new(In)
-		if err := Unmarshal(args, in); err != nil {
-			// Valid against the schema, yet not representable in Go (an
-			// integer beyond int64, a date-time Go cannot parse).
-			info.Outcome, info.Code = OutcomeInvalidArguments, CodeInvalidArguments
-			return InvalidArguments(DecodeViolations(err)), nil
+		if res, err := c.decode(t.Input, req, in); res != nil || err != nil {
+			return res, err
 		}
-
-		out, err := h(ctx, in)
+		out, err := h(c.ctx, in)
 		if err != nil {
 			if te, ok := AsToolError(err); ok {
-				return refuse(te)
+				return c.refuse(te)
 			}
-			return failWith("prickle: tool handler failed", err)
+			return c.failWith("prickle: tool handler failed", err)
 		}
 		if out == nil {
-			return fail("prickle: tool handler returned no output and no error")
+			return c.fail("prickle: tool handler returned no output and no error")
 		}
-		b, err := MarshalJSON(out)
-		if err != nil {
-			return fail("prickle: tool output does not marshal (server bug)", "error", err)
-		}
-		if err := validateOutput(b); err != nil {
-			var ve *ValidationError
-			if !errors.As(err, &ve) {
-				return fail("prickle: output validation did not complete", "error", err)
-			}
-			return fail("prickle: tool output does not match its output schema (server bug); not sent",
-				"violations", violationsForLog(ve.Violations))
-		}
-		info.Outcome = OutcomeOK
-		return &mcp.CallToolResult{
-			StructuredContent: json.RawMessage(b),
-			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-		}, nil
+		return c.answer(out, validateOutput)
 	}
+}
+
+// call is one tool call as Handle answers it: its context, which the
+// steps extend, and what opts.OnCall is told of it. A step returns nil,
+// nil when the call goes on, else the call's answer.
+type call struct {
+	ctx   context.Context
+	log   *slog.Logger
+	start time.Time
+	info  CallInfo
+}
+
+// end, deferred, answers a panic as an internal error, then tells
+// opts.OnCall how the call went.
+func (c *call) end(opts *RegisterOptions, res **mcp.CallToolResult, err *error) {
+	if p := recover(); p != nil {
+		c.log.ErrorContext(c.ctx, "prickle: tool handler panicked", "tool", c.info.Tool, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		*res, *err = nil, internalError()
+		c.info.Outcome, c.info.Code = OutcomeInternalError, ""
+	}
+	if opts != nil && opts.OnCall != nil {
+		c.info.Duration = time.Since(c.start)
+		opts.OnCall(c.ctx, c.info)
+	}
+}
+
+func (c *call) refuse(te *ToolError) (*mcp.CallToolResult, error) {
+	c.info.Outcome, c.info.Code = OutcomeRefused, te.Code
+	return te.Result(), nil
+}
+
+func (c *call) fail(msg string, args ...any) (*mcp.CallToolResult, error) {
+	c.log.ErrorContext(c.ctx, msg, append([]any{"tool", c.info.Tool}, args...)...)
+	c.info.Outcome = OutcomeInternalError
+	return nil, internalError()
+}
+
+// failWith is fail for an error of Before or the handler, which may carry
+// the JSON-RPC error to answer.
+func (c *call) failWith(msg string, err error) (*mcp.CallToolResult, error) {
+	res, ierr := c.fail(msg, "error", err)
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return res, je
+	}
+	return res, ierr
+}
+
+// before gives the context the caller's token, then runs opts.Before.
+func (c *call) before(req *mcp.CallToolRequest, opts *RegisterOptions) (*mcp.CallToolResult, error) {
+	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
+		c.ctx = WithTokenInfo(c.ctx, req.Extra.TokenInfo)
+	}
+	if opts == nil || opts.Before == nil {
+		return nil, nil
+	}
+	nctx, err := opts.Before(c.ctx, c.info.Tool, req)
+	if nctx != nil {
+		c.ctx = nctx // kept on refusal too, so OnCall sees who was refused
+	}
+	if err != nil {
+		if te, ok := AsToolError(err); ok {
+			return c.refuse(te)
+		}
+		return c.failWith("prickle: before-call hook failed", err)
+	}
+	return nil, nil
+}
+
+// decode validates the call's arguments against the input schema, then
+// decodes them into in.
+func (c *call) decode(input *Validator, req *mcp.CallToolRequest, in any) (*mcp.CallToolResult, error) {
+	var args json.RawMessage
+	if req != nil && req.Params != nil {
+		args = req.Params.Arguments
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := input.Validate(args); err != nil {
+		var ve *ValidationError
+		if !errors.As(err, &ve) {
+			// The schema does not compile, or a pattern match did not
+			// finish: the arguments are neither valid nor invalid.
+			return c.fail("prickle: input validation did not complete", "error", err)
+		}
+		c.info.Outcome, c.info.Code = OutcomeInvalidArguments, CodeInvalidArguments
+		return InvalidArguments(ve.Violations), nil
+	}
+	if err := Unmarshal(args, in); err != nil {
+		// Valid against the schema, yet not representable in Go (an
+		// integer beyond int64, a date-time Go cannot parse).
+		c.info.Outcome, c.info.Code = OutcomeInvalidArguments, CodeInvalidArguments
+		return InvalidArguments(DecodeViolations(err)), nil
+	}
+	return nil, nil
+}
+
+// answer marshals the handler's output and validates the bytes before
+// they leave: the call's result, or an internal error.
+func (c *call) answer(out any, validate func([]byte) error) (*mcp.CallToolResult, error) {
+	b, err := MarshalJSON(out)
+	if err != nil {
+		return c.fail("prickle: tool output does not marshal (server bug)", "error", err)
+	}
+	if err := validate(b); err != nil {
+		var ve *ValidationError
+		if !errors.As(err, &ve) {
+			return c.fail("prickle: output validation did not complete", "error", err)
+		}
+		return c.fail("prickle: tool output does not match its output schema (server bug); not sent",
+			"violations", violationsForLog(ve.Violations))
+	}
+	c.info.Outcome = OutcomeOK
+	return &mcp.CallToolResult{
+		StructuredContent: json.RawMessage(b),
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+	}, nil
 }
 
 // InvalidArguments is the isError result for arguments that fail the
