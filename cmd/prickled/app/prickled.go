@@ -22,6 +22,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/fsx"
@@ -59,49 +60,9 @@ func tuneGC() {
 
 // serve runs the server until ctx is done; it returns the exit status.
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("prickled", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
-	db := fs.String("db", "prickled.db", "the database: a SQLite `FILE`, :memory:, or a PostgreSQL URL (postgres://...; the PG* variables and ~/.pgpass fill in what it leaves out), which replicas share")
-	fixture := fs.String("fixture", "", "add the world described in `FILE` (spec/world/FIXTURE.md) to the database, instead of seeding an empty one")
-	tokensOut := fs.String("tokens-out", "", "write the new tokens as JSON to `FILE` (mode 0600) instead of printing them")
-	launch := fs.Duration("launch-timeout", store.DefaultLaunchTimeout, "lifetime of an execution credential")
-	stdio := fs.Bool("stdio", false, "serve MCP on standard input and output; the caller's token is $PRICKLE_TOKEN")
-	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text")
-	version := fs.Bool("version", false, "print prickled's version and exit")
-	publicURL := fs.String("public-url", "", "the `URL` clients reach this server at, scheme://host[:port] (behind a load balancer: the same for every replica); it names the protected resource in the OAuth metadata and in 401 answers (default: http:// and --addr)")
-	var stateless autoBool
-	fs.Var(&stateless, "stateless", "serve MCP without sessions, so that any replica answers any request (default: on with PostgreSQL, off with SQLite)")
-	var cfg server.Config
-	fs.Func("allow-origin", "also allow browser requests from `ORIGIN` (scheme://host[:port]; repeatable)", func(v string) error {
-		cfg.AllowedOrigins = append(cfg.AllowedOrigins, v)
-		return nil
-	})
-	cfg.LimitFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: prickled [flags]\n       prickled token issue|rotate -h\n\nThe reference Prickle server. Flags:")
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nEnvironment:\n  GOGC\n    \tthe garbage collector's target (default %d here, not Go's 100; server/README.md)\n", gcPercent)
-	}
-	if code, ok := cmdline.Parse(fs, args, false); !ok {
+	o, code, ok := parseServe(args, stdout, stderr)
+	if !ok {
 		return code
-	}
-	if *version {
-		fmt.Fprintln(stdout, "prickled", cmdline.Version())
-		return 0
-	}
-	if *publicURL != "" {
-		u, err := url.Parse(*publicURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-			strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
-			fmt.Fprintf(stderr, "prickled: --public-url %q is not scheme://host[:port] (http or https, no path)\n", *publicURL)
-			return cmdline.ExitUsage
-		}
-		*publicURL = u.Scheme + "://" + u.Host
-	}
-	if _, _, err := net.SplitHostPort(*addr); err != nil && !*stdio {
-		fmt.Fprintf(stderr, "prickled: --addr %q is not HOST:PORT (e.g. 127.0.0.1:8080, or 127.0.0.1:0 for any free port)\n", *addr)
-		return cmdline.ExitUsage
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "prickled: %v\n", err)
@@ -112,75 +73,135 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 
 	var lh slog.Handler = slog.NewTextHandler(stderr, nil)
-	if *logJSON {
+	if o.logJSON {
 		lh = slog.NewJSONHandler(stderr, nil)
 	}
 	logger := slog.New(lh)
-	cfg.DB, cfg.LaunchTimeout, cfg.Logger = *db, *launch, logger
-	cfg.Stateless = stateless.or(store.IsPostgres(*db))
+	cfg := o.cfg
+	cfg.DB, cfg.LaunchTimeout, cfg.Logger = o.db, o.launch, logger
+	cfg.Stateless = o.stateless.or(store.IsPostgres(o.db))
 	// What can be checked before anything is created is checked first: a
 	// world must not be seeded with tokens that cannot be shown.
 	stdioToken := os.Getenv("PRICKLE_TOKEN")
-	if *stdio && stdioToken == "" {
+	if o.stdio && stdioToken == "" {
 		return fail(errors.New("--stdio needs the caller's token in PRICKLE_TOKEN"))
 	}
-	if *fixture != "" {
-		f, err := os.Open(*fixture)
+	if o.fixture != "" {
+		f, err := os.Open(o.fixture)
 		if err != nil {
 			return fail(err)
 		}
 		defer f.Close()
 		cfg.Fixture = f
 	}
-	if *tokensOut != "" {
-		if err := fsx.CheckWritable(*tokensOut); err != nil {
+	if o.tokensOut != "" {
+		if err := fsx.CheckWritable(o.tokensOut); err != nil {
 			return fail(fmt.Errorf("tokens: %w", err))
 		}
 	}
 	var ln net.Listener
-	if !*stdio {
+	if !o.stdio {
 		var err error
-		if ln, err = net.Listen("tcp", *addr); err != nil {
+		if ln, err = net.Listen("tcp", o.addr); err != nil {
 			return fail(err)
 		}
 		defer ln.Close()
 		cfg.BaseURL = "http://" + ln.Addr().String()
-		if *publicURL != "" {
-			cfg.BaseURL = *publicURL
+		if o.publicURL != "" {
+			cfg.BaseURL = o.publicURL
 		}
 	}
 	srv, issued, err := server.New(ctx, cfg)
 	if err != nil {
-		return failStart(stderr, *fixture, err)
+		return failStart(stderr, o.fixture, err)
 	}
 	defer srv.Close()
 	// Tokens go to the terminal (or only to --tokens-out), never to the
 	// log. With --stdio, stdout is the protocol, so they go to stderr.
 	tokOut := stdout
-	if *stdio {
+	if o.stdio {
 		tokOut = stderr
 	}
 	if srv.FixtureLoadedBefore() {
 		fmt.Fprintf(tokOut, "prickled: %s holds the world of %s already (an earlier start, or another replica, loaded it): not loaded again, no new tokens\n",
-			store.Redact(*db), *fixture)
-	} else if err := showTokens(tokOut, *tokensOut, *db, *fixture != "", issued); err != nil {
+			store.Redact(o.db), o.fixture)
+	} else if err := showTokens(tokOut, o.tokensOut, o.db, o.fixture != "", issued); err != nil {
 		return fail(err)
 	}
 
-	if *stdio {
+	if o.stdio {
 		if err := srv.ServeStdio(ctx, stdioToken, stdin, stdout); err != nil && ctx.Err() == nil {
 			return fail(err)
 		}
 		return 0
 	}
 
-	logger.Info("listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+server.PathMCP, "db", store.Redact(*db), "stateless", cfg.Stateless,
+	logger.Info("listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+server.PathMCP, "db", store.Redact(o.db), "stateless", cfg.Stateless,
 		"version", cmdline.Version())
 	if err := srv.Serve(ctx, ln); err != nil {
 		return fail(err)
 	}
 	logger.Info("stopped")
 	return 0
+}
+
+// serveOptions are prickled's flags when it serves; cfg holds those that
+// go to the server as they are (origins, limits).
+type serveOptions struct {
+	addr, db, fixture, tokensOut, publicURL string
+	launch                                  time.Duration
+	stdio, logJSON, version                 bool
+	stateless                               autoBool
+	cfg                                     server.Config
+}
+
+// parseServe reads serve's command line. ok is false when the command is
+// done (--version, -h, a usage error), with its exit status.
+func parseServe(args []string, stdout, stderr io.Writer) (o *serveOptions, code int, ok bool) {
+	o = &serveOptions{}
+	fs := flag.NewFlagSet("prickled", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
+	fs.StringVar(&o.db, "db", "prickled.db", "the database: a SQLite `FILE`, :memory:, or a PostgreSQL URL (postgres://...; the PG* variables and ~/.pgpass fill in what it leaves out), which replicas share")
+	fs.StringVar(&o.fixture, "fixture", "", "add the world described in `FILE` (spec/world/FIXTURE.md) to the database, instead of seeding an empty one")
+	fs.StringVar(&o.tokensOut, "tokens-out", "", "write the new tokens as JSON to `FILE` (mode 0600) instead of printing them")
+	fs.DurationVar(&o.launch, "launch-timeout", store.DefaultLaunchTimeout, "lifetime of an execution credential")
+	fs.BoolVar(&o.stdio, "stdio", false, "serve MCP on standard input and output; the caller's token is $PRICKLE_TOKEN")
+	fs.BoolVar(&o.logJSON, "log-json", false, "log as JSON lines instead of text")
+	fs.BoolVar(&o.version, "version", false, "print prickled's version and exit")
+	fs.StringVar(&o.publicURL, "public-url", "", "the `URL` clients reach this server at, scheme://host[:port] (behind a load balancer: the same for every replica); it names the protected resource in the OAuth metadata and in 401 answers (default: http:// and --addr)")
+	fs.Var(&o.stateless, "stateless", "serve MCP without sessions, so that any replica answers any request (default: on with PostgreSQL, off with SQLite)")
+	fs.Func("allow-origin", "also allow browser requests from `ORIGIN` (scheme://host[:port]; repeatable)", func(v string) error {
+		o.cfg.AllowedOrigins = append(o.cfg.AllowedOrigins, v)
+		return nil
+	})
+	o.cfg.LimitFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: prickled [flags]\n       prickled token issue|rotate -h\n\nThe reference Prickle server. Flags:")
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nEnvironment:\n  GOGC\n    \tthe garbage collector's target (default %d here, not Go's 100; server/README.md)\n", gcPercent)
+	}
+	if code, ok := cmdline.Parse(fs, args, false); !ok {
+		return nil, code, false
+	}
+	if o.version {
+		fmt.Fprintln(stdout, "prickled", cmdline.Version())
+		return nil, 0, false
+	}
+	if o.publicURL != "" {
+		u, err := url.Parse(o.publicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+			fmt.Fprintf(stderr, "prickled: --public-url %q is not scheme://host[:port] (http or https, no path)\n", o.publicURL)
+			return nil, cmdline.ExitUsage, false
+		}
+		o.publicURL = u.Scheme + "://" + u.Host
+	}
+	if _, _, err := net.SplitHostPort(o.addr); err != nil && !o.stdio {
+		fmt.Fprintf(stderr, "prickled: --addr %q is not HOST:PORT (e.g. 127.0.0.1:8080, or 127.0.0.1:0 for any free port)\n", o.addr)
+		return nil, cmdline.ExitUsage, false
+	}
+	return o, 0, true
 }
 
 // autoBool is a boolean flag whose default is decided later, from other
