@@ -231,79 +231,18 @@ func TestPostgresReplicaKilled(t *testing.T) {
 	c := pgtest.Start(t)
 	dsn, fixture, a, tok := pgWorld(t, c, tasks)
 	b := start(t, "--addr", "127.0.0.1:0", "--db", dsn, "--fixture", fixture)
-	replicas := []*proc{a, b}
 
-	type claim struct {
-		first    *api.ClaimTaskOutputAttempt // the first answer, if any came
-		cutOff   int                         // calls to the killed replica that got no answer
-		inFlight int                         // of them, those it had accepted (not refused)
-		answered int                         // calls answered
-	}
-	var (
-		mu       sync.Mutex
-		claims   = map[string]*claim{}
-		answered int // tasks with an answer
-		atKill   = -1
-		killed   atomic.Bool
-		kill     = make(chan struct{})
-		killOnce sync.Once
-	)
-	next := upTo(tasks)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			hc := newHTTPClient(t)
-			gone := false // this client found replica 0 gone, and sends to replica 1 alone
-			for i := range next {
-				task, key := taskKey(i)
-				for n := range 2 { // the claim, then its replay on the other replica
-					r := (w + n) % 2
-					if gone {
-						r = 1
-					}
-					rep := claimCall(hc, replicas[r].url(), tok, task, key)
-					mu.Lock()
-					cl := claims[task]
-					if cl == nil {
-						cl = &claim{}
-						claims[task] = cl
-					}
-					switch {
-					case rep.ok():
-						at := rep.attempt(t)
-						if cl.first == nil {
-							cl.first = &at
-							answered++
-						} else if at != *cl.first {
-							t.Errorf("%s: replica %d answered %+v, after %+v", task, r, at, *cl.first)
-						}
-						cl.answered++
-					case r == 0 && rep.status == 0 && killed.Load():
-						cl.cutOff++
-						if !errors.Is(rep.err, syscall.ECONNREFUSED) {
-							cl.inFlight++
-						}
-						gone = true
-					default:
-						t.Errorf("%s on replica %d: %s", task, r, rep)
-					}
-					if answered >= killAfter {
-						killOnce.Do(func() { close(kill) })
-					}
-					mu.Unlock()
-				}
-			}
-		})
-	}
+	l := &killLoad{claims: map[string]*killedClaim{}, killAfter: killAfter, kill: make(chan struct{})}
+	wg := l.start(t, []*proc{a, b}, tok, tasks, workers)
 	select {
-	case <-kill:
+	case <-l.kill:
 	case <-time.After(hangGuard):
 		t.Fatal("the claims did not get going")
 	}
-	mu.Lock()
-	atKill = answered
-	mu.Unlock()
-	killed.Store(true)
+	l.mu.Lock()
+	atKill := l.answered
+	l.mu.Unlock()
+	l.killed.Store(true)
 	a.signal(syscall.SIGKILL)
 	wg.Wait()
 	if code := a.wait(); code != -1 {
@@ -313,43 +252,9 @@ func TestPostgresReplicaKilled(t *testing.T) {
 		t.Fatalf("all %d tasks were claimed before the kill landed", tasks)
 	}
 
-	// Every answered attempt is in the database, for its task and key.
+	cutOff, inFlight, lost := checkAnswersStored(t, dsn, l.claims)
+	lost += claimAgainOnSurvivor(t, b.url(), tok, tasks, l.claims)
 	rows := attemptsIn(t, dsn)
-	cutOff, inFlight, lost := 0, 0, 0
-	for task, cl := range claims {
-		cutOff += cl.cutOff
-		inFlight += cl.inFlight
-		if cl.first == nil {
-			continue
-		}
-		if row, ok := rows[task]; !ok || row.id != cl.first.AttemptID || row.key != keyOf(task) {
-			t.Errorf("%s: answered %s; the database holds %+v", task, cl.first.AttemptID, row)
-			lost++
-		}
-	}
-	// Each claim again on the survivor, with its key: the attempt
-	// answered first, or (a claim that got no answer) one attempt, twice.
-	hc := newHTTPClient(t)
-	for i := range tasks {
-		task, key := taskKey(i)
-		one := claimCall(hc, b.url(), tok, task, key)
-		if !one.ok() {
-			t.Errorf("%s again on the survivor: %s", task, one)
-			continue
-		}
-		got := one.attempt(t)
-		if cl := claims[task]; cl != nil && cl.first != nil {
-			if got != *cl.first {
-				t.Errorf("%s again on the survivor: %+v, want %+v", task, got, *cl.first)
-				lost++
-			}
-			continue
-		}
-		if two := claimCall(hc, b.url(), tok, task, key); !two.ok() || two.attempt(t) != got {
-			t.Errorf("%s: %+v, then %s", task, got, two)
-		}
-	}
-	rows = attemptsIn(t, dsn)
 	whole := 0
 	for _, row := range rows {
 		if row.whole {
@@ -369,6 +274,137 @@ func TestPostgresReplicaKilled(t *testing.T) {
 	if out := b.stdout.String(); !strings.Contains(out, "holds the world of "+fixture+" already") || strings.Contains(out, store.TokenPrefix) {
 		t.Errorf("the second replica printed:\n%s", out)
 	}
+}
+
+// killedClaim is what TestPostgresReplicaKilled's load saw of one task.
+type killedClaim struct {
+	first    *api.ClaimTaskOutputAttempt // the first answer, if any came
+	cutOff   int                         // calls to the killed replica that got no answer
+	inFlight int                         // of them, those it had accepted (not refused)
+	answered int                         // calls answered
+}
+
+// killLoad is TestPostgresReplicaKilled's load: each task claimed with a
+// fresh key on one replica and replayed on the other, by many clients at
+// once. Once killAfter tasks have an answer, kill is closed; once killed
+// is set, replica 0 may not answer.
+type killLoad struct {
+	mu        sync.Mutex
+	claims    map[string]*killedClaim
+	answered  int // tasks with an answer
+	killAfter int
+	killed    atomic.Bool
+	kill      chan struct{}
+	killOnce  sync.Once
+}
+
+// start starts the load's workers on replicas; they stop when the tasks
+// run out.
+func (l *killLoad) start(t *testing.T, replicas []*proc, tok string, tasks, workers int) *sync.WaitGroup {
+	next := upTo(tasks)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			hc := newHTTPClient(t)
+			gone := false // this client found replica 0 gone, and sends to replica 1 alone
+			for i := range next {
+				task, key := taskKey(i)
+				for n := range 2 { // the claim, then its replay on the other replica
+					r := (w + n) % 2
+					if gone {
+						r = 1
+					}
+					if l.record(t, task, r, claimCall(hc, replicas[r].url(), tok, task, key)) {
+						gone = true
+					}
+				}
+			}
+		})
+	}
+	return &wg
+}
+
+// record notes replica r's answer to a claim of task; it reports whether
+// the answer says the replica is gone.
+func (l *killLoad) record(t *testing.T, task string, r int, rep reply) (gone bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cl := l.claims[task]
+	if cl == nil {
+		cl = &killedClaim{}
+		l.claims[task] = cl
+	}
+	switch {
+	case rep.ok():
+		at := rep.attempt(t)
+		if cl.first == nil {
+			cl.first = &at
+			l.answered++
+		} else if at != *cl.first {
+			t.Errorf("%s: replica %d answered %+v, after %+v", task, r, at, *cl.first)
+		}
+		cl.answered++
+	case r == 0 && rep.status == 0 && l.killed.Load():
+		cl.cutOff++
+		if !errors.Is(rep.err, syscall.ECONNREFUSED) {
+			cl.inFlight++
+		}
+		gone = true
+	default:
+		t.Errorf("%s on replica %d: %s", task, r, rep)
+	}
+	if l.answered >= l.killAfter {
+		l.killOnce.Do(func() { close(l.kill) })
+	}
+	return gone
+}
+
+// checkAnswersStored: every answered attempt is in the database, for its
+// task and key. It counts the calls cut off, those in flight among them,
+// and the answers lost.
+func checkAnswersStored(t *testing.T, dsn string, claims map[string]*killedClaim) (cutOff, inFlight, lost int) {
+	t.Helper()
+	rows := attemptsIn(t, dsn)
+	for task, cl := range claims {
+		cutOff += cl.cutOff
+		inFlight += cl.inFlight
+		if cl.first == nil {
+			continue
+		}
+		if row, ok := rows[task]; !ok || row.id != cl.first.AttemptID || row.key != keyOf(task) {
+			t.Errorf("%s: answered %s; the database holds %+v", task, cl.first.AttemptID, row)
+			lost++
+		}
+	}
+	return cutOff, inFlight, lost
+}
+
+// claimAgainOnSurvivor claims each task again on the survivor at url,
+// with its key: the attempt answered first, or (a claim that got no
+// answer) one attempt, twice. It counts the answers lost.
+func claimAgainOnSurvivor(t *testing.T, url, tok string, tasks int, claims map[string]*killedClaim) (lost int) {
+	t.Helper()
+	hc := newHTTPClient(t)
+	for i := range tasks {
+		task, key := taskKey(i)
+		one := claimCall(hc, url, tok, task, key)
+		if !one.ok() {
+			t.Errorf("%s again on the survivor: %s", task, one)
+			continue
+		}
+		got := one.attempt(t)
+		if cl := claims[task]; cl != nil && cl.first != nil {
+			if got != *cl.first {
+				t.Errorf("%s again on the survivor: %+v, want %+v", task, got, *cl.first)
+				lost++
+			}
+			continue
+		}
+		if two := claimCall(hc, url, tok, task, key); !two.ok() || two.attempt(t) != got {
+			t.Errorf("%s: %+v, then %s", task, got, two)
+		}
+	}
+	return lost
 }
 
 // TestPostgresOutage: PostgreSQL stopped at once (an immediate shutdown,
@@ -392,169 +428,27 @@ func TestPostgresOutage(t *testing.T) {
 	c := pgtest.Start(t)
 	dsn, _, p, tok := pgWorld(t, c, tasks, "--db-timeout", dbTimeout.String())
 
-	// The phases of the outage, as the calls see them when they start and
-	// end.
-	const (
-		up         = iota
-		stopping   // PostgreSQL is being stopped
-		down       // it is stopped
-		restarting // it is being started
-		back       // it accepts connections again
-		phases
-	)
-	type call struct {
-		task       string
-		start, end int
-		rep        reply
-	}
-	var (
-		phase   atomic.Int32
-		mu      sync.Mutex
-		calls   []call
-		ok      [phases]int // calls that succeeded, by the phase they started in
-		failed  [phases]int // calls that failed, likewise
-		changed = make(chan struct{}, 1)
-		stop    = make(chan struct{})
-	)
-	next := upTo(tasks)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			hc := newHTTPClient(t)
-			for i := range next {
-				task, key := taskKey(i)
-				for range 2 { // a fresh claim, then its replay
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					start := int(phase.Load())
-					rep := claimCall(hc, p.url(), tok, task, key)
-					mu.Lock()
-					calls = append(calls, call{task: task, start: start, end: int(phase.Load()), rep: rep})
-					if rep.ok() {
-						ok[start]++
-					} else {
-						failed[start]++
-					}
-					mu.Unlock()
-					select {
-					case changed <- struct{}{}:
-					default:
-					}
-				}
-			}
-		})
-	}
-	stopLoad := sync.OnceFunc(func() { close(stop); wg.Wait() })
-	defer stopLoad() // the load ends even when the test fails half-way
-	// waitFor waits until the load reaches cond.
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.After(hangGuard)
-		for {
-			mu.Lock()
-			reached := cond()
-			mu.Unlock()
-			if reached {
-				return
-			}
-			select {
-			case <-changed:
-			case <-deadline:
-				t.Fatalf("waited %v for %s", hangGuard, what)
-			}
-		}
-	}
-	waitFor("claims before the stop", func() bool { return ok[up] >= 40 })
-	phase.Store(stopping)
+	l := &outageLoad{changed: make(chan struct{}, 1), stop: make(chan struct{})}
+	l.start(t, p.url(), tok, tasks, workers)
+	defer l.end() // the load ends even when the test fails half-way
+	l.waitFor(t, "claims before the stop", func() bool { return l.ok[phaseUp] >= 40 })
+	l.phase.Store(phaseStopping)
 	c.Kill()
-	phase.Store(down)
-	waitFor("calls during the outage", func() bool { return failed[down] >= 4*workers })
-	phase.Store(restarting)
+	l.phase.Store(phaseDown)
+	l.waitFor(t, "calls during the outage", func() bool { return l.failed[phaseDown] >= 4*workers })
+	l.phase.Store(phaseRestarting)
 	if err := c.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	phase.Store(back)
-	waitFor("claims after the restart", func() bool { return ok[back] >= 40 })
-	stopLoad()
+	l.phase.Store(phaseBack)
+	l.waitFor(t, "claims after the restart", func() bool { return l.ok[phaseBack] >= 40 })
+	l.end()
 
-	var slowest time.Duration
-	answered := map[string]api.ClaimTaskOutputAttempt{} // by task, its first answer
-	failedTasks := map[string]bool{}
-	for _, cl := range calls {
-		if cl.rep.ok() {
-			at := cl.rep.attempt(t)
-			if first, seen := answered[cl.task]; seen && first != at {
-				t.Errorf("%s: answered %+v, then %+v", cl.task, first, at)
-			} else if !seen {
-				answered[cl.task] = at
-			}
-			if cl.start == down && cl.end == down {
-				t.Errorf("%s: a call while PostgreSQL was stopped succeeded", cl.task)
-			}
-			continue
-		}
-		failedTasks[cl.task] = true
-		slowest = max(slowest, cl.rep.took)
-		switch {
-		case cl.end == up || cl.start == back:
-			t.Errorf("%s: a call while PostgreSQL was up failed: %s", cl.task, cl.rep)
-		case cl.rep.took > bound:
-			t.Errorf("%s: a call during the outage took %v, more than %v: %s", cl.task, cl.rep.took, bound, cl.rep)
-		case cl.rep.status == http.StatusServiceUnavailable && cl.rep.body == "the database is unavailable; retry later\n":
-		case cl.rep.status == http.StatusOK && cl.rep.rpc != nil && cl.rep.rpc.Code == -32603 &&
-			cl.rep.rpc.Message == "the database is unavailable; retry later":
-		default:
-			t.Errorf("%s: a call during the outage was answered %s, not that the database is unavailable", cl.task, cl.rep)
-		}
-	}
+	answered, failedTasks, slowest := checkOutageAnswers(t, l.calls, bound)
 	t.Logf("calls: %d; succeeded before the stop: %d; failed during the outage: %d (the slowest in %v); succeeded after the restart: %d",
-		len(calls), ok[up], failed[stopping]+failed[down]+failed[restarting], slowest, ok[back])
-
-	// The listener is back: logged, and listening.
-	p.waitLog("store: PostgreSQL notifications lost")
-	p.waitLog("store: PostgreSQL notifications are back")
-	pgQuery(t, dsn, func(conn *pgx.Conn) error {
-		var n int
-		err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND query ILIKE 'listen %'`).Scan(&n)
-		if err == nil && n != 1 {
-			t.Errorf("%d connections listen after the restart, want 1", n)
-		}
-		return err
-	})
-
-	// Nothing half-written: every row whole, every answer there, every
-	// claim replays.
-	rows := attemptsIn(t, dsn)
-	for task, row := range rows {
-		if !row.whole {
-			t.Errorf("%s: attempt %+v is not whole", task, row)
-		}
-	}
-	hc := newHTTPClient(t)
-	for task, at := range answered {
-		if row := rows[task]; row.id != at.AttemptID {
-			t.Errorf("%s: answered %s; the database holds %+v", task, at.AttemptID, row)
-		}
-		if again := claimCall(hc, p.url(), tok, task, keyOf(task)); !again.ok() || again.attempt(t) != at {
-			t.Errorf("%s: answered %+v; replayed after the outage: %s", task, at, again)
-		}
-	}
-	cutOff := 0
-	for task := range failedTasks {
-		if _, ok := answered[task]; ok {
-			continue
-		}
-		cutOff++
-		one := claimCall(hc, p.url(), tok, task, keyOf(task))
-		two := claimCall(hc, p.url(), tok, task, keyOf(task))
-		if !one.ok() || !two.ok() || one.attempt(t) != two.attempt(t) {
-			t.Errorf("%s: failed during the outage; now %s, then %s", task, one, two)
-		}
-	}
+		len(l.calls), l.ok[phaseUp], l.failed[phaseStopping]+l.failed[phaseDown]+l.failed[phaseRestarting], slowest, l.ok[phaseBack])
+	checkListenerBack(t, p, dsn)
+	cutOff := checkNothingHalfWritten(t, dsn, p.url(), tok, answered, failedTasks)
 	t.Logf("tasks answered: %d; tasks whose every call failed, claimed again after: %d", len(answered), cutOff)
 
 	select {
@@ -569,6 +463,185 @@ func TestPostgresOutage(t *testing.T) {
 	if logs := p.stderr.String(); strings.Contains(logs, "goroutine ") || strings.Contains(logs, "panic") {
 		t.Errorf("a stack trace or a panic in the log:\n%s", logs)
 	}
+}
+
+// The phases of TestPostgresOutage's outage, as the calls see them when
+// they start and end.
+const (
+	phaseUp         = iota
+	phaseStopping   // PostgreSQL is being stopped
+	phaseDown       // it is stopped
+	phaseRestarting // it is being started
+	phaseBack       // it accepts connections again
+	phases
+)
+
+// outageCall is one call of TestPostgresOutage's load, with the phases it
+// started and ended in.
+type outageCall struct {
+	task       string
+	start, end int
+	rep        reply
+}
+
+// outageLoad is TestPostgresOutage's load: each task claimed, then the
+// claim replayed, by many clients at once, until the tasks run out or the
+// load ends.
+type outageLoad struct {
+	phase   atomic.Int32
+	mu      sync.Mutex
+	calls   []outageCall
+	ok      [phases]int // calls that succeeded, by the phase they started in
+	failed  [phases]int // calls that failed, likewise
+	changed chan struct{}
+	stop    chan struct{}
+	end     func() // ends the load and waits for its workers
+}
+
+func (l *outageLoad) start(t *testing.T, url, tok string, tasks, workers int) {
+	next := upTo(tasks)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			hc := newHTTPClient(t)
+			for i := range next {
+				task, key := taskKey(i)
+				for range 2 { // a fresh claim, then its replay
+					select {
+					case <-l.stop:
+						return
+					default:
+					}
+					start := int(l.phase.Load())
+					rep := claimCall(hc, url, tok, task, key)
+					l.mu.Lock()
+					l.calls = append(l.calls, outageCall{task: task, start: start, end: int(l.phase.Load()), rep: rep})
+					if rep.ok() {
+						l.ok[start]++
+					} else {
+						l.failed[start]++
+					}
+					l.mu.Unlock()
+					select {
+					case l.changed <- struct{}{}:
+					default:
+					}
+				}
+			}
+		})
+	}
+	l.end = sync.OnceFunc(func() { close(l.stop); wg.Wait() })
+}
+
+// waitFor waits until the load reaches cond.
+func (l *outageLoad) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(hangGuard)
+	for {
+		l.mu.Lock()
+		reached := cond()
+		l.mu.Unlock()
+		if reached {
+			return
+		}
+		select {
+		case <-l.changed:
+		case <-deadline:
+			t.Fatalf("waited %v for %s", hangGuard, what)
+		}
+	}
+}
+
+// checkOutageAnswers checks each call of the outage: one that succeeded
+// answered its task's attempt, and did not run while PostgreSQL was
+// down; one that failed ran during the outage, was answered within bound,
+// and said the database is unavailable and nothing more. It returns each
+// task's first answer, the tasks with a failed call, and the slowest
+// failure.
+func checkOutageAnswers(t *testing.T, calls []outageCall, bound time.Duration) (answered map[string]api.ClaimTaskOutputAttempt, failedTasks map[string]bool, slowest time.Duration) {
+	t.Helper()
+	answered = map[string]api.ClaimTaskOutputAttempt{} // by task, its first answer
+	failedTasks = map[string]bool{}
+	for _, cl := range calls {
+		if cl.rep.ok() {
+			at := cl.rep.attempt(t)
+			if first, seen := answered[cl.task]; seen && first != at {
+				t.Errorf("%s: answered %+v, then %+v", cl.task, first, at)
+			} else if !seen {
+				answered[cl.task] = at
+			}
+			if cl.start == phaseDown && cl.end == phaseDown {
+				t.Errorf("%s: a call while PostgreSQL was stopped succeeded", cl.task)
+			}
+			continue
+		}
+		failedTasks[cl.task] = true
+		slowest = max(slowest, cl.rep.took)
+		switch {
+		case cl.end == phaseUp || cl.start == phaseBack:
+			t.Errorf("%s: a call while PostgreSQL was up failed: %s", cl.task, cl.rep)
+		case cl.rep.took > bound:
+			t.Errorf("%s: a call during the outage took %v, more than %v: %s", cl.task, cl.rep.took, bound, cl.rep)
+		case cl.rep.status == http.StatusServiceUnavailable && cl.rep.body == "the database is unavailable; retry later\n":
+		case cl.rep.status == http.StatusOK && cl.rep.rpc != nil && cl.rep.rpc.Code == -32603 &&
+			cl.rep.rpc.Message == "the database is unavailable; retry later":
+		default:
+			t.Errorf("%s: a call during the outage was answered %s, not that the database is unavailable", cl.task, cl.rep)
+		}
+	}
+	return answered, failedTasks, slowest
+}
+
+// checkListenerBack: the notification listener logged its loss and its
+// return, and listens again.
+func checkListenerBack(t *testing.T, p *proc, dsn string) {
+	t.Helper()
+	p.waitLog("store: PostgreSQL notifications lost")
+	p.waitLog("store: PostgreSQL notifications are back")
+	pgQuery(t, dsn, func(conn *pgx.Conn) error {
+		var n int
+		err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query ILIKE 'listen %'`).Scan(&n)
+		if err == nil && n != 1 {
+			t.Errorf("%d connections listen after the restart, want 1", n)
+		}
+		return err
+	})
+}
+
+// checkNothingHalfWritten: after the outage every attempt row is whole,
+// every answer is in the database and replays, and a task whose every
+// call failed, claimed twice now, gives one attempt. It returns how many
+// such tasks there were.
+func checkNothingHalfWritten(t *testing.T, dsn, url, tok string, answered map[string]api.ClaimTaskOutputAttempt, failedTasks map[string]bool) (cutOff int) {
+	t.Helper()
+	rows := attemptsIn(t, dsn)
+	for task, row := range rows {
+		if !row.whole {
+			t.Errorf("%s: attempt %+v is not whole", task, row)
+		}
+	}
+	hc := newHTTPClient(t)
+	for task, at := range answered {
+		if row := rows[task]; row.id != at.AttemptID {
+			t.Errorf("%s: answered %s; the database holds %+v", task, at.AttemptID, row)
+		}
+		if again := claimCall(hc, url, tok, task, keyOf(task)); !again.ok() || again.attempt(t) != at {
+			t.Errorf("%s: answered %+v; replayed after the outage: %s", task, at, again)
+		}
+	}
+	for task := range failedTasks {
+		if _, ok := answered[task]; ok {
+			continue
+		}
+		cutOff++
+		one := claimCall(hc, url, tok, task, keyOf(task))
+		two := claimCall(hc, url, tok, task, keyOf(task))
+		if !one.ok() || !two.ok() || one.attempt(t) != two.attempt(t) {
+			t.Errorf("%s: failed during the outage; now %s, then %s", task, one, two)
+		}
+	}
+	return cutOff
 }
 
 // TestPostgresPoolBounded: under more concurrent calls than --db-conns,
