@@ -308,48 +308,10 @@ func TestServeHTTPThenSIGTERM(t *testing.T) {
 	}
 	cs.Close()
 
-	// An in-flight call: open a session by hand, send a tools/call's
-	// headers with "Expect: 100-continue", and wait for "100 Continue":
-	// the handler is now running, reading the body.
 	session := rawInitialize(t, p.url(), runnerTok)
-	// And a standing event stream (GET) on that session, as 2025-11-25
-	// clients keep open: shutdown must end it, not wait out its grace.
-	streamReq, err := http.NewRequest(http.MethodGet, p.url(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"Authorization": "Bearer " + runnerTok, "Accept": "text/event-stream",
-		"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"} {
-		streamReq.Header.Set(k, v)
-	}
-	stream, err := http.DefaultClient.Do(streamReq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stream.Body.Close()
-	if stream.StatusCode != http.StatusOK {
-		t.Fatalf("event stream: %s", stream.Status)
-	}
-	streamEnded := make(chan error, 1)
-	go func() { _, err := io.Copy(io.Discard, stream.Body); streamEnded <- err }()
-	conn, err := net.Dial("tcp", p.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(hangGuard))
+	streamEnded := openEventStream(t, p.url(), runnerTok, session)
 	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"sigterm"}}}`
-	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
-		"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n"+
-		"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n", p.addr, runnerTok, session, len(body))
-	br := bufio.NewReader(conn)
-	status, err := br.ReadString('\n')
-	if err != nil || !strings.Contains(status, " 100 ") {
-		t.Fatalf("want 100 Continue, got %q (%v)", status, err)
-	}
-	if _, err := br.ReadString('\n'); err != nil { // the blank line after 100 Continue
-		t.Fatal(err)
-	}
+	call := startCall(t, p.addr, runnerTok, session, len(body))
 
 	p.signal(syscall.SIGTERM)
 	p.waitLog("shutting down")
@@ -358,27 +320,7 @@ func TestServeHTTPThenSIGTERM(t *testing.T) {
 		t.Fatal("prickled exited with a call in flight")
 	default:
 	}
-	if _, err := io.WriteString(conn, body); err != nil {
-		t.Fatal(err)
-	}
-	resp, err = http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatalf("in-flight call: %v", err)
-	}
-	answer, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("in-flight call: %s %s", resp.Status, answer)
-	}
-	out := structuredContent(t, answer)
-	if err := api.ValidateClaimTaskOutput(out); err != nil {
-		t.Fatalf("in-flight answer fails the output schema: %v\n%s", err, out)
-	}
-	var got api.ClaimTaskOutput
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
-	if got.Attempt != first.Attempt {
+	if got := call.finish(t, body); got.Attempt != first.Attempt {
 		t.Errorf("in-flight replay: attempt %+v, want %+v", got.Attempt, first.Attempt)
 	}
 	if code := p.wait(); code != 0 {
@@ -405,6 +347,90 @@ func TestServeHTTPThenSIGTERM(t *testing.T) {
 	if !strings.Contains(p.stdout.String(), tokFile) {
 		t.Errorf("stdout does not say where the tokens went:\n%s", p.stdout.String())
 	}
+}
+
+// openEventStream opens a standing event stream (GET) on session, as
+// 2025-11-25 clients keep open: a shutdown must end it, not wait out its
+// grace. The channel receives when the stream ends.
+func openEventStream(t *testing.T, url, token, session string) <-chan error {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Accept": "text/event-stream",
+		"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"} {
+		req.Header.Set(k, v)
+	}
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stream.Body.Close() })
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("event stream: %s", stream.Status)
+	}
+	ended := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, stream.Body); ended <- err }()
+	return ended
+}
+
+// inFlightCall is a tools/call whose headers are sent and whose body is
+// not: the server's handler runs, reading the body.
+type inFlightCall struct {
+	conn net.Conn
+	br   *bufio.Reader
+}
+
+// startCall sends a tools/call's headers on session by hand, with
+// "Expect: 100-continue", and waits for "100 Continue".
+func startCall(t *testing.T, addr, token, session string, bodyLen int) *inFlightCall {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(hangGuard))
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n"+
+		"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n", addr, token, session, bodyLen)
+	br := bufio.NewReader(conn)
+	status, err := br.ReadString('\n')
+	if err != nil || !strings.Contains(status, " 100 ") {
+		t.Fatalf("want 100 Continue, got %q (%v)", status, err)
+	}
+	if _, err := br.ReadString('\n'); err != nil { // the blank line after 100 Continue
+		t.Fatal(err)
+	}
+	return &inFlightCall{conn: conn, br: br}
+}
+
+// finish sends the call's body and returns its answer, which must be
+// whole and valid.
+func (c *inFlightCall) finish(t *testing.T, body string) api.ClaimTaskOutput {
+	t.Helper()
+	if _, err := io.WriteString(c.conn, body); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		t.Fatalf("in-flight call: %v", err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("in-flight call: %s %s", resp.Status, answer)
+	}
+	out := structuredContent(t, answer)
+	if err := api.ValidateClaimTaskOutput(out); err != nil {
+		t.Fatalf("in-flight answer fails the output schema: %v\n%s", err, out)
+	}
+	var got api.ClaimTaskOutput
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // rawInitialize opens a 2025-11-25 session by hand and returns its id.
@@ -606,52 +632,10 @@ func TestCrashRecovery(t *testing.T) {
 	p := start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture, "--tokens-out", tokFile)
 	runnerTok := tokenOf(t, readTokens(t, tokFile), store.KindRunner, "maya/builder")
 
-	type answer struct {
-		key        string
-		attempt    api.ClaimTaskOutputAttempt
-		credential string // of the answered replay, the task's last call
-	}
-	var (
-		mu       sync.Mutex
-		answered = map[string]answer{} // by task
-		kill     = make(chan struct{})
-		killOnce sync.Once
-	)
-	next := make(chan int, tasks)
-	for i := range tasks {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range workers {
-		client, _ := connect(t, p.url(), runnerTok)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				task, key := fmt.Sprintf("task-%02d", i), fmt.Sprintf("key-%02d", i)
-				out, err := client.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: task, IdempotencyKey: key})
-				if err != nil {
-					return // the server is gone (or the call was cut off)
-				}
-				mu.Lock()
-				answered[task] = answer{key: key, attempt: out.Attempt}
-				mu.Unlock()
-				again, err := client.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: task, IdempotencyKey: key})
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				answered[task] = answer{key: key, attempt: out.Attempt, credential: again.ExecutionCredential.Token}
-				if len(answered) >= killAfter {
-					killOnce.Do(func() { close(kill) })
-				}
-				mu.Unlock()
-			}
-		}()
-	}
+	l := &crashLoad{answered: map[string]crashAnswer{}, killAfter: killAfter, kill: make(chan struct{})}
+	wg := l.start(t, p.url(), runnerTok, tasks, workers)
 	select {
-	case <-kill:
+	case <-l.kill:
 	case <-time.After(hangGuard):
 		t.Fatal("the claims did not get going")
 	}
@@ -660,9 +644,7 @@ func TestCrashRecovery(t *testing.T) {
 	if code := p.wait(); code != -1 {
 		t.Fatalf("exit code %d after SIGKILL", code)
 	}
-	mu.Lock()
-	got := len(answered)
-	mu.Unlock()
+	got := len(l.answered)
 	if got >= tasks {
 		t.Fatalf("all %d claims were answered before the kill landed; nothing was interrupted", got)
 	}
@@ -673,24 +655,104 @@ func TestCrashRecovery(t *testing.T) {
 	if _, err := os.Stat(tok2); !os.IsNotExist(err) {
 		t.Errorf("restart wrote a tokens file: %v", err)
 	}
-	ctx := context.Background()
+	checkCredentialsSurvive(t, q.url(), l.answered)
+	client, _ := connect(t, q.url(), runnerTok)
+	lost := replayAnswered(t, client, l.answered)
+	t.Logf("claims answered before SIGKILL: %d of %d; lost after the restart: %d", got, tasks, lost)
+	claimCutOff(t, client, tasks, l.answered)
+	q.signal(syscall.SIGTERM)
+	if code := q.wait(); code != 0 {
+		t.Fatalf("restarted prickled exit %d", code)
+	}
+	if out := q.stdout.String(); strings.Contains(out, store.TokenPrefix) || !strings.Contains(out, "already holds a world") {
+		t.Errorf("restart printed: %q", out)
+	}
+	// The database is sound and holds exactly one attempt per task.
+	checkDB(t, db, tasks)
+}
+
+// crashAnswer is a claim answered before TestCrashRecovery's kill.
+type crashAnswer struct {
+	key        string
+	attempt    api.ClaimTaskOutputAttempt
+	credential string // of the answered replay, the task's last call
+}
+
+// crashLoad is TestCrashRecovery's load: each task claimed, then the claim
+// replayed, by many clients at once. Once killAfter tasks have an
+// answered replay, kill is closed.
+type crashLoad struct {
+	mu        sync.Mutex
+	answered  map[string]crashAnswer // by task
+	killAfter int
+	kill      chan struct{}
+	killOnce  sync.Once
+}
+
+// start starts the load's workers; they stop when the tasks run out or
+// the server is gone.
+func (l *crashLoad) start(t *testing.T, url, token string, tasks, workers int) *sync.WaitGroup {
+	next := make(chan int, tasks)
+	for i := range tasks {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range workers {
+		client, _ := connect(t, url, token)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				task, key := fmt.Sprintf("task-%02d", i), fmt.Sprintf("key-%02d", i)
+				out, err := client.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: task, IdempotencyKey: key})
+				if err != nil {
+					return // the server is gone (or the call was cut off)
+				}
+				l.mu.Lock()
+				l.answered[task] = crashAnswer{key: key, attempt: out.Attempt}
+				l.mu.Unlock()
+				again, err := client.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: task, IdempotencyKey: key})
+				if err != nil {
+					return
+				}
+				l.mu.Lock()
+				l.answered[task] = crashAnswer{key: key, attempt: out.Attempt, credential: again.ExecutionCredential.Token}
+				if len(l.answered) >= l.killAfter {
+					l.killOnce.Do(func() { close(l.kill) })
+				}
+				l.mu.Unlock()
+			}
+		}()
+	}
+	return &wg
+}
+
+// checkCredentialsSurvive: the credential of every replay answered before
+// the crash still authenticates on the restarted server at url.
+func checkCredentialsSurvive(t *testing.T, url string, answered map[string]crashAnswer) {
+	t.Helper()
 	creds := 0
 	for task, a := range answered {
 		if a.credential == "" {
 			continue // its replay was cut off: it may or may not have replaced the first credential
 		}
 		creds++
-		if code := initializeStatus(t, q.url(), a.credential); code != http.StatusOK {
+		if code := initializeStatus(t, url, a.credential); code != http.StatusOK {
 			t.Errorf("%s: the credential answered before the crash: initialize answered %d", task, code)
 		}
 	}
 	if creds == 0 {
 		t.Error("no replay was answered before the kill: no credential to check")
 	}
-	client, _ := connect(t, q.url(), runnerTok)
-	lost := 0
+}
+
+// replayAnswered replays every claim answered before the crash: each
+// gives its attempt again. It counts the claims lost.
+func replayAnswered(t *testing.T, client *api.Client, answered map[string]crashAnswer) (lost int) {
+	t.Helper()
 	for task, a := range answered {
-		out, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: task, IdempotencyKey: a.key})
+		out, err := client.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: task, IdempotencyKey: a.key})
 		switch {
 		case err != nil:
 			t.Errorf("%s: replay after the crash: %v", task, err)
@@ -701,9 +763,14 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		lost++
 	}
-	t.Logf("claims answered before SIGKILL: %d of %d; lost after the restart: %d", got, tasks, lost)
-	// Claims cut off by the kill either committed or not; either way their
-	// key now gives one attempt, and again the same one.
+	return lost
+}
+
+// claimCutOff claims the tasks whose claim the kill cut off: committed or
+// not, their key now gives one attempt, and again the same one.
+func claimCutOff(t *testing.T, client *api.Client, tasks int, answered map[string]crashAnswer) {
+	t.Helper()
+	ctx := context.Background()
 	for i := range tasks {
 		task, key := fmt.Sprintf("task-%02d", i), fmt.Sprintf("key-%02d", i)
 		if _, ok := answered[task]; ok {
@@ -718,15 +785,6 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatalf("%s: %+v then %+v (%v)", task, one.Attempt, two, err)
 		}
 	}
-	q.signal(syscall.SIGTERM)
-	if code := q.wait(); code != 0 {
-		t.Fatalf("restarted prickled exit %d", code)
-	}
-	if out := q.stdout.String(); strings.Contains(out, store.TokenPrefix) || !strings.Contains(out, "already holds a world") {
-		t.Errorf("restart printed: %q", out)
-	}
-	// The database is sound and holds exactly one attempt per task.
-	checkDB(t, db, tasks)
 }
 
 // TestStdio: --stdio with PRICKLE_TOKEN, driven by the go-sdk's
@@ -931,29 +989,88 @@ func TestFixtureOnAWorld(t *testing.T) {
 		t.Fatal(err)
 	}
 	const runnerTok = "prk_fixture-runner-maya-laptop-0001"
-	ctx := context.Background()
-	claim := func(p *proc, tok string) string {
-		t.Helper()
-		client, cs := connect(t, p.url(), tok)
-		defer cs.Close()
-		out, err := client.ClaimTask(ctx, &api.ClaimTaskInput{TaskID: "task-unbound", IdempotencyKey: "restart"})
-		if err != nil {
-			t.Fatalf("claim: %v", err)
-		}
-		return out.Attempt.AttemptID
-	}
-	stop := func(p *proc) {
-		t.Helper()
-		p.signal(syscall.SIGTERM)
-		if code := p.wait(); code != 0 {
-			t.Fatalf("exit code %d; stderr:\n%s", code, p.stderr.String())
-		}
-	}
 	p := start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
-	first := claim(p, runnerTok)
-	stop(p)
+	first := claimUnbound(t, p, runnerTok)
+	p.stop(t)
 
 	// A fixture with new ids is added to the world.
+	extra := writeExtraFixture(t, dir)
+	p = start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", extra)
+	zoe, cs := connect(t, p.url(), "prk_fixture-agent-zoe-helper-0001")
+	team, err := zoe.DiscoverTeamAgents(context.Background(), &api.DiscoverTeamAgentsInput{Project: "website-v2"})
+	if err != nil {
+		t.Fatalf("the added agent: %v", err)
+	}
+	cs.Close()
+	if len(team.People) != 3 {
+		t.Errorf("website-v2 after the fixture was added: %d people, want maya, theo and zoe", len(team.People))
+	}
+	if again := claimUnbound(t, p, runnerTok); again != first {
+		t.Errorf("the world's claim replays to %s, want %s", again, first)
+	}
+	p.stop(t) // stdout is all in once the process is gone
+	if out := p.stdout.String(); !strings.Contains(out, "prk_fixture-agent-zoe-helper-0001") {
+		t.Errorf("the added fixture's token was not shown:\n%s", out)
+	}
+
+	// The same fixture again (a restart, or another replica): the world
+	// is there already; it serves it, and shows no tokens.
+	p = start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
+	if again := claimUnbound(t, p, runnerTok); again != first {
+		t.Errorf("the same fixture again: the claim replays to %s, want %s", again, first)
+	}
+	p.stop(t)
+	if out := p.stdout.String(); !strings.Contains(out, "holds the world of "+fixture+" already") ||
+		!strings.Contains(out, "not loaded again, no new tokens") || strings.Contains(out, store.TokenPrefix) {
+		t.Errorf("the same fixture again printed:\n%s", out)
+	}
+
+	checkFixtureCollides(t, dir, db, fixture)
+
+	// Without --fixture: the world as it is, no new tokens, and the way to one.
+	p = start(t, "--addr", "127.0.0.1:0", "--db", db)
+	if again := claimUnbound(t, p, runnerTok); again != first {
+		t.Errorf("after restart the claim replays to %s, want %s", again, first)
+	}
+	p.stop(t)
+	out := p.stdout.String()
+	for _, want := range []string{"already holds a world", "prickled token issue --db " + db, "prickled token rotate --db " + db} {
+		if !strings.Contains(out, want) {
+			t.Errorf("restart printed %q, without %q", out, want)
+		}
+	}
+	if strings.Contains(out, store.TokenPrefix) {
+		t.Errorf("restart printed a token:\n%s", out)
+	}
+}
+
+// claimUnbound claims task-unbound on p as tok, always with the key
+// "restart", and returns the attempt's id: a replay after the first.
+func claimUnbound(t *testing.T, p *proc, tok string) string {
+	t.Helper()
+	client, cs := connect(t, p.url(), tok)
+	defer cs.Close()
+	out, err := client.ClaimTask(context.Background(), &api.ClaimTaskInput{TaskID: "task-unbound", IdempotencyKey: "restart"})
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	return out.Attempt.AttemptID
+}
+
+// stop sends prickled SIGTERM; it must exit 0.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.stderr.String())
+	}
+}
+
+// writeExtraFixture writes, into dir, a fixture whose ids are not those of
+// server/testdata/world.json: a project, a person and an agent with its
+// token.
+func writeExtraFixture(t *testing.T, dir string) string {
+	t.Helper()
 	extra := filepath.Join(dir, "extra.json")
 	if err := os.WriteFile(extra, []byte(`{"version": 1,
   "projects": [{"slug": "extra"}],
@@ -964,37 +1081,14 @@ func TestFixtureOnAWorld(t *testing.T) {
 }`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p = start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", extra)
-	zoe, cs := connect(t, p.url(), "prk_fixture-agent-zoe-helper-0001")
-	team, err := zoe.DiscoverTeamAgents(ctx, &api.DiscoverTeamAgentsInput{Project: "website-v2"})
-	if err != nil {
-		t.Fatalf("the added agent: %v", err)
-	}
-	cs.Close()
-	if len(team.People) != 3 {
-		t.Errorf("website-v2 after the fixture was added: %d people, want maya, theo and zoe", len(team.People))
-	}
-	if again := claim(p, runnerTok); again != first {
-		t.Errorf("the world's claim replays to %s, want %s", again, first)
-	}
-	stop(p) // stdout is all in once the process is gone
-	if out := p.stdout.String(); !strings.Contains(out, "prk_fixture-agent-zoe-helper-0001") {
-		t.Errorf("the added fixture's token was not shown:\n%s", out)
-	}
+	return extra
+}
 
-	// The same fixture again (a restart, or another replica): the world
-	// is there already; it serves it, and shows no tokens.
-	p = start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
-	if again := claim(p, runnerTok); again != first {
-		t.Errorf("the same fixture again: the claim replays to %s, want %s", again, first)
-	}
-	stop(p)
-	if out := p.stdout.String(); !strings.Contains(out, "holds the world of "+fixture+" already") ||
-		!strings.Contains(out, "not loaded again, no new tokens") || strings.Contains(out, store.TokenPrefix) {
-		t.Errorf("the same fixture again printed:\n%s", out)
-	}
-
-	// Another fixture with the same ids: they collide; nothing starts.
+// checkFixtureCollides: another fixture with the ids of fixture, on db
+// that holds its world, collides: nothing starts, exit 1, with one line
+// naming the place in the file and the ways forward.
+func checkFixtureCollides(t *testing.T, dir, db, fixture string) {
+	t.Helper()
 	b, err := os.ReadFile(fixture)
 	if err != nil {
 		t.Fatal(err)
@@ -1011,22 +1105,6 @@ func TestFixtureOnAWorld(t *testing.T) {
 	want := "prickled: " + other + ":4:14: fixture: $.projects[0].slug: project website-v2 already exists"
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "start without the fixture") {
 		t.Errorf("a fixture of the same ids: stderr\n%s\nwant one line starting %q and saying how to go on", stderr, want)
-	}
-
-	// Without --fixture: the world as it is, no new tokens, and the way to one.
-	p = start(t, "--addr", "127.0.0.1:0", "--db", db)
-	if again := claim(p, runnerTok); again != first {
-		t.Errorf("after restart the claim replays to %s, want %s", again, first)
-	}
-	stop(p)
-	out := p.stdout.String()
-	for _, want := range []string{"already holds a world", "prickled token issue --db " + db, "prickled token rotate --db " + db} {
-		if !strings.Contains(out, want) {
-			t.Errorf("restart printed %q, without %q", out, want)
-		}
-	}
-	if strings.Contains(out, store.TokenPrefix) {
-		t.Errorf("restart printed a token:\n%s", out)
 	}
 }
 
