@@ -31,24 +31,54 @@ import (
 // that is not a successful tool call never writes to the database (its
 // data_version, seen from another connection, does not move).
 func FuzzToolsCall(f *testing.F) {
-	for _, s := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k","wake":{"message_id":"example-task-request-id"}}}}`,
-		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"claim_discussion","arguments":{"message_id":"example-message-id","idempotency_key":"d","harness":2}}}`,
-		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"discover_team_agents","arguments":{"project":"website-v2"}}}`,
-		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k","TASK_ID":"x"}}}`,
-		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"claim_discussion","arguments":{"message_id":"example-message-id","idempotency_key":"d","harness":2.0,"HARNESS":9}}}`,
-		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k\ud800"}}}`,
-		"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"claim_task\",\"arguments\":{\"task_id\":\"example-task-id\",\"idempotency_key\":\"k\xff\"}}}",
-		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}xyz`,
-		`{"jsonrpc":"2.0","id":10,"method":"tools/call","Method":"initialize","params":{"name":"claim_task","arguments":{}}}`,
-		`{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
-		`[{"jsonrpc":"2.0","id":11,"method":"ping"}]`, `{"jsonrpc":"2.0","id":12,"method":"tools/list"}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, `{}`, `[]`, ``,
-	} {
+	for _, s := range toolsCallSeeds {
 		f.Add([]byte(s))
 	}
 	path := filepath.Join(f.TempDir(), "fuzz.db")
+	post := runnerSession(f, path)
+	dataVersion := dataVersionOf(f, path)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		before := dataVersion()
+		w := post(body)
+		if w.Code >= 500 {
+			t.Fatalf("%q: HTTP %d %s", body, w.Code, w.Body)
+		}
+		if w.Code == http.StatusBadRequest && w.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("%q: HTTP 400 %s %s, not a JSON-RPC error", body, w.Header().Get("Content-Type"), w.Body)
+		}
+		success := toolCallSucceeded(t, body, w)
+		if !success && dataVersion() != before {
+			t.Fatalf("%q: no successful tool call (HTTP %d %.300s), yet the database changed", body, w.Code, w.Body)
+		}
+		if success && !validCall(body) {
+			t.Fatalf("%q: not one valid tools/call with valid arguments, yet it succeeded: %.300s", body, w.Body)
+		}
+	})
+}
+
+// toolsCallSeeds are FuzzToolsCall's seeds: a call of each tool, names
+// that differ only in case, invalid text, trailing bytes, a batch, other
+// methods and empty bodies.
+var toolsCallSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k","wake":{"message_id":"example-task-request-id"}}}}`,
+	`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"claim_discussion","arguments":{"message_id":"example-message-id","idempotency_key":"d","harness":2}}}`,
+	`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"discover_team_agents","arguments":{"project":"website-v2"}}}`,
+	`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k","TASK_ID":"x"}}}`,
+	`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"claim_discussion","arguments":{"message_id":"example-message-id","idempotency_key":"d","harness":2.0,"HARNESS":9}}}`,
+	`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k\ud800"}}}`,
+	"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"claim_task\",\"arguments\":{\"task_id\":\"example-task-id\",\"idempotency_key\":\"k\xff\"}}}",
+	`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}xyz`,
+	`{"jsonrpc":"2.0","id":10,"method":"tools/call","Method":"initialize","params":{"name":"claim_task","arguments":{}}}`,
+	`{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`,
+	`[{"jsonrpc":"2.0","id":11,"method":"ping"}]`, `{"jsonrpc":"2.0","id":12,"method":"tools/list"}`,
+	`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, `{}`, `[]`, ``,
+}
+
+// runnerSession starts a server on a fresh seeded store at path and opens
+// an MCP session as its runner (who may call all three tools); post sends
+// a body on that session through the whole HTTP handler.
+func runnerSession(f *testing.F, path string) (post func(body []byte) *httptest.ResponseRecorder) {
 	srv, issued, err := server.New(context.Background(), server.Config{DB: path,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxBodyBytes: 64 << 10})
 	if err != nil {
@@ -62,19 +92,23 @@ func FuzzToolsCall(f *testing.F) {
 		}
 	}
 	h := srv.Handler()
-	post := func(session string, body []byte) *httptest.ResponseRecorder {
+	postOn := func(session string, body []byte) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, mcpPost(server.PathMCP, runner, session, body))
 		return w
 	}
-	session := post("", initializeBody).Header().Get("Mcp-Session-Id")
+	session := postOn("", initializeBody).Header().Get("Mcp-Session-Id")
 	if session == "" {
 		f.Fatal("no session")
 	}
-	post(session, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	postOn(session, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	return func(body []byte) *httptest.ResponseRecorder { return postOn(session, body) }
+}
 
-	// An observer connection: its data_version moves when another
-	// connection commits a write.
+// dataVersionOf opens an observer connection to the SQLite database at
+// path: the data_version it returns moves when another connection commits
+// a write.
+func dataVersionOf(f *testing.F, path string) func() int64 {
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		f.Fatal(err)
@@ -85,51 +119,42 @@ func FuzzToolsCall(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { obs.Close() })
-	dataVersion := func() int64 {
+	return func() int64 {
 		var v int64
 		if err := obs.QueryRowContext(context.Background(), `PRAGMA data_version`).Scan(&v); err != nil {
 			f.Fatal(err)
 		}
 		return v
 	}
+}
 
-	f.Fuzz(func(t *testing.T, body []byte) {
-		before := dataVersion()
-		w := post(session, body)
-		if w.Code >= 500 {
-			t.Fatalf("%q: HTTP %d %s", body, w.Code, w.Body)
+// toolCallSucceeded reports whether the answer w to body holds a
+// successful tool call; a JSON-RPC internal error, or one with code 0,
+// fails t.
+func toolCallSucceeded(t *testing.T, body []byte, w *httptest.ResponseRecorder) bool {
+	t.Helper()
+	success := false
+	for _, m := range jsonMessages(w.Header().Get("Content-Type"), w.Body.Bytes()) {
+		var a struct {
+			Result *struct {
+				IsError bool            `json:"isError"`
+				SC      json.RawMessage `json:"structuredContent"`
+			} `json:"result"`
+			Error *struct {
+				Code int64 `json:"code"`
+			} `json:"error"`
 		}
-		if w.Code == http.StatusBadRequest && w.Header().Get("Content-Type") != "application/json" {
-			t.Fatalf("%q: HTTP 400 %s %s, not a JSON-RPC error", body, w.Header().Get("Content-Type"), w.Body)
+		if json.Unmarshal(m, &a) != nil {
+			continue
 		}
-		success := false
-		for _, m := range jsonMessages(w.Header().Get("Content-Type"), w.Body.Bytes()) {
-			var a struct {
-				Result *struct {
-					IsError bool            `json:"isError"`
-					SC      json.RawMessage `json:"structuredContent"`
-				} `json:"result"`
-				Error *struct {
-					Code int64 `json:"code"`
-				} `json:"error"`
-			}
-			if json.Unmarshal(m, &a) != nil {
-				continue
-			}
-			if a.Error != nil && (a.Error.Code == -32603 || a.Error.Code == 0) {
-				t.Fatalf("%q: JSON-RPC error with code %d: %s", body, a.Error.Code, m)
-			}
-			if a.Result != nil && !a.Result.IsError && a.Result.SC != nil {
-				success = true
-			}
+		if a.Error != nil && (a.Error.Code == -32603 || a.Error.Code == 0) {
+			t.Fatalf("%q: JSON-RPC error with code %d: %s", body, a.Error.Code, m)
 		}
-		if !success && dataVersion() != before {
-			t.Fatalf("%q: no successful tool call (HTTP %d %.300s), yet the database changed", body, w.Code, w.Body)
+		if a.Result != nil && !a.Result.IsError && a.Result.SC != nil {
+			success = true
 		}
-		if success && !validCall(body) {
-			t.Fatalf("%q: not one valid tools/call with valid arguments, yet it succeeded: %.300s", body, w.Body)
-		}
-	})
+	}
+	return success
 }
 
 // validCall reports whether body is one JSON value (encoding/json's
