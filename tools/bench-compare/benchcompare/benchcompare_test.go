@@ -24,61 +24,7 @@ func TestRenamedBenchmark(t *testing.T) {
 			t.Skipf("no %s", tool)
 		}
 	}
-	repo := t.TempDir()
-	run := func(name string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GOFLAGS=-mod=mod", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		}
-	}
-	write := func(path, src string) {
-		t.Helper()
-		p := filepath.Join(repo, filepath.FromSlash(path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The benchmark's work is a loop that neither allocates nor waits:
-	// millions of instructions an iteration, far above what the runtime's
-	// own threads add to a run under valgrind.
-	bench := func(pkg, name string) string {
-		return "package " + pkg + `
-
-import (
-	"strconv"
-	"testing"
-)
-
-var sink int
-
-func ` + name + `(b *testing.B) {
-	for _, n := range []int{10, 100} {
-		b.Run("pages="+strconv.Itoa(n), func(b *testing.B) {
-			for b.Loop() {
-				for i := range 50000 * n {
-					sink += i ^ i>>3
-				}
-			}
-		})
-	}
-}
-`
-	}
-	write("go.mod", "module example.com/m\n\ngo 1.24\n")
-	write("old/old_test.go", bench("old", "BenchmarkOld"))
-	run("git", "init", "-q")
-	run("git", "add", ".")
-	run("git", "commit", "-q", "-m", "base")
-	run("git", "rm", "-q", "-r", "old")
-	write("now/now_test.go", bench("now", "BenchmarkNow")) // uncommitted: the work tree counts
-
+	repo := renamedBenchmarkRepo(t)
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -124,42 +70,112 @@ func ` + name + `(b *testing.B) {
 		t.Errorf("the base's worktree is left: %s %v", wt, err)
 	}
 
-	// Instructions, where valgrind is installed: one row, both trees
-	// counted under the benchmark's names in each.
 	if _, err := exec.LookPath("valgrind"); err == nil {
-		stdout.Reset()
-		ic := c
-		ic.instructions, ic.sub = true, "=10$"
-		if err := ic.run(context.Background()); err != nil {
-			t.Fatalf("-instructions: %v\n%s", err, log.Bytes())
-		}
-		row := regexp.MustCompile(`(?m)^\s*Now/=10\$\s+[0-9.]+M\s+[0-9.]+M\s+[0-9.]+×\s*$`)
-		if !row.Match(stdout.Bytes()) {
-			t.Errorf("-instructions printed:\n%s", stdout.Bytes())
-		}
-
-		// The same benchmark in both trees: about 1.00×, below a gate of
-		// 100×, above one of 0.5×.
-		stdout.Reset()
-		ic.failBelow = 100
-		err := ic.run(context.Background())
-		var re *RatioError
-		if !errors.As(err, &re) || re.Bench != "Now/=10$" || re.Ratio < 0.5 || re.Ratio > 2 {
-			t.Errorf("-fail-below 100: %v", err)
-		}
-		if !row.Match(stdout.Bytes()) {
-			t.Errorf("-fail-below: the table is not printed first:\n%s", stdout.Bytes())
-		}
-		ic.failBelow = 0.5
-		if err := ic.run(context.Background()); err != nil {
-			t.Errorf("-fail-below 0.5: %v", err)
-		}
+		checkRenamedInstructions(t, c, &stdout, &log)
 	}
 
 	// A base with neither name is an error that says what to do.
 	c.suite[0].Was = nil
 	if err := c.run(context.Background()); err == nil || !strings.Contains(err.Error(), "Was") {
 		t.Errorf("a base without the benchmark: %v", err)
+	}
+}
+
+// renamedBenchmarkRepo makes a module in a git repository whose commit
+// has BenchmarkOld in package old, and whose work tree has it as
+// BenchmarkNow in package now instead (uncommitted: the work tree counts).
+func renamedBenchmarkRepo(t *testing.T) string {
+	t.Helper()
+	repo := t.TempDir()
+	run := func(name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GOFLAGS=-mod=mod", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+	}
+	write := func(path, src string) {
+		t.Helper()
+		p := filepath.Join(repo, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/m\n\ngo 1.24\n")
+	write("old/old_test.go", loopBenchmark("old", "BenchmarkOld"))
+	run("git", "init", "-q")
+	run("git", "add", ".")
+	run("git", "commit", "-q", "-m", "base")
+	run("git", "rm", "-q", "-r", "old")
+	write("now/now_test.go", loopBenchmark("now", "BenchmarkNow"))
+	return repo
+}
+
+// loopBenchmark is the source of a benchmark, name in package pkg, whose
+// work is a loop that neither allocates nor waits: millions of
+// instructions an iteration, far above what the runtime's own threads add
+// to a run under valgrind.
+func loopBenchmark(pkg, name string) string {
+	return "package " + pkg + `
+
+import (
+	"strconv"
+	"testing"
+)
+
+var sink int
+
+func ` + name + `(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run("pages="+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				for i := range 50000 * n {
+					sink += i ^ i>>3
+				}
+			}
+		})
+	}
+}
+`
+}
+
+// checkRenamedInstructions runs c with -instructions, where valgrind is
+// installed: one row, both trees counted under the benchmark's names in
+// each; and with -fail-below, which fails on the ratio of the same
+// benchmark in both trees (about 1.00×) below a gate of 100×, not below
+// one of 0.5×.
+func checkRenamedInstructions(t *testing.T, c config, stdout, log *bytes.Buffer) {
+	t.Helper()
+	stdout.Reset()
+	ic := c
+	ic.instructions, ic.sub = true, "=10$"
+	if err := ic.run(context.Background()); err != nil {
+		t.Fatalf("-instructions: %v\n%s", err, log.Bytes())
+	}
+	row := regexp.MustCompile(`(?m)^\s*Now/=10\$\s+[0-9.]+M\s+[0-9.]+M\s+[0-9.]+×\s*$`)
+	if !row.Match(stdout.Bytes()) {
+		t.Errorf("-instructions printed:\n%s", stdout.Bytes())
+	}
+
+	stdout.Reset()
+	ic.failBelow = 100
+	err := ic.run(context.Background())
+	var re *RatioError
+	if !errors.As(err, &re) || re.Bench != "Now/=10$" || re.Ratio < 0.5 || re.Ratio > 2 {
+		t.Errorf("-fail-below 100: %v", err)
+	}
+	if !row.Match(stdout.Bytes()) {
+		t.Errorf("-fail-below: the table is not printed first:\n%s", stdout.Bytes())
+	}
+	ic.failBelow = 0.5
+	if err := ic.run(context.Background()); err != nil {
+		t.Errorf("-fail-below 0.5: %v", err)
 	}
 }
 
