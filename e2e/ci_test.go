@@ -18,12 +18,16 @@ import (
 
 // workflow is the part of a GitHub Actions workflow the recipe uses.
 type workflow struct {
-	Jobs map[string]struct {
-		Steps []struct {
-			Name, Uses, Run, If string
-			With                map[string]string
-		}
-	}
+	Jobs map[string]workflowJob
+}
+
+type workflowJob struct {
+	Steps []workflowStep
+}
+
+type workflowStep struct {
+	Name, Uses, Run, If string
+	With                map[string]string
 }
 
 // TestCIRecipe runs conformance/ci/certify.yml, the documented GitHub
@@ -63,11 +67,6 @@ func TestCIRecipe(t *testing.T) {
 	prickled := prickledBin(t)
 	scope, unimplemented := implemented(t)
 
-	type recipeCase struct {
-		name, server string
-		scope        []string // --tools added to the runner's command line
-		pass         bool
-	}
 	conforming := `exec ` + prickled + ` --addr "$2" --db :memory: --fixture "$4"`
 	cases := []recipeCase{
 		{"conforming", conforming, scope, true},
@@ -81,80 +80,110 @@ func TestCIRecipe(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			repo, bin := t.TempDir(), t.TempDir()
-			write := func(dir, name, text string) {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
-					t.Fatal(err)
-				}
+			r := runRecipe(t, job, c, runner)
+			if r.failed == c.pass {
+				t.Fatalf("the job failed: %v, want %v; the runner said:\n%s", r.failed, !c.pass, r.certifyOut)
 			}
-			write(repo, "my-server", "#!/bin/sh\n# my-server --listen ADDR --world FILE\n"+c.server+"\n")
-			// go install of the runner puts this tree's build on PATH.
-			write(bin, "go", "#!/bin/sh\ncase \"$*\" in\n\"install github.com/prickle-dev/prickle/cmd/prickle-conformance@\"*) exec cp "+
-				runner+" "+bin+"/prickle-conformance ;;\nesac\necho \"go shim: unexpected go $*\" >&2\nexit 1\n")
-			summary := filepath.Join(t.TempDir(), "step-summary.md")
-			env := append(os.Environ(), "GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+repo, "GITHUB_STEP_SUMMARY="+summary,
-				"PATH="+bin+":"+os.Getenv("PATH"))
-
-			failed := false
-			var certifyOut string
-			for _, st := range job.Steps {
-				if failed && !strings.Contains(st.If, "always()") {
-					continue
-				}
-				switch {
-				case st.Run != "":
-					run := st.Run
-					if len(c.scope) > 0 {
-						run = strings.Replace(run, "prickle-conformance ", "prickle-conformance --tools "+strings.Join(c.scope, ",")+" ", 1)
-					}
-					cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", run)
-					cmd.Dir, cmd.Env = repo, env
-					var out bytes.Buffer
-					cmd.Stdout, cmd.Stderr = &out, &out
-					err := cmd.Run()
-					if strings.Contains(st.Run, "prickle-conformance ") {
-						certifyOut = out.String()
-					}
-					if err != nil {
-						failed = true
-						t.Logf("step %q failed: %v", st.Name, err)
-					}
-				case strings.HasPrefix(st.Uses, "actions/upload-artifact@"):
-					for _, p := range strings.Fields(st.With["path"]) {
-						if _, err := os.Stat(filepath.Join(repo, p)); err != nil && !strings.HasSuffix(p, "/") {
-							t.Errorf("%s: %s was not written", st.Name, p)
-						}
-					}
-				}
-			}
-			if failed == c.pass {
-				t.Fatalf("the job failed: %v, want %v; the runner said:\n%s", failed, !c.pass, certifyOut)
-			}
-			got, err := os.ReadFile(summary)
-			if err != nil {
-				t.Fatalf("no job summary: %v", err)
-			}
-			badge, _ := os.ReadFile(filepath.Join(repo, "conformance-badge.json"))
-			annotated := strings.Contains(certifyOut, "\n::error file=")
-			if c.pass {
-				if !strings.Contains(string(got), "✅ CERTIFIED") || !strings.Contains(string(badge), `"certified `) || annotated {
-					t.Errorf("a conforming server: summary %.200q, badge %s, annotations %v", got, badge, annotated)
-				}
-				return
-			}
-			if c.scope == nil && len(unimplemented) > 0 {
-				// Nothing failed; what is missing is the unimplemented tools'.
-				if !strings.Contains(string(got), "⚠️ INCOMPLETE") || !strings.Contains(string(badge), `"incomplete `) {
-					t.Errorf("every documented tool, %v unimplemented: summary %.300q, badge %s", unimplemented, got, badge)
-				}
-				checkOnlyUnimplemented(t, certifyOut, unimplemented)
-				return
-			}
-			if !strings.Contains(string(got), "❌ FAILED") || !strings.Contains(string(got), "| Script | What failed | Rerun |") ||
-				!strings.Contains(string(badge), `"failed `) || !annotated {
-				t.Errorf("a failing server: summary %.300q, badge %s, annotations %v:\n%s", got, badge, annotated, certifyOut)
-			}
+			r.check(t, c, unimplemented)
 		})
+	}
+}
+
+// recipeCase is a server TestCIRecipe certifies with the recipe.
+type recipeCase struct {
+	name, server string   // server: the my-server script's command
+	scope        []string // --tools added to the runner's command line
+	pass         bool
+}
+
+// recipeRun is what a run of the recipe's job left.
+type recipeRun struct {
+	failed     bool   // a step failed
+	certifyOut string // what the certifying step printed
+	repo       string // the checkout, $GITHUB_WORKSPACE
+	summary    string // $GITHUB_STEP_SUMMARY
+}
+
+// runRecipe runs job's steps as the runner would, in a checkout holding
+// c's my-server script, with the runner built from this tree on PATH as
+// what go install installs.
+func runRecipe(t *testing.T, job workflowJob, c recipeCase, runner string) recipeRun {
+	t.Helper()
+	repo, bin := t.TempDir(), t.TempDir()
+	write := func(dir, name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(repo, "my-server", "#!/bin/sh\n# my-server --listen ADDR --world FILE\n"+c.server+"\n")
+	// go install of the runner puts this tree's build on PATH.
+	write(bin, "go", "#!/bin/sh\ncase \"$*\" in\n\"install github.com/prickle-dev/prickle/cmd/prickle-conformance@\"*) exec cp "+
+		runner+" "+bin+"/prickle-conformance ;;\nesac\necho \"go shim: unexpected go $*\" >&2\nexit 1\n")
+	r := recipeRun{repo: repo, summary: filepath.Join(t.TempDir(), "step-summary.md")}
+	env := append(os.Environ(), "GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+repo, "GITHUB_STEP_SUMMARY="+r.summary,
+		"PATH="+bin+":"+os.Getenv("PATH"))
+
+	for _, st := range job.Steps {
+		if r.failed && !strings.Contains(st.If, "always()") {
+			continue
+		}
+		switch {
+		case st.Run != "":
+			run := st.Run
+			if len(c.scope) > 0 {
+				run = strings.Replace(run, "prickle-conformance ", "prickle-conformance --tools "+strings.Join(c.scope, ",")+" ", 1)
+			}
+			cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", run)
+			cmd.Dir, cmd.Env = repo, env
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			if strings.Contains(st.Run, "prickle-conformance ") {
+				r.certifyOut = out.String()
+			}
+			if err != nil {
+				r.failed = true
+				t.Logf("step %q failed: %v", st.Name, err)
+			}
+		case strings.HasPrefix(st.Uses, "actions/upload-artifact@"):
+			for _, p := range strings.Fields(st.With["path"]) {
+				if _, err := os.Stat(filepath.Join(repo, p)); err != nil && !strings.HasSuffix(p, "/") {
+					t.Errorf("%s: %s was not written", st.Name, p)
+				}
+			}
+		}
+	}
+	return r
+}
+
+// check checks what the run left for c: its summary, its badge and its
+// annotations say it certified, failed, or (every documented tool
+// certified while some are unimplemented) is incomplete.
+func (r recipeRun) check(t *testing.T, c recipeCase, unimplemented []string) {
+	t.Helper()
+	got, err := os.ReadFile(r.summary)
+	if err != nil {
+		t.Fatalf("no job summary: %v", err)
+	}
+	badge, _ := os.ReadFile(filepath.Join(r.repo, "conformance-badge.json"))
+	annotated := strings.Contains(r.certifyOut, "\n::error file=")
+	if c.pass {
+		if !strings.Contains(string(got), "✅ CERTIFIED") || !strings.Contains(string(badge), `"certified `) || annotated {
+			t.Errorf("a conforming server: summary %.200q, badge %s, annotations %v", got, badge, annotated)
+		}
+		return
+	}
+	if c.scope == nil && len(unimplemented) > 0 {
+		// Nothing failed; what is missing is the unimplemented tools'.
+		if !strings.Contains(string(got), "⚠️ INCOMPLETE") || !strings.Contains(string(badge), `"incomplete `) {
+			t.Errorf("every documented tool, %v unimplemented: summary %.300q, badge %s", unimplemented, got, badge)
+		}
+		checkOnlyUnimplemented(t, r.certifyOut, unimplemented)
+		return
+	}
+	if !strings.Contains(string(got), "❌ FAILED") || !strings.Contains(string(got), "| Script | What failed | Rerun |") ||
+		!strings.Contains(string(badge), `"failed `) || !annotated {
+		t.Errorf("a failing server: summary %.300q, badge %s, annotations %v:\n%s", got, badge, annotated, r.certifyOut)
 	}
 }
 
