@@ -509,127 +509,148 @@ type inspectorOut struct {
 
 func TestInspectorCLI(t *testing.T) {
 	e := needNode(t)
-	inspector := filepath.Join(e.modules, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
-	env := []string{"HOME=" + t.TempDir(), "NO_COLOR=1"} // it writes ~/.mcp-inspector
-	// call runs the Inspector CLI; target is either HTTP flags or "--"
-	// and a stdio command.
-	call := func(t *testing.T, wantCode int, target []string, method string, extra ...string) inspectorOut {
-		t.Helper()
-		args := append([]string{inspector, "--cli", "--method", method, "--format", "json"}, extra...)
-		args = append(args, target...)
-		r := run(t, e.dir, env, e.node, args...)
-		if r.code != wantCode {
-			t.Fatalf("inspector %s %s: exit %d, want %d\n%v", method, strings.Join(extra, " "), r.code, wantCode, r)
-		}
-		var out inspectorOut
-		if len(bytes.TrimSpace(r.stdout)) > 0 {
-			if err := json.Unmarshal(r.stdout, &out); err != nil {
-				t.Fatalf("inspector printed no JSON: %v\n%v", err, r)
-			}
-		}
-		return out
+	in := inspector{
+		e:   e,
+		js:  filepath.Join(e.modules, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js"),
+		env: []string{"HOME=" + t.TempDir(), "NO_COLOR=1"}, // it writes ~/.mcp-inspector
 	}
-	tool := func(name, args string) []string {
-		return []string{"--tool-name", name, "--tool-args-json", args}
+	t.Run("http", func(t *testing.T) { inspectOverHTTP(t, in) })
+	t.Run("stdio", func(t *testing.T) { inspectOverStdio(t, in) })
+}
+
+// inspector runs the MCP Inspector's CLI.
+type inspector struct {
+	e   nodeEnv
+	js  string   // its launcher
+	env []string // its environment
+}
+
+// call runs the Inspector CLI, which must exit wantCode; target is either
+// HTTP flags or "--" and a stdio command.
+func (in inspector) call(t *testing.T, wantCode int, target []string, method string, extra ...string) inspectorOut {
+	t.Helper()
+	args := append([]string{in.js, "--cli", "--method", method, "--format", "json"}, extra...)
+	args = append(args, target...)
+	r := run(t, in.e.dir, in.env, in.e.node, args...)
+	if r.code != wantCode {
+		t.Fatalf("inspector %s %s: exit %d, want %d\n%v", method, strings.Join(extra, " "), r.code, wantCode, r)
+	}
+	var out inspectorOut
+	if len(bytes.TrimSpace(r.stdout)) > 0 {
+		if err := json.Unmarshal(r.stdout, &out); err != nil {
+			t.Fatalf("inspector printed no JSON: %v\n%v", err, r)
+		}
+	}
+	return out
+}
+
+// inspectorTool is the Inspector's flags for a call of tool name with
+// args.
+func inspectorTool(name, args string) []string {
+	return []string{"--tool-name", name, "--tool-args-json", args}
+}
+
+// inspectOverHTTP: the Inspector against prickled over HTTP lists the
+// tools (--strict), calls each and is refused where the pages say, and an
+// unknown token is the HTTP layer's 401.
+func inspectOverHTTP(t *testing.T, in inspector) {
+	p := startPrickled(t)
+	p.wantCalls = true
+	httpTarget := func(token string) []string {
+		return []string{"--server-url", p.mcpURL(), "--header", "Authorization: Bearer " + token, "--stored-auth-only"}
+	}
+	runner := httpTarget(p.token(t, "runner", "maya/builder"))
+	agent := httpTarget(p.token(t, "agent", "maya/builder"))
+
+	// --strict: exit 6 on an error-severity schema portability problem.
+	list := in.call(t, inspectorOK, runner, "tools/list", "--strict")
+	var names []string
+	for _, tl := range list.Result.Tools {
+		names = append(names, tl.Name)
+		if len(tl.OutputSchema) == 0 {
+			t.Errorf("tools/list: %s has no outputSchema", tl.Name)
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"claim_discussion", "claim_task", "discover_team_agents"}) {
+		t.Errorf("tools/list: %v", names)
 	}
 
-	t.Run("http", func(t *testing.T) {
-		p := startPrickled(t)
-		p.wantCalls = true
-		httpTarget := func(token string) []string {
-			return []string{"--server-url", p.mcpURL(), "--header", "Authorization: Bearer " + token, "--stored-auth-only"}
-		}
-		runner := httpTarget(p.token(t, "runner", "maya/builder"))
-		agent := httpTarget(p.token(t, "agent", "maya/builder"))
+	claim := inspectorTool("claim_task", `{"task_id":"example-task-id","idempotency_key":"runner-claim-example-1"}`)
+	first := in.call(t, inspectorOK, runner, "tools/call", claim...)
+	again := in.call(t, inspectorOK, runner, "tools/call", claim...)
+	sc1, sc2 := first.Result.StructuredContent, again.Result.StructuredContent
+	if sc1 == nil || sc1.Attempt == nil || sc1.Attempt.AttemptID == "" || sc1.ExecutionCredential == nil {
+		t.Fatalf("claim_task: no attempt or credential in structuredContent: %+v", first.Result)
+	}
+	if sc2 == nil || sc2.Attempt == nil || sc2.Attempt.AttemptID != sc1.Attempt.AttemptID {
+		t.Errorf("claim_task replay: attempt %+v, want %s", sc2, sc1.Attempt.AttemptID)
+	}
+	p.secret(sc1.ExecutionCredential.Token)
+	if sc2 != nil && sc2.ExecutionCredential != nil {
+		p.secret(sc2.ExecutionCredential.Token)
+	}
 
-		// --strict: exit 6 on an error-severity schema portability problem.
-		list := call(t, inspectorOK, runner, "tools/list", "--strict")
-		var names []string
-		for _, tl := range list.Result.Tools {
-			names = append(names, tl.Name)
-			if len(tl.OutputSchema) == 0 {
-				t.Errorf("tools/list: %s has no outputSchema", tl.Name)
-			}
-		}
-		slices.Sort(names)
-		if !slices.Equal(names, []string{"claim_discussion", "claim_task", "discover_team_agents"}) {
-			t.Errorf("tools/list: %v", names)
-		}
+	disc := in.call(t, inspectorOK, runner, "tools/call",
+		inspectorTool("claim_discussion", `{"message_id":"example-message-id","idempotency_key":"inspector-discussion-1","harness":2}`)...)
+	if sc := disc.Result.StructuredContent; sc == nil || sc.Role == "" || sc.DiscussionCredential == nil {
+		t.Errorf("claim_discussion: %+v", disc.Result)
+	} else {
+		p.secret(sc.DiscussionCredential.Token)
+	}
 
-		claim := tool("claim_task", `{"task_id":"example-task-id","idempotency_key":"runner-claim-example-1"}`)
-		first := call(t, inspectorOK, runner, "tools/call", claim...)
-		again := call(t, inspectorOK, runner, "tools/call", claim...)
-		sc1, sc2 := first.Result.StructuredContent, again.Result.StructuredContent
-		if sc1 == nil || sc1.Attempt == nil || sc1.Attempt.AttemptID == "" || sc1.ExecutionCredential == nil {
-			t.Fatalf("claim_task: no attempt or credential in structuredContent: %+v", first.Result)
+	for _, who := range [][]string{agent, runner} {
+		d := in.call(t, inspectorOK, who, "tools/call", inspectorTool("discover_team_agents", `{"project":"website-v2"}`)...)
+		if sc := d.Result.StructuredContent; sc == nil || len(sc.Agents) == 0 || len(sc.People) == 0 {
+			t.Errorf("discover_team_agents: %+v", d.Result)
 		}
-		if sc2 == nil || sc2.Attempt == nil || sc2.Attempt.AttemptID != sc1.Attempt.AttemptID {
-			t.Errorf("claim_task replay: attempt %+v, want %s", sc2, sc1.Attempt.AttemptID)
-		}
-		p.secret(sc1.ExecutionCredential.Token)
-		if sc2 != nil && sc2.ExecutionCredential != nil {
-			p.secret(sc2.ExecutionCredential.Token)
-		}
+	}
 
-		disc := call(t, inspectorOK, runner, "tools/call",
-			tool("claim_discussion", `{"message_id":"example-message-id","idempotency_key":"inspector-discussion-1","harness":2}`)...)
-		if sc := disc.Result.StructuredContent; sc == nil || sc.Role == "" || sc.DiscussionCredential == nil {
-			t.Errorf("claim_discussion: %+v", disc.Result)
-		} else {
-			p.secret(sc.DiscussionCredential.Token)
-		}
+	// Refusals: exit 5, an isError result with its code, no
+	// structuredContent.
+	refused := in.call(t, inspectorIsError, runner, "tools/call",
+		inspectorTool("claim_discussion", `{"message_id":"example-message-id","idempotency_key":"inspector-discussion-2"}`)...)
+	if !refused.Result.IsError || refused.Result.Meta.Code != "harness_outdated" || refused.Result.StructuredContent != nil {
+		t.Errorf("claim_discussion without harness: %+v", refused.Result)
+	}
+	notRunner := in.call(t, inspectorIsError, agent, "tools/call", claim...)
+	if !notRunner.Result.IsError || notRunner.Result.StructuredContent != nil {
+		t.Errorf("claim_task by an agent token: %+v", notRunner.Result)
+	}
 
-		for _, who := range [][]string{agent, runner} {
-			d := call(t, inspectorOK, who, "tools/call", tool("discover_team_agents", `{"project":"website-v2"}`)...)
-			if sc := d.Result.StructuredContent; sc == nil || len(sc.Agents) == 0 || len(sc.People) == 0 {
-				t.Errorf("discover_team_agents: %+v", d.Result)
-			}
-		}
+	// An unknown token: exit 3, the HTTP layer's 401.
+	in.call(t, inspectorAuth, httpTarget("prk_not-a-real-token-000000"), "tools/list")
+	t.Logf("Inspector CLI over http: tools/list --strict, claim_task (+replay), claim_discussion, discover_team_agents (agent, runner): exit 0; 2 refusals: exit 5; unknown token: exit 3")
+}
 
-		// Refusals: exit 5, an isError result with its code, no
-		// structuredContent.
-		refused := call(t, inspectorIsError, runner, "tools/call",
-			tool("claim_discussion", `{"message_id":"example-message-id","idempotency_key":"inspector-discussion-2"}`)...)
-		if !refused.Result.IsError || refused.Result.Meta.Code != "harness_outdated" || refused.Result.StructuredContent != nil {
-			t.Errorf("claim_discussion without harness: %+v", refused.Result)
-		}
-		notRunner := call(t, inspectorIsError, agent, "tools/call", claim...)
-		if !notRunner.Result.IsError || notRunner.Result.StructuredContent != nil {
-			t.Errorf("claim_task by an agent token: %+v", notRunner.Result)
-		}
-
-		// An unknown token: exit 3, the HTTP layer's 401.
-		call(t, inspectorAuth, httpTarget("prk_not-a-real-token-000000"), "tools/list")
-		t.Logf("Inspector CLI over http: tools/list --strict, claim_task (+replay), claim_discussion, discover_team_agents (agent, runner): exit 0; 2 refusals: exit 5; unknown token: exit 3")
-	})
-
-	t.Run("stdio", func(t *testing.T) {
-		fixture, _ := filepath.Abs(filepath.Join("testdata", "world.json"))
-		stdio := func(token string) []string {
-			return []string{"-e", "PRICKLE_TOKEN=" + token, "--", prickledBin(t), "--stdio", "--db", ":memory:", "--fixture", fixture}
-		}
-		runner, agent := stdio(fixtureRunnerToken), stdio(fixtureAgentToken)
-		c := call(t, inspectorOK, runner, "tools/call",
-			tool("claim_task", `{"task_id":"example-task-id","idempotency_key":"runner-claim-example-1"}`)...)
-		if sc := c.Result.StructuredContent; sc == nil || sc.Attempt == nil || sc.Attempt.AttemptID == "" {
-			t.Errorf("claim_task: %+v", c.Result)
-		}
-		d := call(t, inspectorOK, runner, "tools/call",
-			tool("claim_discussion", `{"message_id":"example-message-id","idempotency_key":"k","harness":2}`)...)
-		if sc := d.Result.StructuredContent; sc == nil || sc.Role == "" {
-			t.Errorf("claim_discussion: %+v", d.Result)
-		}
-		a := call(t, inspectorOK, agent, "tools/call", tool("discover_team_agents", `{"project":"website-v2"}`)...)
-		if sc := a.Result.StructuredContent; sc == nil || len(sc.Agents) == 0 {
-			t.Errorf("discover_team_agents: %+v", a.Result)
-		}
-		r := call(t, inspectorIsError, runner, "tools/call",
-			tool("claim_discussion", `{"message_id":"example-message-id","idempotency_key":"k2"}`)...)
-		if r.Result.Meta.Code != "harness_outdated" {
-			t.Errorf("claim_discussion without harness: %+v", r.Result)
-		}
-		t.Logf("Inspector CLI over stdio: claim_task, claim_discussion, discover_team_agents: exit 0; refusal: exit 5")
-	})
+// inspectOverStdio: the Inspector against prickled over stdio calls each
+// tool and is refused where the pages say.
+func inspectOverStdio(t *testing.T, in inspector) {
+	fixture, _ := filepath.Abs(filepath.Join("testdata", "world.json"))
+	stdio := func(token string) []string {
+		return []string{"-e", "PRICKLE_TOKEN=" + token, "--", prickledBin(t), "--stdio", "--db", ":memory:", "--fixture", fixture}
+	}
+	runner, agent := stdio(fixtureRunnerToken), stdio(fixtureAgentToken)
+	c := in.call(t, inspectorOK, runner, "tools/call",
+		inspectorTool("claim_task", `{"task_id":"example-task-id","idempotency_key":"runner-claim-example-1"}`)...)
+	if sc := c.Result.StructuredContent; sc == nil || sc.Attempt == nil || sc.Attempt.AttemptID == "" {
+		t.Errorf("claim_task: %+v", c.Result)
+	}
+	d := in.call(t, inspectorOK, runner, "tools/call",
+		inspectorTool("claim_discussion", `{"message_id":"example-message-id","idempotency_key":"k","harness":2}`)...)
+	if sc := d.Result.StructuredContent; sc == nil || sc.Role == "" {
+		t.Errorf("claim_discussion: %+v", d.Result)
+	}
+	a := in.call(t, inspectorOK, agent, "tools/call", inspectorTool("discover_team_agents", `{"project":"website-v2"}`)...)
+	if sc := a.Result.StructuredContent; sc == nil || len(sc.Agents) == 0 {
+		t.Errorf("discover_team_agents: %+v", a.Result)
+	}
+	r := in.call(t, inspectorIsError, runner, "tools/call",
+		inspectorTool("claim_discussion", `{"message_id":"example-message-id","idempotency_key":"k2"}`)...)
+	if r.Result.Meta.Code != "harness_outdated" {
+		t.Errorf("claim_discussion without harness: %+v", r.Result)
+	}
+	t.Logf("Inspector CLI over stdio: claim_task, claim_discussion, discover_team_agents: exit 0; refusal: exit 5")
 }
 
 // ---- 3. the official MCP conformance suite ------------------------------
