@@ -17,6 +17,7 @@ import (
 	"github.com/prickle-dev/prickle/internal/jsonschema"
 	"github.com/prickle-dev/prickle/internal/schemacompile"
 	"github.com/prickle-dev/prickle/internal/validation"
+	"github.com/prickle-dev/prickle/spec"
 )
 
 // pyStamp marks a complete install of python/.venv (e2e/install.sh).
@@ -119,118 +120,161 @@ type breach struct {
 // patterns (also as other regex engines read them), formats, bounds,
 // maxItems; an array's first item and an object's properties in turn.
 func breaches(s *jsonschema.Schema, v any, at string, put func(any) any) []breach {
-	var out []breach
-	add := func(key string, bad any) { out = append(out, breach{key, at, put(bad)}) }
-	for _, b := range s.List("anyOf") { // a nullable value: break the branch it takes
-		if v != nil && !b.OnlyNull() {
-			out = append(out, breaches(b, v, at, put)...)
+	b := &breaker{s: s, at: at, put: put}
+	for _, alt := range s.List("anyOf") { // a nullable value: break the branch it takes
+		if v != nil && !alt.OnlyNull() {
+			b.out = append(b.out, breaches(alt, v, at, put)...)
 		}
 	}
-	if types := s.Types(); len(types) > 0 {
-		for _, w := range []struct {
-			typ string
-			v   any
-		}{{"integer", json.Number("12345")}, {"string", "12345"}, {"boolean", true}, {"object", map[string]any{}}} {
-			if !slices.Contains(types, w.typ) && !(w.typ == "integer" && slices.Contains(types, "number")) {
-				key := "type"
-				if f, ok := s.String("format"); ok && w.typ == "integer" {
-					key = "type: a number for a " + f + " string" // pydantic reads some formats from numbers
-				}
-				add(key, w.v)
-				break
-			}
-		}
-		if slices.Contains(types, "integer") {
-			add("type: a fraction for an integer", json.Number("1.5"))
-			add("type: a numeric string for an integer", "1")
-		}
-		if slices.Contains(types, "boolean") {
-			add("type: 0 or 1 for a boolean", json.Number("1"))
-			add(`type: "true" for a boolean`, "true")
-		}
-	}
+	b.types()
 	if s.Has("enum") {
-		add("enum", "not-an-allowed-value")
-	}
-	number := func(k string) (float64, bool) {
-		if kw := s.Get(k); kw != nil {
-			if r, ok := kw.Number(); ok {
-				f, _ := r.Float64()
-				return f, true
-			}
-		}
-		return 0, false
+		b.add("enum", "not-an-allowed-value")
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		for _, r := range s.Required() {
-			c := maps.Clone(x)
-			delete(c, r)
-			add("required", c)
-		}
-		if ap := s.Sub("additionalProperties"); ap != nil && ap.IsFalse() {
-			c := maps.Clone(x)
-			c["unexpected_property"] = true
-			add("additionalProperties: false", c)
-		}
-		for _, m := range s.Properties() {
-			if pv, ok := x[m.Name]; ok {
-				out = append(out, breaches(m.Schema, pv, at+"/"+m.Name, func(n any) any {
-					c := maps.Clone(x)
-					c[m.Name] = n
-					return put(c)
-				})...)
-			}
-		}
+		b.object(x)
 	case []any:
-		if hi, ok := number("maxItems"); ok && len(x) > 0 {
-			bad := slices.Clone(x)
-			for len(bad) <= int(hi) {
-				bad = append(bad, x[0])
-			}
-			add("maxItems", bad)
-		}
-		if items := s.Sub("items"); items != nil && len(x) > 0 {
-			out = append(out, breaches(items, x[0], at+"/0", func(n any) any {
-				c := slices.Clone(x)
-				c[0] = n
-				return put(c)
-			})...)
-		}
+		b.array(x)
 	case string:
-		if lo, ok := number("minLength"); ok && lo >= 1 {
-			add("minLength", "")
-		}
-		if hi, ok := number("maxLength"); ok {
-			r := []rune(x + "a")
-			for len(r) <= int(hi) {
-				r = append(r, r[len(r)-1])
-			}
-			add("maxLength", string(r))
-		}
-		if p, ok := s.String("pattern"); ok {
-			add("pattern", "!"+x)
-			add("pattern: $ before a final newline", x+"\n")
-			if i := strings.IndexAny(x, "0123456789"); i >= 0 && strings.Contains(p, `\d`) {
-				add(`pattern: \d as a Unicode digit`, x[:i]+"\u0663"+x[i+1:])
-			}
-		}
-		switch f, _ := s.String("format"); f {
-		case "uri":
-			add("format: uri", "not a uri")
-		case "date-time":
-			add("format: date-time", "2026-13-45T25:61:00Z")
-			add("format: date-time without an offset", "2026-01-15T09:30:00")
-		}
+		b.text(x)
 	case json.Number:
-		if lo, ok := number("minimum"); ok {
-			add("minimum", json.Number(fmt.Sprint(lo-1)))
-		}
-		if hi, ok := number("maximum"); ok {
-			add("maximum", json.Number(fmt.Sprint(hi+1)))
+		b.numeric()
+	}
+	return b.out
+}
+
+// breaker collects the breaches of schema s at pointer at; put returns
+// the whole document with the value there replaced.
+type breaker struct {
+	s   *jsonschema.Schema
+	at  string
+	put func(any) any
+	out []breach
+}
+
+func (b *breaker) add(key string, bad any) { b.out = append(b.out, breach{key, b.at, b.put(bad)}) }
+
+// bound is the number keyword k holds, if it does.
+func (b *breaker) bound(k string) (float64, bool) {
+	if kw := b.s.Get(k); kw != nil {
+		if r, ok := kw.Number(); ok {
+			f, _ := r.Float64()
+			return f, true
 		}
 	}
-	return out
+	return 0, false
+}
+
+// types breaks "type": a value of a type it leaves out, and the
+// near-misses other validators take (a fraction or a numeric string for
+// an integer, 0 or "true" for a boolean).
+func (b *breaker) types() {
+	types := b.s.Types()
+	if len(types) == 0 {
+		return
+	}
+	for _, w := range []struct {
+		typ string
+		v   any
+	}{{"integer", json.Number("12345")}, {"string", "12345"}, {"boolean", true}, {"object", map[string]any{}}} {
+		if !slices.Contains(types, w.typ) && !(w.typ == "integer" && slices.Contains(types, "number")) {
+			key := "type"
+			if f, ok := b.s.String("format"); ok && w.typ == "integer" {
+				key = "type: a number for a " + f + " string" // pydantic reads some formats from numbers
+			}
+			b.add(key, w.v)
+			break
+		}
+	}
+	if slices.Contains(types, "integer") {
+		b.add("type: a fraction for an integer", json.Number("1.5"))
+		b.add("type: a numeric string for an integer", "1")
+	}
+	if slices.Contains(types, "boolean") {
+		b.add("type: 0 or 1 for a boolean", json.Number("1"))
+		b.add(`type: "true" for a boolean`, "true")
+	}
+}
+
+// object breaks an object's required members and additionalProperties
+// false, then each of its properties in turn.
+func (b *breaker) object(x map[string]any) {
+	for _, r := range b.s.Required() {
+		c := maps.Clone(x)
+		delete(c, r)
+		b.add("required", c)
+	}
+	if ap := b.s.Sub("additionalProperties"); ap != nil && ap.IsFalse() {
+		c := maps.Clone(x)
+		c["unexpected_property"] = true
+		b.add("additionalProperties: false", c)
+	}
+	for _, m := range b.s.Properties() {
+		if pv, ok := x[m.Name]; ok {
+			b.out = append(b.out, breaches(m.Schema, pv, b.at+"/"+m.Name, func(n any) any {
+				c := maps.Clone(x)
+				c[m.Name] = n
+				return b.put(c)
+			})...)
+		}
+	}
+}
+
+// array breaks an array's maxItems, then its first item.
+func (b *breaker) array(x []any) {
+	if hi, ok := b.bound("maxItems"); ok && len(x) > 0 {
+		bad := slices.Clone(x)
+		for len(bad) <= int(hi) {
+			bad = append(bad, x[0])
+		}
+		b.add("maxItems", bad)
+	}
+	if items := b.s.Sub("items"); items != nil && len(x) > 0 {
+		b.out = append(b.out, breaches(items, x[0], b.at+"/0", func(n any) any {
+			c := slices.Clone(x)
+			c[0] = n
+			return b.put(c)
+		})...)
+	}
+}
+
+// text breaks a string's lengths, pattern (also as other regex engines
+// read it) and format.
+func (b *breaker) text(x string) {
+	if lo, ok := b.bound("minLength"); ok && lo >= 1 {
+		b.add("minLength", "")
+	}
+	if hi, ok := b.bound("maxLength"); ok {
+		r := []rune(x + "a")
+		for len(r) <= int(hi) {
+			r = append(r, r[len(r)-1])
+		}
+		b.add("maxLength", string(r))
+	}
+	if p, ok := b.s.String("pattern"); ok {
+		b.add("pattern", "!"+x)
+		b.add("pattern: $ before a final newline", x+"\n")
+		if i := strings.IndexAny(x, "0123456789"); i >= 0 && strings.Contains(p, `\d`) {
+			b.add(`pattern: \d as a Unicode digit`, x[:i]+"\u0663"+x[i+1:])
+		}
+	}
+	switch f, _ := b.s.String("format"); f {
+	case "uri":
+		b.add("format: uri", "not a uri")
+	case "date-time":
+		b.add("format: date-time", "2026-13-45T25:61:00Z")
+		b.add("format: date-time without an offset", "2026-01-15T09:30:00")
+	}
+}
+
+// numeric breaks a number's bounds.
+func (b *breaker) numeric() {
+	if lo, ok := b.bound("minimum"); ok {
+		b.add("minimum", json.Number(fmt.Sprint(lo-1)))
+	}
+	if hi, ok := b.bound("maximum"); ok {
+		b.add("maximum", json.Number(fmt.Sprint(hi+1)))
+	}
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -323,107 +367,13 @@ func TestPythonModels(t *testing.T) {
 	export, sp := exportPages(t)
 	work := t.TempDir()
 	pkg, models := pydanticModels(t, e, filepath.Join(export, "schemas"), work, "models")
-	var cases []modelCase
-	for _, tool := range sp.Tools {
-		for _, kind := range []string{"input", "output"} {
-			file := tool.Name + "." + kind + ".json"
-			raw := []byte(readFile(t, filepath.Join(export, "schemas", file)))
-			doc, err := jsonschema.Parse(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			inst, err := doc.Root().Instance()
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			valid := map[string]any{"instance": decodeJSON(t, []byte(mustJSON(t, inst)))}
-			if kind == "input" && tool.ExampleInput != nil {
-				valid["example"] = decodeJSON(t, tool.ExampleInput.JSON)
-			}
-			m := models[file]
-			for _, c := range modelCases(t, file, raw, m[0], m[1], valid) {
-				c.page = true
-				cases = append(cases, c)
-			}
-		}
-	}
-
-	// The keywords the pages do not use: each in an object's member v.
-	var probes []probe
-	if err := json.Unmarshal([]byte(readFile(t, filepath.Join("testdata", "keywords.json"))), &probes); err != nil {
-		t.Fatal(err)
-	}
+	cases := pageModelCases(t, filepath.Join(export, "schemas"), sp, models)
 	probeDir := filepath.Join(t.TempDir(), "probes")
-	if err := os.Mkdir(probeDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range probes {
-		schema := fmt.Sprintf(`{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Probe","type":"object",`+
-			`"properties":{"v":%s},"required":["v"]}`, p.Schema)
-		file := fmt.Sprintf("probe%02d.json", i)
-		if err := os.WriteFile(filepath.Join(probeDir, file), []byte(schema), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		compiled, err := schemacompile.Compile("prickle:"+file, []byte(schema))
-		if err != nil {
-			t.Fatalf("%s: %v", p.Keyword, err)
-		}
-		good, bad := `{"v":`+string(p.Valid)+`}`, `{"v":`+string(p.Invalid)+`}`
-		if schemacompile.Validate(compiled, []byte(good)) != nil || schemacompile.Validate(compiled, []byte(bad)) == nil {
-			t.Fatalf("probe %s: %s must be valid and %s invalid", p.Keyword, good, bad)
-		}
-		m := fmt.Sprintf("probes.probe%02d", i)
-		cases = append(cases, modelCase{ID: p.Keyword + " valid", Module: m, Class: "Probe", JSON: good},
-			modelCase{ID: p.Keyword + " invalid", Module: m, Class: "Probe", JSON: bad, breach: p.Keyword, alone: true})
-	}
+	cases = append(cases, probeCases(t, probeDir)...)
 	probePkg, _ := pydanticModels(t, e, probeDir, work, "probes")
+	version, results := checkModels(t, e, work, cases, pkg, probePkg)
 
-	casesFile := filepath.Join(work, "cases.json")
-	if err := os.WriteFile(casesFile, []byte(mustJSON(t, cases)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := run(t, work, nil, e.python, filepath.Join(e.dir, "check_models.py"), casesFile, pkg, probePkg)
-	var out struct {
-		Pydantic string
-		Results  []struct {
-			ID       string
-			Accepted bool
-			Error    string
-		}
-	}
-	if err := json.Unmarshal(r.stdout, &out); r.code != 0 || err != nil || len(out.Results) != len(cases) {
-		t.Fatalf("check_models.py: %v (%d results for %d cases)\n%v", err, len(out.Results), len(cases), r)
-	}
-
-	// By breach: how many the models refused, of those that broke the
-	// schema by that keyword alone.
-	type tally struct {
-		page             bool
-		alone, refused   int
-		accepted, reason string
-	}
-	byKey := map[string]*tally{}
-	for i, c := range cases {
-		res := out.Results[i]
-		switch {
-		case c.breach == "" && !res.Accepted:
-			t.Errorf("%s: valid, yet its model refuses it: %s\n%s", c.ID, res.Error, c.JSON)
-		case c.breach == "" || !c.alone:
-		default:
-			tl := byKey[c.breach]
-			if tl == nil {
-				tl = &tally{page: c.page}
-				byKey[c.breach] = tl
-			}
-			tl.alone++
-			if res.Accepted {
-				tl.accepted = c.JSON
-			} else {
-				tl.refused++
-				tl.reason = res.Error
-			}
-		}
-	}
+	byKey := tallyBreaches(t, cases, results)
 	var dropped []string
 	for _, key := range slices.Sorted(maps.Keys(byKey)) {
 		tl := byKey[key]
@@ -444,7 +394,140 @@ func TestPythonModels(t *testing.T) {
 	if !slices.Equal(dropped, listed) {
 		t.Errorf("what breaks a schema and passes its pydantic model: measured %q, conformance/README.md lists %q", dropped, listed)
 	}
-	t.Logf("pydantic %s: %d cases; %d kinds of breach passed their model", out.Pydantic, len(cases), len(dropped))
+	t.Logf("pydantic %s: %d cases; %d kinds of breach passed their model", version, len(cases), len(dropped))
+}
+
+// pageModelCases returns the cases of every exported schema (in dir) of
+// sp's tools: a value of the schema, the example input, and the values
+// that break it (modelCases), for the models that pydanticModels made.
+func pageModelCases(t *testing.T, dir string, sp *spec.Spec, models map[string][2]string) []modelCase {
+	t.Helper()
+	var cases []modelCase
+	for _, tool := range sp.Tools {
+		for _, kind := range []string{"input", "output"} {
+			file := tool.Name + "." + kind + ".json"
+			raw := []byte(readFile(t, filepath.Join(dir, file)))
+			doc, err := jsonschema.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inst, err := doc.Root().Instance()
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			valid := map[string]any{"instance": decodeJSON(t, []byte(mustJSON(t, inst)))}
+			if kind == "input" && tool.ExampleInput != nil {
+				valid["example"] = decodeJSON(t, tool.ExampleInput.JSON)
+			}
+			m := models[file]
+			for _, c := range modelCases(t, file, raw, m[0], m[1], valid) {
+				c.page = true
+				cases = append(cases, c)
+			}
+		}
+	}
+	return cases
+}
+
+// probeCases writes, into dir, a schema for each keyword the pages do not
+// use (testdata/keywords.json), in an object's member v, and returns the
+// cases of each: the value it admits and the one it refuses.
+func probeCases(t *testing.T, dir string) []modelCase {
+	t.Helper()
+	var probes []probe
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join("testdata", "keywords.json"))), &probes); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var cases []modelCase
+	for i, p := range probes {
+		schema := fmt.Sprintf(`{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Probe","type":"object",`+
+			`"properties":{"v":%s},"required":["v"]}`, p.Schema)
+		file := fmt.Sprintf("probe%02d.json", i)
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(schema), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		compiled, err := schemacompile.Compile("prickle:"+file, []byte(schema))
+		if err != nil {
+			t.Fatalf("%s: %v", p.Keyword, err)
+		}
+		good, bad := `{"v":`+string(p.Valid)+`}`, `{"v":`+string(p.Invalid)+`}`
+		if schemacompile.Validate(compiled, []byte(good)) != nil || schemacompile.Validate(compiled, []byte(bad)) == nil {
+			t.Fatalf("probe %s: %s must be valid and %s invalid", p.Keyword, good, bad)
+		}
+		m := fmt.Sprintf("probes.probe%02d", i)
+		cases = append(cases, modelCase{ID: p.Keyword + " valid", Module: m, Class: "Probe", JSON: good},
+			modelCase{ID: p.Keyword + " invalid", Module: m, Class: "Probe", JSON: bad, breach: p.Keyword, alone: true})
+	}
+	return cases
+}
+
+// modelResult is what check_models.py found of a case: whether its model
+// accepted the value, and if not, why.
+type modelResult struct {
+	ID       string
+	Accepted bool
+	Error    string
+}
+
+// checkModels has check_models.py parse every case with its model (in
+// the packages pkg and probePkg) and returns pydantic's version and a
+// result per case.
+func checkModels(t *testing.T, e pyEnv, work string, cases []modelCase, pkg, probePkg string) (pydantic string, results []modelResult) {
+	t.Helper()
+	casesFile := filepath.Join(work, "cases.json")
+	if err := os.WriteFile(casesFile, []byte(mustJSON(t, cases)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, work, nil, e.python, filepath.Join(e.dir, "check_models.py"), casesFile, pkg, probePkg)
+	var out struct {
+		Pydantic string
+		Results  []modelResult
+	}
+	if err := json.Unmarshal(r.stdout, &out); r.code != 0 || err != nil || len(out.Results) != len(cases) {
+		t.Fatalf("check_models.py: %v (%d results for %d cases)\n%v", err, len(out.Results), len(cases), r)
+	}
+	return out.Pydantic, out.Results
+}
+
+// breachTally is what the models did with the values that broke a schema
+// by one keyword alone.
+type breachTally struct {
+	page             bool // the keyword is the pages' (not a probe's)
+	alone, refused   int
+	accepted, reason string // a value accepted; why one was refused
+}
+
+// tallyBreaches counts, by breach, how many values the models refused of
+// those that broke the schema by that keyword alone; a valid value that
+// its model refuses fails t.
+func tallyBreaches(t *testing.T, cases []modelCase, results []modelResult) map[string]*breachTally {
+	t.Helper()
+	byKey := map[string]*breachTally{}
+	for i, c := range cases {
+		res := results[i]
+		switch {
+		case c.breach == "" && !res.Accepted:
+			t.Errorf("%s: valid, yet its model refuses it: %s\n%s", c.ID, res.Error, c.JSON)
+		case c.breach == "" || !c.alone:
+		default:
+			tl := byKey[c.breach]
+			if tl == nil {
+				tl = &breachTally{page: c.page}
+				byKey[c.breach] = tl
+			}
+			tl.alone++
+			if res.Accepted {
+				tl.accepted = c.JSON
+			} else {
+				tl.refused++
+				tl.reason = res.Error
+			}
+		}
+	}
+	return byKey
 }
 
 // pydanticTableHeader opens conformance/README.md's table of what the
