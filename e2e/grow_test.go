@@ -50,6 +50,31 @@ func TestPagesGrow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dst := copyModule(t, root)
+	added := addGrowPages(t, root, dst)
+	deadline := time.Now().Add(growTimeout)
+	goIn(t, dst, deadline, "run", "./cmd/prickle-gen", "generate")
+	// The API's catalog lists each added tool as documented (a catalog
+	// name is in the API before its page, as undocumented).
+	catalog, err := os.ReadFile(filepath.Join(dst, "api", "catalog.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range added {
+		c := regexp.MustCompile(`(\w+)\s+ToolName\s+=\s+"` + regexp.QuoteMeta(name) + `"`).FindSubmatch(catalog)
+		if c == nil || !regexp.MustCompile(`\{\s*`+string(c[1])+`,\s*true\s*\}`).Match(catalog) {
+			t.Fatalf("generate did not add %s to the API's catalog as documented:\n%s", name, catalog)
+		}
+	}
+	goIn(t, dst, deadline, "build", "./...")
+	goIn(t, dst, deadline, "vet", "./...")
+	goIn(t, dst, deadline, "test", "./...")
+}
+
+// copyModule copies the module's tracked files (but e2e's node_modules)
+// from root into a temporary folder, and returns it.
+func copyModule(t *testing.T, root string) string {
+	t.Helper()
 	files, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
 	if err != nil {
 		t.Fatalf("git ls-files (the copy is made of the tracked files): %v", err)
@@ -61,6 +86,16 @@ func TestPagesGrow(t *testing.T) {
 		}
 		copyFile(t, filepath.Join(root, f), filepath.Join(dst, f))
 	}
+	return dst
+}
+
+// addGrowPages adds the pages of root's testdata/grow to the copy dst's
+// spec/reference, and returns the tools they document. A page of a tool
+// spec/reference documents already joins under a name the bundled pages
+// leave free: the bundled page stays (prickled may implement it), and the
+// page still adds its shapes.
+func addGrowPages(t *testing.T, root, dst string) (added []string) {
+	t.Helper()
 	pages, err := filepath.Glob(filepath.Join(root, "testdata", "grow", "*.md"))
 	if err != nil || len(pages) == 0 {
 		t.Fatalf("no pages in testdata/grow (%v)", err)
@@ -69,10 +104,6 @@ func TestPagesGrow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A page of a tool spec/reference documents already joins under a name
-	// the bundled pages leave free: the bundled page stays (prickled may
-	// implement it), and the page still adds its shapes.
-	var added []string
 	for _, p := range pages {
 		src, err := os.ReadFile(p)
 		if err != nil {
@@ -96,49 +127,37 @@ func TestPagesGrow(t *testing.T) {
 		}
 		added = append(added, tool)
 	}
-	deadline := time.Now().Add(growTimeout)
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("go", args...)
-		cmd.Dir = dst
-		// The copy's tests run as a user's `go test ./...` would: without
-		// the real clients, and without running this test again.
-		cmd.Env = append(os.Environ(), "PRICKLE_E2E=", "PRICKLE_GROW=", "PRICKLE_GROWN=1")
-		cmd.WaitDelay = time.Minute
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err = <-done:
-		case <-time.After(time.Until(deadline)):
-			cmd.Process.Kill()
-			err = <-done
-			t.Fatalf("go %s: still running after %s\n%s", strings.Join(args, " "), growTimeout, out.String())
-		}
-		if err != nil {
-			t.Fatalf("go %s in the grown copy: %v\n%s", strings.Join(args, " "), err, out.String())
-		}
-	}
-	run("run", "./cmd/prickle-gen", "generate")
-	// The API's catalog lists each added tool as documented (a catalog
-	// name is in the API before its page, as undocumented).
-	catalog, err := os.ReadFile(filepath.Join(dst, "api", "catalog.go"))
-	if err != nil {
+	return added
+}
+
+// goIn runs the go command with args in the grown copy dst, which must
+// succeed before deadline. The copy's tests run as a user's `go test
+// ./...` would: without the real clients, and without running
+// TestPagesGrow again.
+func goIn(t *testing.T, dst string, deadline time.Time, args ...string) {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dst
+	cmd.Env = append(os.Environ(), "PRICKLE_E2E=", "PRICKLE_GROW=", "PRICKLE_GROWN=1")
+	cmd.WaitDelay = time.Minute
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range added {
-		c := regexp.MustCompile(`(\w+)\s+ToolName\s+=\s+"` + regexp.QuoteMeta(name) + `"`).FindSubmatch(catalog)
-		if c == nil || !regexp.MustCompile(`\{\s*`+string(c[1])+`,\s*true\s*\}`).Match(catalog) {
-			t.Fatalf("generate did not add %s to the API's catalog as documented:\n%s", name, catalog)
-		}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Until(deadline)):
+		cmd.Process.Kill()
+		err = <-done
+		t.Fatalf("go %s: still running after %s\n%s", strings.Join(args, " "), growTimeout, out.String())
 	}
-	run("build", "./...")
-	run("vet", "./...")
-	run("test", "./...")
+	if err != nil {
+		t.Fatalf("go %s in the grown copy: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
 }
 
 func copyFile(t *testing.T, src, dst string) {
