@@ -23,8 +23,8 @@
 // or the run is incomplete (or trace finds untracked sentences), 2 usage
 // or I/O error.
 //
-// The command's code is package internal/app/prickleconformance; this main
-// only calls its Main and must import nothing else of this module.
+// The command's code is package app beside it (cmd/prickle-conformance/app);
+// this main only calls app.Main and must import nothing else of this module.
 package main
 
 import (
@@ -33,12 +33,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/prickle-dev/prickle/internal/app/prickleconformance"
+	"github.com/prickle-dev/prickle/cmd/prickle-conformance/app"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := prickleconformance.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := app.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

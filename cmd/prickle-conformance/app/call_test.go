@@ -1,4 +1,4 @@
-package prickleconformance
+package app
 
 import (
 	"context"

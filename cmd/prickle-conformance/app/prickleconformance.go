@@ -1,9 +1,15 @@
-// Package prickleconformance is the prickle-conformance command as a
-// function: cmd/prickle-conformance calls [Main], and tests run it
-// in-process. It loads the pages to certify against and the suite, runs
-// package conformance against the server the command line names, and
-// prints and writes the report.
-package prickleconformance
+// Package app is the prickle-conformance command as a function:
+// cmd/prickle-conformance calls [Main], and tests run it in-process. It
+// loads the pages to certify against and the suite, runs package
+// conformance against the server the command line names, and prints and
+// writes the report; "call" makes one checked tool call, "trace" prints
+// the traceability matrix.
+//
+// It may import the conformance suite, the spec, the world format and the
+// ground floor of internal/; only cmd/prickle-conformance's main and tests
+// import it, and it must not import the generator, the reference server
+// (but in tests) or another command.
+package app
 
 import (
 	"context"
