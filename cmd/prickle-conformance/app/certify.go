@@ -1,17 +1,7 @@
-// Package app is the prickle-conformance command as a function:
-// cmd/prickle-conformance calls [Main], and tests run it in-process. It
-// loads the pages to certify against and the suite, runs package
-// conformance against the server the command line names, and prints and
-// writes the report; "call" makes one checked tool call, "trace" prints
-// the traceability matrix.
-//
-// It may import the conformance suite, the spec, the world format and the
-// ground floor of internal/; only cmd/prickle-conformance's main and tests
-// import it, and it must not import the generator, the reference server
-// (but in tests) or another command.
 package app
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -25,89 +15,14 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/internal/cmdline"
-	"github.com/prickle-dev/prickle/spec"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
-// Exit statuses.
-const (
-	exitOK    = cmdline.ExitOK
-	exitFail  = 1
-	exitUsage = cmdline.ExitUsage
-)
+// The certification, prickle-conformance's own command line: it reads the
+// flags, runs the suite against the server they name, writes the reports
+// and prints the summary.
 
-// Main runs one prickle-conformance command line until it is done or ctx
-// is; it returns the exit status. stdin is read only by "call -".
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "trace" {
-		return runTrace(args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "call" {
-		return runCall(ctx, args[1:], stdin, stdout, stderr)
-	}
-	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
-		fmt.Fprintln(stdout, "prickle-conformance", cmdline.Version())
-		return exitOK
-	}
-	return runSuite(ctx, args, stdout, stderr)
-}
-
-func usageErr(stderr io.Writer, format string, args ...any) int {
-	fmt.Fprintf(stderr, "prickle-conformance: "+format+"\n", args...)
-	return exitUsage
-}
-
-// loadSpec loads the spec to certify against: the bundled pages, or
-// pagesPath (a folder of pages, a page, or a canonical spec file as
-// prickle-gen spec writes it), and the suite for it.
-func loadSpec(stderr io.Writer, pagesPath, scriptsDir string) (*spec.Spec, string, []*conformance.Script, bool) {
-	var sp *spec.Spec
-	var err error
-	source := "bundled pages"
-	switch {
-	case pagesPath == "":
-		sp, err = spec.LoadBundled()
-	case strings.HasSuffix(pagesPath, ".json"):
-		source = "spec file " + pagesPath
-		var b []byte
-		if b, err = os.ReadFile(pagesPath); err == nil {
-			sp, err = spec.Unmarshal(b)
-		}
-	default:
-		source = "pages " + pagesPath
-		var srcs []spec.Source
-		if srcs, err = spec.ReadPaths([]string{pagesPath}); err == nil {
-			sp, _, err = spec.LoadLinted(srcs)
-		}
-	}
-	if err != nil {
-		var pe *spec.PagesError
-		if errors.As(err, &pe) {
-			for _, d := range pe.Diagnostics {
-				fmt.Fprintf(stderr, "prickle-conformance: %s\n", d)
-			}
-		}
-		fmt.Fprintf(stderr, "prickle-conformance: %s: %v\n", source, err)
-		return nil, "", nil, false
-	}
-	var extra []*conformance.Script
-	if scriptsDir != "" {
-		if extra, err = conformance.LoadScripts(scriptsDir); err != nil {
-			fmt.Fprintf(stderr, "prickle-conformance: --scripts: %v\n", err)
-			return nil, "", nil, false
-		}
-	}
-	scripts, warns, err := conformance.Suite(sp, extra...)
-	if err != nil {
-		fmt.Fprintf(stderr, "prickle-conformance: %v\n", err)
-		return nil, "", nil, false
-	}
-	for _, w := range warns {
-		fmt.Fprintf(stderr, "prickle-conformance: warning: %s\n", w)
-	}
-	return sp, source, scripts, true
-}
-
+// runSuite is "prickle-conformance [flags]": a certification run.
 func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("prickle-conformance", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -343,42 +258,22 @@ func expectedFailures(file string, scripts []*conformance.Script) (map[string]bo
 	return out, nil
 }
 
-func runTrace(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("prickle-conformance trace", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the matrix as JSON")
-	pages := fs.String("pages", "", "trace these pages instead of the bundled ones (a folder, a page or a spec file)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: prickle-conformance trace [--json] [--pages PATH]
-
-Print the traceability matrix: every normative sentence of the pages, with
-the scripts that test it or the reason it cannot be tested from outside.
-Exit status 1 when a sentence is neither, or an ID is stale.
-
-flags:
-`)
-		fs.PrintDefaults()
+// readExpectedFailures reads an expected-failures file: one script name a
+// line ("- NAME" is accepted too); blank lines and lines starting with #
+// are ignored.
+func readExpectedFailures(r io.Reader) ([]string, error) {
+	var out []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimSpace(strings.TrimPrefix(line, "- "))
+		if strings.ContainsAny(line, " \t") {
+			return nil, fmt.Errorf("expected failures: %q is not a script name", line)
+		}
+		out = append(out, line)
 	}
-	if code, ok := cmdline.Parse(fs, args, false); !ok {
-		return code
-	}
-	sp, _, scripts, ok := loadSpec(stderr, *pages, "")
-	if !ok {
-		return exitUsage
-	}
-	rows, problems, err := conformance.Trace(sp, scripts)
-	if err != nil {
-		fmt.Fprintf(stderr, "prickle-conformance: %v\n", err)
-		return exitUsage
-	}
-	if err := writeTrace(stdout, rows, problems, *asJSON); err != nil {
-		return exitUsage
-	}
-	for _, p := range problems {
-		fmt.Fprintf(stderr, "prickle-conformance: %s\n", p)
-	}
-	if len(problems) > 0 {
-		return exitFail
-	}
-	return exitOK
+	return out, sc.Err()
 }

@@ -1,9 +1,7 @@
 package app
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -15,8 +13,8 @@ import (
 	"github.com/prickle-dev/prickle/spec"
 )
 
-// What the command prints besides a run's progress: the end of a run, the
-// list of scripts, the traceability matrix; and the report files.
+// What a certification prints besides the run's progress (the end of a
+// run, the list of scripts), and the report files it writes.
 
 // writeSummary writes the end of a run: what failed, what exploration
 // found, what is missing, and the verdict as the last line. A run of a
@@ -150,56 +148,6 @@ func writeList(w io.Writer, scripts []*conformance.Script, explores bool) error 
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.name, r.kind, r.world, r.summary)
 	}
 	return tw.Flush()
-}
-
-// writeTrace writes the traceability matrix, as text or JSON.
-func writeTrace(w io.Writer, rows []conformance.TraceRow, problems []string, asJSON bool) error {
-	if asJSON {
-		if problems == nil {
-			problems = []string{}
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"sentences": rows, "problems": problems})
-	}
-	covered, explained := 0, 0
-	for _, r := range rows {
-		fmt.Fprintf(w, "%s  %s\n", r.ID, r.Text)
-		if len(r.Scripts) > 0 {
-			covered++
-			fmt.Fprintf(w, "    tested by: %s\n", strings.Join(r.Scripts, ", "))
-		}
-		if r.Reason != "" {
-			explained++
-			fmt.Fprintf(w, "    not testable from outside: %s\n", r.Reason)
-		}
-		if len(r.Scripts) == 0 && r.Reason == "" {
-			fmt.Fprintf(w, "    UNTRACKED\n")
-		}
-	}
-	_, err := fmt.Fprintf(w, "\n%d sentences: %d tested, %d with a reason they cannot be (fully) tested, %d problems\n",
-		len(rows), covered, explained, len(problems))
-	return err
-}
-
-// readExpectedFailures reads an expected-failures file: one script name a
-// line ("- NAME" is accepted too); blank lines and lines starting with #
-// are ignored.
-func readExpectedFailures(r io.Reader) ([]string, error) {
-	var out []string
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		line = strings.TrimSpace(strings.TrimPrefix(line, "- "))
-		if strings.ContainsAny(line, " \t") {
-			return nil, fmt.Errorf("expected failures: %q is not a script name", line)
-		}
-		out = append(out, line)
-	}
-	return out, sc.Err()
 }
 
 // oneLine is s on one line, its runs of white space single spaces.
