@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/call"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec/world"
 )
@@ -86,9 +87,9 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if !ok {
 		return exitUsage
 	}
-	res, err := conformance.Call(ctx, conformance.CallOptions{Endpoint: endpoint, Token: bearer, Tool: fs.Arg(0),
+	res, err := call.Do(ctx, call.Options{Endpoint: endpoint, Token: bearer, Tool: fs.Arg(0),
 		Args: json.RawMessage(bytes.TrimSpace(argsJSON)), Spec: sp, Profile: prof})
-	var pe *conformance.ProtocolError
+	var pe *call.ProtocolError
 	switch {
 	case errors.As(err, &pe):
 		fmt.Fprintf(stdout, "%s: no tool result: %v\n", fs.Arg(0), pe)
@@ -176,7 +177,7 @@ func callerToken(token, tokensFile, worldFile, as string) (string, error) {
 
 // writeCall prints an answer: the outcome, the structuredContent, the
 // text, and what the checks found.
-func writeCall(w io.Writer, r *conformance.CallResult) {
+func writeCall(w io.Writer, r *call.Result) {
 	switch {
 	case r.IsError && r.Code != "":
 		fmt.Fprintf(w, "%s: refused %s\n", r.Tool, r.Code)

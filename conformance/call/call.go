@@ -1,4 +1,13 @@
-package conformance
+// Package call makes one tool call on a Prickle server and checks the
+// answer as a certification run checks every answer (the command
+// "prickle-conformance call"): a tool result with a content array, a
+// success's structuredContent valid against the documented output schema,
+// a refusal MCP reads as one.
+//
+// It may import the suite's MCP client and wire checks
+// (conformance/internal) and the spec; it must not import the suite's
+// runner (package conformance), the reference server or the generator.
+package call
 
 import (
 	"context"
@@ -8,12 +17,13 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
 	"github.com/prickle-dev/prickle/spec"
 )
 
-// CallOptions say which one tool call Call makes, and where.
-type CallOptions struct {
+// Options say which one tool call Do makes, and where.
+type Options struct {
 	// Endpoint is the server's MCP endpoint (http://HOST:PORT/mcp).
 	Endpoint string
 	// Token is the caller's bearer token; "" sends no Authorization.
@@ -24,16 +34,16 @@ type CallOptions struct {
 	// Spec holds the pages the answer is checked against; default the
 	// bundled ones.
 	Spec *spec.Spec
-	// Profile chooses the wire checks, as for a run: Core (default) or
-	// Reference.
-	Profile Profile
+	// Profile chooses the wire checks, as for a run: conformance.Core
+	// (default) or conformance.Reference.
+	Profile suite.Profile
 	// HTTPClient makes the requests; nil is a client without proxies
 	// that gives up after 30 s.
 	HTTPClient *http.Client
 }
 
-// CallResult is a tool call's answer, as the suite's wire checks see it.
-type CallResult struct {
+// Result is a tool call's answer, as the suite's wire checks see it.
+type Result struct {
 	Tool string `json:"tool"`
 	// IsError is true for a refusal: a tool result with isError. Code is
 	// its machine-readable code (_meta.code), when it carries one.
@@ -69,12 +79,12 @@ func (e *ProtocolError) Error() string {
 	return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message)
 }
 
-// Call makes one tool call on the server, opening an MCP session for the
+// Do makes one tool call on the server, opening an MCP session for the
 // token first, and checks the answer as a run checks every answer: a tool
 // result with a content array; a success carries structuredContent valid
 // against the tool's documented output schema; a refusal is an isError
 // result. An answer that is no tool result is a *ProtocolError.
-func Call(ctx context.Context, o CallOptions) (*CallResult, error) {
+func Do(ctx context.Context, o Options) (*Result, error) {
 	if o.Spec == nil {
 		sp, err := spec.LoadBundled()
 		if err != nil {
@@ -83,7 +93,7 @@ func Call(ctx context.Context, o CallOptions) (*CallResult, error) {
 		o.Spec = sp
 	}
 	if o.Profile == "" {
-		o.Profile = Core
+		o.Profile = suite.Core
 	}
 	if o.Args == nil {
 		o.Args = json.RawMessage("{}")
@@ -108,7 +118,7 @@ func Call(ctx context.Context, o CallOptions) (*CallResult, error) {
 		return nil, &ProtocolError{Code: resp.Error.Code, Message: resp.Error.Message}
 	}
 	r := &wire.Call{Tool: o.Tool, Args: string(o.Args), Raw: resp.Raw, Result: resp.Result}
-	out := &CallResult{Tool: o.Tool, Response: resp.Raw, Checked: "the wire checks of the " + string(o.Profile) + " profile"}
+	out := &Result{Tool: o.Tool, Response: resp.Raw, Checked: "the wire checks of the " + string(o.Profile) + " profile"}
 	if t := o.Spec.Tool(o.Tool); t != nil {
 		out.Checked = fmt.Sprintf("%s's documented output schema and the wire checks of the %s profile (spec %s)",
 			o.Tool, o.Profile, spec.ShortHash(o.Spec.Hash()))
