@@ -12,6 +12,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/internal/cireport"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -25,7 +26,7 @@ import (
 // seed, a --run selecting it alone and the run's RerunArgs.
 func (r *Report) Rerun(name string) string {
 	args := []string{"prickle-conformance", "--profile", string(r.Profile)}
-	if name == ExploreScript {
+	if name == report.ExploreScript {
 		args = append(args, "--seed", strconv.FormatInt(r.Seed, 10))
 	}
 	args = append(args, "--run", "^"+regexp.QuoteMeta(name)+"$")
@@ -40,9 +41,9 @@ func (r *Report) Rerun(name string) string {
 
 // rerunFailure is the command that reruns a failing explored sequence: the
 // script --save wrote, or exploration with the run's seed.
-func (r *Report) rerunFailure(f *ExploreFailure) string {
+func (r *Report) rerunFailure(f *report.ExploreFailure) string {
 	if f.Saved == "" {
-		return r.Rerun(ExploreScript)
+		return r.Rerun(report.ExploreScript)
 	}
 	dir, file := filepath.Split(f.Saved)
 	cmd := r.Rerun(strings.TrimSuffix(file, ".txtar"))
@@ -59,7 +60,7 @@ var failLine = regexp.MustCompile(`FAIL: (\S+?):(\d+): (.*)`)
 
 // scriptFailure reads where and why a script's log says it failed; line
 // is 0 when the log names no line.
-func scriptFailure(res *Result) (file string, line int, msg string) {
+func scriptFailure(res *report.Result) (file string, line int, msg string) {
 	if m := failLine.FindStringSubmatch(res.Log); m != nil {
 		line, _ = strconv.Atoi(m[2])
 		return m[1], line, strings.TrimSpace(m[3])
@@ -79,7 +80,7 @@ func scriptFailure(res *Result) (file string, line int, msg string) {
 // certified against.
 func (r *Report) annotations(sp *spec.Spec) []cireport.Annotation {
 	var out []cireport.Annotation
-	reqs := map[string]Requirement{}
+	reqs := map[string]report.Requirement{}
 	for _, q := range r.Requirements {
 		reqs[q.ID] = q
 	}
@@ -87,7 +88,7 @@ func (r *Report) annotations(sp *spec.Spec) []cireport.Annotation {
 		out = append(out, cireport.Annotation{Level: level, File: p.File, Line: p.Line, Col: p.Col, Title: title, Message: msg})
 	}
 	for _, res := range r.Results {
-		if res.Status != Fail || res.Name == ExploreScript {
+		if res.Status != report.Fail || res.Name == report.ExploreScript {
 			continue
 		}
 		file, line, why := scriptFailure(res)
@@ -178,13 +179,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "%s: [the list](%s).\n\n", p, r.Power.List)
 	}
 
-	counts := map[RequirementStatus]int{}
+	counts := map[report.RequirementStatus]int{}
 	for _, q := range r.Requirements {
 		counts[q.Status]++
 	}
 	cireport.Table(&b, []string{"Requirements", "passed", "failed", "untestable", "not covered"}, [][]string{{
-		strconv.Itoa(len(r.Requirements)), strconv.Itoa(counts[RequirementPassed]), strconv.Itoa(counts[RequirementFailed]),
-		strconv.Itoa(counts[RequirementUntestable]), strconv.Itoa(counts[RequirementNotCovered]),
+		strconv.Itoa(len(r.Requirements)), strconv.Itoa(counts[report.RequirementPassed]), strconv.Itoa(counts[report.RequirementFailed]),
+		strconv.Itoa(counts[report.RequirementUntestable]), strconv.Itoa(counts[report.RequirementNotCovered]),
 	}})
 
 	if len(r.Tools) > 0 {
@@ -202,12 +203,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 
 	var failures [][]string
 	for _, res := range r.Results {
-		if res.Status != Fail && res.Status != XFail || res.Name == ExploreScript {
+		if res.Status != report.Fail && res.Status != report.XFail || res.Name == report.ExploreScript {
 			continue
 		}
 		_, _, why := scriptFailure(res)
 		name := cireport.Code(res.Name)
-		if res.Status == XFail {
+		if res.Status == report.XFail {
 			name += " (expected)"
 		}
 		failures = append(failures, []string{name, why, cireport.Code(r.Rerun(res.Name))})

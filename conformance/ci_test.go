@@ -12,6 +12,7 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -27,26 +28,26 @@ func ciRun(t *testing.T) (*Report, *spec.Spec) {
 		t.Fatal(err)
 	}
 	r := &Report{Profile: Core, Seed: 42, Verdict: Failed, RerunArgs: []string{"--server-cmd", "exec my-server --addr $PRICKLE_ADDR"},
-		Explore: &ExploreReport{Seed: 42, Sequences: 3, Calls: 30, Failures: []*ExploreFailure{
+		Explore: &report.Exploration{Seed: 42, Sequences: 3, Calls: 30, Failures: []*report.ExploreFailure{
 			{Sequence: 2, Source: "claim_task#1d2c6a82", Message: "a replay gave\nanother attempt", Calls: 2, Original: 24, Saved: "out dir/explore-42-2.txtar"},
 		}}}
 	derived := ""
 	for _, s := range all {
-		res := &Result{Name: s.Name, Path: s.Path, Covers: s.Covers, Derived: s.Derived, Status: Pass}
+		res := &report.Result{Name: s.Name, Path: s.Path, Covers: s.Covers, Derived: s.Derived, Status: report.Pass}
 		switch {
 		case s.Name == "claim_task_credential":
-			res.Status = Fail
+			res.Status = report.Fail
 			res.Log = "> call -as $RUNNER claim_task\nFAIL: scripts/claim_task_credential.txtar:12: no credential\n"
 		case s.Derived && derived == "" && strings.HasPrefix(s.Name, "spec.claim_task.") && !strings.HasSuffix(s.Name, ".example"):
 			derived = s.Name
-			res.Status = Fail
+			res.Status = report.Fail
 			res.Log = "FAIL: derived/" + s.Name + ".txtar:3: not refused\n"
 		}
 		r.Results = append(r.Results, res)
 	}
 	r.Results = append(r.Results,
-		&Result{Name: "mine", Path: "checks/mine.txtar", Status: Fail, Log: "FAIL: checks/mine.txtar:7: want 2 agents\n"},
-		&Result{Name: ExploreScript, Status: Fail})
+		&report.Result{Name: "mine", Path: "checks/mine.txtar", Status: report.Fail, Log: "FAIL: checks/mine.txtar:7: want 2 agents\n"},
+		&report.Result{Name: report.ExploreScript, Status: report.Fail})
 	if r.Requirements, err = requirements(sp, all, r.Results, r.Explore); err != nil {
 		t.Fatal(err)
 	}
@@ -79,21 +80,21 @@ func goldenSpec(t *testing.T) *spec.Spec {
 
 func TestRequirements(t *testing.T) {
 	r, _ := ciRun(t)
-	got := map[string]Requirement{}
+	got := map[string]report.Requirement{}
 	for _, q := range r.Requirements {
 		got[q.ID] = q
 	}
-	for id, want := range map[string]RequirementStatus{
-		"claim_task#d58db1d3":           RequirementFailed,     // claim_task_credential covers it
-		"claim_task#1d2c6a82":           RequirementFailed,     // its script passed, exploration broke it
-		"claim_task#e94d1a5d":           RequirementPassed,     // claim_task_runner_only
-		"discover_team_agents#33fcd84b": RequirementUntestable, // advice to the caller
+	for id, want := range map[string]report.RequirementStatus{
+		"claim_task#d58db1d3":           report.RequirementFailed,     // claim_task_credential covers it
+		"claim_task#1d2c6a82":           report.RequirementFailed,     // its script passed, exploration broke it
+		"claim_task#e94d1a5d":           report.RequirementPassed,     // claim_task_runner_only
+		"discover_team_agents#33fcd84b": report.RequirementUntestable, // advice to the caller
 	} {
 		if q := got[id]; q.Status != want {
 			t.Errorf("%s: %s (%+v), want %s", id, q.Status, q, want)
 		}
 	}
-	if q := got["claim_task#1d2c6a82"]; !strings.Contains(strings.Join(q.Scripts, " "), ExploreScript) || q.Pos.Line == 0 || q.Tool != "claim_task" {
+	if q := got["claim_task#1d2c6a82"]; !strings.Contains(strings.Join(q.Scripts, " "), report.ExploreScript) || q.Pos.Line == 0 || q.Tool != "claim_task" {
 		t.Errorf("a sentence exploration broke: %+v; want explore among its scripts, its tool and page position", q)
 	}
 	// A selection that ran none of a sentence's scripts leaves it not covered.
@@ -104,7 +105,7 @@ func TestRequirements(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range qs {
-		if q.Status != RequirementNotCovered && q.Status != RequirementUntestable {
+		if q.Status != report.RequirementNotCovered && q.Status != report.RequirementUntestable {
 			t.Errorf("%s with no result: %s", q.ID, q.Status)
 		}
 	}
@@ -115,7 +116,7 @@ func TestRerun(t *testing.T) {
 	for name, want := range map[string]string{
 		"claim_task_credential": `prickle-conformance --profile core --run '^claim_task_credential$' --server-cmd 'exec my-server --addr $PRICKLE_ADDR'`,
 		"spec.claim_task.x.y":   `prickle-conformance --profile core --run '^spec\.claim_task\.x\.y$' --server-cmd 'exec my-server --addr $PRICKLE_ADDR'`,
-		ExploreScript:           `prickle-conformance --profile core --seed 42 --run '^explore$' --server-cmd 'exec my-server --addr $PRICKLE_ADDR'`,
+		report.ExploreScript:    `prickle-conformance --profile core --seed 42 --run '^explore$' --server-cmd 'exec my-server --addr $PRICKLE_ADDR'`,
 	} {
 		if got := r.Rerun(name); got != want {
 			t.Errorf("Rerun(%q):\n got %s\nwant %s", name, got, want)

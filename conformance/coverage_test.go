@@ -10,6 +10,7 @@ import (
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -117,7 +118,7 @@ func TestNewToolStubIsNotCertified(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range rep.Results {
-			if strings.HasPrefix(r.Name, "spec."+newTool+".") && r.Status != conformance.Pass {
+			if strings.HasPrefix(r.Name, "spec."+newTool+".") && r.Status != report.Pass {
 				t.Errorf("%s: the stub fails the derived case %s (the finding is that it passes them): %s\n%s", prof, r.Name, r.Status, r.Log)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance/internal/explore"
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 // Evidence: what a run must have gathered, beyond scripts that passed,
@@ -28,66 +29,21 @@ const (
 // them (see conformance/README.md for the measurements behind it).
 const DefaultRaceBudget = 60 * time.Second
 
-// RaceEvidence is what a run gathered of one race class: the concurrent
-// groups run, those whose calls overlapped on the wire, the K it needs,
-// and the probability that a bug showing in a fraction P of overlapping
-// groups showed in none of them, (1-P)^Overlapped. Against a deployment
-// of two replicas or more, only the overlapped groups whose calls reached
-// two replicas or more count (CrossReplica): K of them, and the miss
-// bound is theirs.
-type RaceEvidence struct {
-	Class string `json:"class"`
-	// Tool is the tool whose claims the class races.
-	Tool         string  `json:"tool"`
-	Groups       int     `json:"groups"`
-	Overlapped   int     `json:"overlapped"`
-	CrossReplica int     `json:"cross_replica,omitempty"`
-	K            int     `json:"k"`
-	P            float64 `json:"p"`
-	MissBound    float64 `json:"miss_bound"`
-	// AcrossReplicas is true when the run was against replicas: the
-	// groups that count are then CrossReplica.
-	AcrossReplicas bool `json:"across_replicas,omitempty"`
-}
-
-// counted is the groups that count: CrossReplica across replicas, else
-// Overlapped.
-func (e RaceEvidence) counted() int {
-	if e.AcrossReplicas {
-		return e.CrossReplica
-	}
-	return e.Overlapped
-}
-
-// Short reports whether the class has fewer than K groups that count.
-func (e RaceEvidence) Short() bool { return e.counted() < e.K }
-
-// String is "CLASS: O of G groups overlapped (K needed), miss bound B";
-// across replicas "CLASS: O of G groups overlapped, C across replicas (K
-// needed), miss bound B".
-func (e RaceEvidence) String() string {
-	across := ""
-	if e.AcrossReplicas {
-		across = fmt.Sprintf(", %d across replicas", e.CrossReplica)
-	}
-	return fmt.Sprintf("%s: %d of %d groups overlapped%s (%d needed), miss bound %s", e.Class, e.Overlapped, e.Groups, across, e.K, missBound(e.MissBound))
-}
-
-// missBound formats a probability: "< 0.001" style, three significant
-// digits.
+// missBound formats a probability as report.RaceEvidence.String does:
+// three significant digits.
 func missBound(p float64) string { return fmt.Sprintf("%.3g", p) }
 
 // raceEvidence is the evidence exploration's report x holds, a class a
 // row, counted across replicas when the run had two or more; nil if
 // exploration did not race (it did not run, or was skipped).
-func raceEvidence(x *ExploreReport, replicas int) []RaceEvidence {
+func raceEvidence(x *report.Exploration, replicas int) []report.RaceEvidence {
 	if x == nil || x.Races == nil {
 		return nil
 	}
 	across := replicas >= 2
-	out := make([]RaceEvidence, 0, len(x.Races))
+	out := make([]report.RaceEvidence, 0, len(x.Races))
 	for _, c := range x.Races {
-		out = append(out, RaceEvidence{Class: string(c.Class), Tool: c.Class.Tool(), Groups: c.Groups, Overlapped: c.Overlapped,
+		out = append(out, report.RaceEvidence{Class: string(c.Class), Tool: explore.RaceClass(c.Class).Tool(), Groups: c.Groups, Overlapped: c.Overlapped,
 			CrossReplica: c.CrossReplica, K: x.RaceK, P: x.RaceP, MissBound: explore.MissBound(x.RaceP, c.Counted(across)), AcrossReplicas: across})
 	}
 	return out
@@ -97,7 +53,7 @@ func raceEvidence(x *ExploreReport, replicas int) []RaceEvidence {
 // that races were not checked at all (the run's gap), or each class short
 // of K, with what to do (a gap of the class's tool; a tool the scope
 // leaves out was not raced, and says so).
-func raceGaps(ev []RaceEvidence, budget string, scope []string) []gap {
+func raceGaps(ev []report.RaceEvidence, budget string, scope []string) []gap {
 	if ev == nil {
 		return []gap{{"", "races were not checked: exploration did not race (--explore 0, a --run selection without explore, or exploration skipped), so no concurrent call was sent"}}
 	}
@@ -120,11 +76,11 @@ func raceGaps(ev []RaceEvidence, budget string, scope []string) []gap {
 
 // shortClasses is "CLASS O/K, ..." of the classes short of K whose tool
 // is in scope (all without one), for the badge; "" if none is.
-func shortClasses(ev []RaceEvidence, scope []string) string {
+func shortClasses(ev []report.RaceEvidence, scope []string) string {
 	var s []string
 	for _, e := range ev {
 		if e.Short() && (len(scope) == 0 || slices.Contains(scope, e.Tool)) {
-			s = append(s, fmt.Sprintf("%s %d/%d", e.Class, e.counted(), e.K))
+			s = append(s, fmt.Sprintf("%s %d/%d", e.Class, e.Counted(), e.K))
 		}
 	}
 	return strings.Join(s, ", ")
@@ -133,7 +89,7 @@ func shortClasses(ev []RaceEvidence, scope []string) string {
 // raceTable is the race evidence as a table: class, groups run, groups
 // overlapped (and across replicas, when the run had them), K, miss bound
 // (and "short" where it is).
-func raceTable(ev []RaceEvidence) (header []string, rows [][]string) {
+func raceTable(ev []report.RaceEvidence) (header []string, rows [][]string) {
 	across := len(ev) > 0 && ev[0].AcrossReplicas
 	header = []string{"Race class", "Groups run", "Overlapped", "K", "Miss bound"}
 	if across {

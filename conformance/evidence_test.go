@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/conformance/internal/explore"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -18,7 +19,7 @@ func racesRun(t *testing.T) (*Report, *spec.Spec) {
 	x := r.Explore
 	x.RaceK, x.RaceP, x.RaceBudget = RaceK, RaceP, "1m0s"
 	for _, c := range explore.RaceClasses {
-		n := explore.RaceCount{Class: c, Groups: 80, Overlapped: RaceK}
+		n := report.RaceCount{Class: string(c), Groups: 80, Overlapped: RaceK}
 		if c == explore.TaskSameKey {
 			n.Groups, n.Overlapped = 70, 40
 		}
@@ -50,7 +51,7 @@ func TestRaceEvidenceMissing(t *testing.T) {
 	if m := raceGaps(r.Races, "1m0s", []string{"discover_team_agents"}); len(m) != 1 || m[0].tool != "claim_task" || !strings.Contains(m[0].text, "--tools leaves claim_task out") {
 		t.Errorf("scope discover_team_agents, task-same-key short: %q", m)
 	}
-	ev := raceEvidence(&ExploreReport{RaceK: 66, RaceP: 0.1, Races: []explore.RaceCount{{Class: "x", Groups: 70, Overlapped: 66}}}, 1)
+	ev := raceEvidence(&report.Exploration{RaceK: 66, RaceP: 0.1, Races: []report.RaceCount{{Class: "x", Groups: 70, Overlapped: 66}}}, 1)
 	if ev[0].Short() || ev[0].MissBound >= 1e-3 || ev[0].MissBound < 9e-4 {
 		t.Errorf("66 overlapping groups at p 0.1: %+v, want not short, miss bound in [0.0009, 0.001)", ev[0])
 	}
@@ -66,7 +67,7 @@ func TestRaceEvidenceReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	var parsed struct {
-		Races []RaceEvidence `json:"race_evidence"`
+		Races []report.RaceEvidence `json:"race_evidence"`
 	}
 	if err := json.Unmarshal(js.Bytes(), &parsed); err != nil || len(parsed.Races) != len(explore.RaceClasses) || parsed.Races[0] != r.Races[0] {
 		t.Errorf("JSON race_evidence: %+v (%v), want %+v first", parsed.Races, err, r.Races[0])

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 // KeepCallsApart makes every try of a script's concurrently count as not
@@ -19,8 +20,8 @@ func KeepCallsApart(t *testing.T) {
 
 // ShortEvidence reports whether r was skipped because its concurrently
 // tries did not overlap on the wire.
-func ShortEvidence(r *Result) bool {
-	return r.Status == Skip && strings.HasPrefix(r.Reason, script.ShortEvidence+":")
+func ShortEvidence(r *report.Result) bool {
+	return r.Status == report.Skip && strings.HasPrefix(r.Reason, script.ShortEvidence+":")
 }
 
 // The power file's types (power.go), for the self-test that writes it.
@@ -54,10 +55,7 @@ var Update = update
 func ReadmeDecisions(t *testing.T) map[string]string { return readmeDecisions(t) }
 
 // PowerOf is f's score in profile p, for a whole run.
-func PowerOf(f *PowerFile, p Profile) *Power { return f.power(p, "", nil) }
+func PowerOf(f *PowerFile, p Profile) *report.Power { return f.power(p, "", nil) }
 
 // Catchers are m's catchers in profile p.
 func Catchers(m *PowerMutant, p Profile) []PowerCatcher { return m.caught(p) }
-
-// PowerText is p as a sentence, without the list.
-func PowerText(p *Power) string { return p.text() }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/prickle-dev/prickle/spec/world"
 )
@@ -66,13 +67,13 @@ func TestFakeServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]conformance.Status{
-		"spec.tools":                                conformance.Pass, // the documented schemas, served verbatim
-		"spec.discover_team_agents.example":         conformance.Pass,
-		"spec.discover_team_agents.project.pattern": conformance.Fail, // it validates nothing
-		"discover_team_agents_seed":                 conformance.Fail, // a made-up team
-		"discover_team_agents_invisible":            conformance.Fail, // it shows every project
-		"claim_task_runner_only":                    conformance.Fail, // it refuses every claim
+	want := map[string]report.Status{
+		"spec.tools":                                report.Pass, // the documented schemas, served verbatim
+		"spec.discover_team_agents.example":         report.Pass,
+		"spec.discover_team_agents.project.pattern": report.Fail, // it validates nothing
+		"discover_team_agents_seed":                 report.Fail, // a made-up team
+		"discover_team_agents_invisible":            report.Fail, // it shows every project
+		"claim_task_runner_only":                    report.Fail, // it refuses every claim
 	}
 	for _, r := range rep.Results {
 		if r.Status != want[r.Name] {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/yuin/goldmark"
 
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -21,7 +22,7 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 	// reqID is a requirement's element id ("claim_task#1d2c6a82" has a
 	// '#', which a fragment cannot carry as it is).
 	"reqID":   func(id string) string { return "req-" + strings.ReplaceAll(id, "#", "-") },
-	"label":   func(s RequirementStatus) string { return strings.ReplaceAll(string(s), "_", " ") },
+	"label":   func(s report.RequirementStatus) string { return strings.ReplaceAll(string(s), "_", " ") },
 	"upper":   strings.ToUpper,
 	"seconds": func(ms int64) string { return fmt.Sprintf("%.1f s", float64(ms)/1000) },
 }).Parse(reportHTML))
@@ -32,7 +33,7 @@ type (
 	htmlReport struct {
 		*Report
 		Summary string
-		Counts  map[string]int // by RequirementStatus
+		Counts  map[string]int // by report.RequirementStatus
 		Tools   []htmlTool
 		Scripts []htmlScript
 		// Outcomes are exploration's answers by tool and outcome, sorted.
@@ -45,17 +46,17 @@ type (
 	htmlTool struct {
 		Name                       string
 		Paragraphs                 [][]htmlSentence // the description, each sentence marked
-		Requirements               []Requirement
+		Requirements               []report.Requirement
 		Example, Input, Output     string
 		Notes                      template.HTML
 		ExamplePos, InputPos, Page string
 	}
 	htmlSentence struct {
-		Requirement
+		report.Requirement
 		Found bool // a requirement of the run: some sentences of a page may not be
 	}
 	htmlScript struct {
-		*Result
+		*report.Result
 		Rerun string
 		Why   string
 		// ShowLog is false for exploration, whose failures have a
@@ -77,7 +78,7 @@ type (
 // certified against.
 func (r *Report) WriteHTML(w io.Writer, sp *spec.Spec) error {
 	v := htmlReport{Report: r, Summary: r.Summary(), Counts: map[string]int{}, ReplicaLine: r.ReplicaSummary(), PowerLine: r.powerText()}
-	reqs := map[string]Requirement{}
+	reqs := map[string]report.Requirement{}
 	for _, q := range r.Requirements {
 		reqs[q.ID] = q
 		v.Counts[string(q.Status)]++
@@ -106,8 +107,8 @@ func (r *Report) WriteHTML(w io.Writer, sp *spec.Spec) error {
 		v.Tools = append(v.Tools, ht)
 	}
 	for _, res := range r.Results {
-		s := htmlScript{Result: res, ShowLog: res.Name != ExploreScript}
-		if res.Status == Fail || res.Status == XFail {
+		s := htmlScript{Result: res, ShowLog: res.Name != report.ExploreScript}
+		if res.Status == report.Fail || res.Status == report.XFail {
 			_, _, s.Why = scriptFailure(res)
 			s.Rerun = r.Rerun(res.Name)
 		}
@@ -124,7 +125,7 @@ func (r *Report) WriteHTML(w io.Writer, sp *spec.Spec) error {
 // paragraphs is t's description, paragraph by paragraph, each a list of
 // its sentences with their requirements' results: a sentence belongs to
 // the last paragraph that starts before it.
-func paragraphs(t *spec.Tool, reqs map[string]Requirement) [][]htmlSentence {
+func paragraphs(t *spec.Tool, reqs map[string]report.Requirement) [][]htmlSentence {
 	out := make([][]htmlSentence, len(t.Description))
 	before := func(a, b spec.Pos) bool { return a.Line < b.Line || a.Line == b.Line && a.Col <= b.Col }
 	for _, s := range t.Sentences {
@@ -137,7 +138,7 @@ func paragraphs(t *spec.Tool, reqs map[string]Requirement) [][]htmlSentence {
 		}
 		q, found := reqs[s.ID]
 		if !found {
-			q = Requirement{ID: s.ID, Text: s.Text, Pos: s.Pos}
+			q = report.Requirement{ID: s.ID, Text: s.Text, Pos: s.Pos}
 		}
 		out[i] = append(out[i], htmlSentence{Requirement: q, Found: found})
 	}

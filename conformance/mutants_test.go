@@ -22,6 +22,7 @@ import (
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/rt"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
@@ -1174,7 +1175,7 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 		seed := mutantSeed + int64(i)
 		save := t.TempDir()
 		rep := runMutant(t, sp, scripts, m, prof, "^explore$", conformance.DefaultExplore, save, seed)
-		if r := rep.Result(conformance.ExploreScript); r == nil || r.Status != conformance.Fail {
+		if r := rep.Result(report.ExploreScript); r == nil || r.Status != report.Fail {
 			if m.race {
 				if short := shortRaces(rep); short != "" {
 					t.Logf("%s profile: seed %d: not caught, and not certified: race evidence short (%s)", prof, seed, short)
@@ -1206,7 +1207,7 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 		case conformance.ShortEvidence(got):
 			t.Logf("%s profile: seed %d: the shrunk script against the mutant: not caught, and not passed: %s", prof, seed, got.Reason)
 			return nil, true, ""
-		case got.Status != conformance.Fail:
+		case got.Status != report.Fail:
 			misses = append(misses, fmt.Sprintf("seed %d: the shrunk script against the mutant: %s, want fail\n%s\n%s", seed, got.Status, got.Log, f.Script))
 			continue
 		}
@@ -1214,7 +1215,7 @@ func exploreCatches(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, 
 		if m.replicas > 0 { // the reference server, replicated alike
 			o.Target = mutantTarget(mutant{name: "reference", replicas: m.replicas})
 		}
-		if got := runSaved(t, saved, o); got.Status != conformance.Pass && !conformance.ShortEvidence(got) {
+		if got := runSaved(t, saved, o); got.Status != report.Pass && !conformance.ShortEvidence(got) {
 			t.Errorf("%s profile: seed %d: the shrunk script against the reference server: %s (%s), want pass\n%s\n%s", prof, seed, got.Status, got.Reason, got.Log, f.Script)
 		}
 		return &conformance.PowerCatcher{By: conformance.CatchExplore, Runs: i + 1, Sequences: f.Sequence + 1, Replicas: m.replicas}, false, ""
@@ -1235,7 +1236,7 @@ func shortRaces(rep *conformance.Report) string {
 }
 
 // runSaved runs the one script of saved and returns its result.
-func runSaved(t *testing.T, saved []*conformance.Script, o conformance.Options) *conformance.Result {
+func runSaved(t *testing.T, saved []*conformance.Script, o conformance.Options) *report.Result {
 	t.Helper()
 	rep, err := conformance.Run(context.Background(), saved, o)
 	if err != nil {
@@ -1302,7 +1303,7 @@ func TestMutantsFullRun(t *testing.T) {
 func failedNames(rep *conformance.Report) string {
 	var out []string
 	for _, r := range rep.Results {
-		if r.Status == conformance.Fail {
+		if r.Status == report.Fail {
 			out = append(out, r.Name)
 		}
 	}

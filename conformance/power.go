@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 // The suite's power: what its self-test measured of the mutants it
@@ -68,7 +70,7 @@ func (m *powerMutant) caught(p Profile) []powerCatcher {
 const (
 	// catchExplore is exploration alone, the scripts off, at the default
 	// budget.
-	catchExplore = ExploreScript
+	catchExplore = report.ExploreScript
 	// catchCoverage is the verdict's coverage: a full run never
 	// certifies a server that refuses every call of a tool.
 	catchCoverage = "coverage"
@@ -119,59 +121,6 @@ func readPower(b []byte) (*powerFile, error) {
 	return &f, nil
 }
 
-// Power is the suite's power in the profile of a run, as its self-test
-// measured it (conformance/POWER.md): of the self-test's mutants, how
-// many the profile catches, and in a run of a selection (--run,
-// --tools), how many of those the run ran a catching check of.
-type Power struct {
-	Profile Profile `json:"profile"`
-	Mutants int     `json:"mutants"`
-	Caught  int     `json:"caught"`
-	// Races and Replicas are, of Caught, the race mutants, and the
-	// replica mutants (caught only against two replicas or more).
-	Races    int `json:"races"`
-	Replicas int `json:"replica_mutants"`
-	// Selection is true for a run of a selection; Ran is then how many
-	// of Caught had a catching check among what it ran.
-	Selection bool `json:"selection,omitempty"`
-	Ran       int  `json:"ran,omitempty"`
-	// List is where the self-test's mutants are listed.
-	List string `json:"list"`
-}
-
-// String is "the suite catches N of M self-test mutants in the P
-// profile (of them R races ...)", a selection's share, and where the list
-// is.
-func (p *Power) String() string { return p.text() + "; the list: " + p.List }
-
-// text is String without the list.
-func (p *Power) text() string {
-	s := fmt.Sprintf("the suite catches %d of %d self-test mutants in the %s profile (of them %s", p.Caught, p.Mutants, p.Profile, plural(p.Races, "race"))
-	if p.Replicas > 0 {
-		s += fmt.Sprintf(", %s, caught against --replicas 2", plural(p.Replicas, "replica bug"))
-	}
-	s += ")"
-	if p.Selection {
-		s += fmt.Sprintf("; this selection ran the catching checks of %d of them (%d%%)", p.Ran, percent(p.Ran, p.Caught))
-	}
-	return s
-}
-
-// plural is "1 race", "3 races".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-func percent(n, of int) int {
-	if of == 0 {
-		return 0
-	}
-	return n * 100 / of
-}
-
 // revision matches a module version or a VCS revision: a ref the list
 // can be read at.
 var revision = regexp.MustCompile(`^(v\d+\.\d+\.\d+\S*|[0-9a-f]{40})$`)
@@ -191,8 +140,8 @@ type ranCatcher func(c powerCatcher, tool string) bool
 
 // power is f's score in profile p; ran, for a selection, tells the
 // catchers the run ran (nil for a whole run).
-func (f *powerFile) power(p Profile, suite string, ran ranCatcher) *Power {
-	out := &Power{Profile: p, Mutants: len(f.Mutants), List: powerList(suite), Selection: ran != nil}
+func (f *powerFile) power(p Profile, suite string, ran ranCatcher) *report.Power {
+	out := &report.Power{Profile: p, Mutants: len(f.Mutants), List: powerList(suite), Selection: ran != nil}
 	for _, m := range f.Mutants {
 		cs := m.caught(p)
 		if len(cs) == 0 {
@@ -214,7 +163,7 @@ func (f *powerFile) power(p Profile, suite string, ran ranCatcher) *Power {
 
 // runPower is the power of the run of rep, with options o: of a
 // selection when o selects scripts (o.Run) or tools (o.Tools).
-func runPower(rep *Report, o *Options) (*Power, error) {
+func runPower(rep *Report, o *Options) (*report.Power, error) {
 	f, err := readPower(powerJSON)
 	if err != nil {
 		return nil, err
@@ -223,7 +172,7 @@ func runPower(rep *Report, o *Options) (*Power, error) {
 }
 
 // runPower is runPower with f for the power file.
-func (f *powerFile) runPower(rep *Report, o *Options) *Power {
+func (f *powerFile) runPower(rep *Report, o *Options) *report.Power {
 	if o.Run == nil && len(o.Tools) == 0 {
 		return f.power(o.Profile, rep.Suite, nil)
 	}
@@ -233,11 +182,11 @@ func (f *powerFile) runPower(rep *Report, o *Options) *Power {
 		case catchCoverage:
 			return o.Run == nil && inScope(tool)
 		case catchExplore:
-			r := rep.Result(ExploreScript)
-			return r != nil && r.Status != Skip && inScope(tool)
+			r := rep.Result(report.ExploreScript)
+			return r != nil && r.Status != report.Skip && inScope(tool)
 		}
 		r := rep.Result(c.By)
-		return r != nil && r.Status != Skip
+		return r != nil && r.Status != report.Skip
 	}
 	return f.power(o.Profile, rep.Suite, ran)
 }
@@ -248,6 +197,6 @@ func (r *Report) powerText() string {
 	if r.Power == nil {
 		return ""
 	}
-	t := r.Power.text()
+	t := r.Power.Score()
 	return strings.ToUpper(t[:1]) + t[1:]
 }

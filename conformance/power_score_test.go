@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 // TestRunPower: a whole run's score counts the mutants its profile
@@ -18,19 +20,19 @@ func TestRunPower(t *testing.T) {
 		{Name: "d", Class: classCoverage, Tool: "claim_discussion", Core: []powerCatcher{{By: catchCoverage, Runs: 1}}, Reference: []powerCatcher{{By: catchCoverage, Runs: 1}}},
 		{Name: "e", Class: classReplica, Reference: []powerCatcher{{By: catchExplore, Runs: 1, Sequences: 100, Replicas: 2}}},
 	}}
-	rep := &Report{Suite: "v1.2.3", Results: []*Result{{Name: "claim_task_replay", Status: Skip}, {Name: ExploreScript, Status: Pass}}}
+	rep := &Report{Suite: "v1.2.3", Results: []*report.Result{{Name: "claim_task_replay", Status: report.Skip}, {Name: report.ExploreScript, Status: report.Pass}}}
 	for _, c := range []struct {
 		name string
 		o    Options
-		want Power
+		want report.Power
 	}{
-		{"whole run, reference", Options{Profile: Reference}, Power{Profile: Reference, Mutants: 5, Caught: 5, Races: 1, Replicas: 1}},
-		{"whole run, core", Options{Profile: Core}, Power{Profile: Core, Mutants: 5, Caught: 2}},
+		{"whole run, reference", Options{Profile: Reference}, report.Power{Profile: Reference, Mutants: 5, Caught: 5, Races: 1, Replicas: 1}},
+		{"whole run, core", Options{Profile: Core}, report.Power{Profile: Core, Mutants: 5, Caught: 2}},
 		// claim_task_replay was skipped: only exploration ran, for
 		// discover_team_agents and every tool's rules.
-		{"--tools discover_team_agents", Options{Profile: Reference, Tools: []string{"discover_team_agents"}}, Power{Profile: Reference, Mutants: 5, Caught: 5, Races: 1, Replicas: 1, Selection: true, Ran: 2}},
+		{"--tools discover_team_agents", Options{Profile: Reference, Tools: []string{"discover_team_agents"}}, report.Power{Profile: Reference, Mutants: 5, Caught: 5, Races: 1, Replicas: 1, Selection: true, Ran: 2}},
 		// A --run selection never certifies: coverage does not count.
-		{"--run explore", Options{Profile: Reference, Run: regexp.MustCompile("^explore$")}, Power{Profile: Reference, Mutants: 5, Caught: 5, Races: 1, Replicas: 1, Selection: true, Ran: 3}},
+		{"--run explore", Options{Profile: Reference, Run: regexp.MustCompile("^explore$")}, report.Power{Profile: Reference, Mutants: 5, Caught: 5, Races: 1, Replicas: 1, Selection: true, Ran: 3}},
 	} {
 		got := f.runPower(rep, &c.o)
 		c.want.List = "https://github.com/prickle-dev/prickle/blob/v1.2.3/conformance/POWER.md"

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -94,7 +95,7 @@ func measureMutant(t *testing.T, sp *spec.Spec, scripts []*conformance.Script, m
 			switch r := rep.Result(n); {
 			case r == nil:
 				misses = append(misses, fmt.Sprintf("%s profile: mutant %q (%s) is not caught by %s: the suite has no such script", prof, m.name, m.rule, n))
-			case r.Status != conformance.Fail:
+			case r.Status != report.Fail:
 				misses = append(misses, fmt.Sprintf("%s profile: mutant %q (%s) is not caught by %s: %s", prof, m.name, m.rule, n, r.Status))
 			default:
 				t.Logf("%s profile: %s fails, as it must:\n%s", prof, n, lastLines(r.Log, 3))
@@ -382,7 +383,7 @@ Generated: edit the mutants, not this file.
 
 `)
 	for _, prof := range []conformance.Profile{conformance.Core, conformance.Reference} {
-		fmt.Fprintf(&b, "- **%s**: %s\n", prof, conformance.PowerText(conformance.PowerOf(f, prof)))
+		fmt.Fprintf(&b, "- **%s**: %s\n", prof, conformance.PowerOf(f, prof).Score())
 	}
 	fmt.Fprintf(&b, `
 Tries are bounds, not counts, so that a run can be compared with the

@@ -6,20 +6,21 @@ import (
 	"strings"
 
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec"
 )
 
 // What a run prints as it goes (Options.Progress): a header, then a line
 // per script and one for exploration.
 
-func writeProgress(w io.Writer, r *Result) {
+func writeProgress(w io.Writer, r *report.Result) {
 	switch r.Status {
-	case Skip:
+	case report.Skip:
 		fmt.Fprintf(w, "SKIP  %s: %s\n", r.Name, r.Reason)
-	case XFail:
+	case report.XFail:
 		fmt.Fprintf(w, "XFAIL %s (%.2fs, expected failure)\n", r.Name, r.Duration.Seconds())
 		writeLog(w, r)
-	case Pass:
+	case report.Pass:
 		fmt.Fprintf(w, "PASS  %s (%.2fs, %d checks)\n", r.Name, r.Duration.Seconds(), r.Checks)
 		writeLog(w, r) // kept only with Options.Verbose
 	default:
@@ -31,7 +32,7 @@ func writeProgress(w io.Writer, r *Result) {
 	}
 }
 
-func writeLog(w io.Writer, r *Result) {
+func writeLog(w io.Writer, r *report.Result) {
 	if r.Log != "" {
 		fmt.Fprintln(w, suite.Indent(strings.TrimRight(r.Log, "\n")))
 	}

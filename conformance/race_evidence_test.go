@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 // globalLock wraps a server's HTTP handler so that it answers one request
@@ -77,11 +78,11 @@ func TestSlowServerIncomplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
-	if r := rep.Result(conformance.ExploreScript); r == nil || r.Status != conformance.Pass || rep.Verdict != conformance.Incomplete {
+	if r := rep.Result(report.ExploreScript); r == nil || r.Status != report.Pass || rep.Verdict != conformance.Incomplete {
 		t.Fatalf("verdict %s, exploration %v: want incomplete, exploration passed", rep.Verdict, r)
 	}
-	if !strings.Contains(rep.Result(conformance.ExploreScript).Log, "the race budget (2s) ran out") {
-		t.Errorf("exploration's log does not say the budget ran out:\n%s", rep.Result(conformance.ExploreScript).Log)
+	if !strings.Contains(rep.Result(report.ExploreScript).Log, "the race budget (2s) ran out") {
+		t.Errorf("exploration's log does not say the budget ran out:\n%s", rep.Result(report.ExploreScript).Log)
 	}
 	missing := strings.Join(rep.Missing, "\n")
 	for _, e := range rep.Races {

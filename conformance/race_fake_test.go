@@ -10,6 +10,7 @@ import (
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec/world"
 )
@@ -75,13 +76,13 @@ func TestCheckThenInsertNotCertified(t *testing.T) {
 		t.Run(string(prof), func(t *testing.T) {
 			t.Parallel()
 			rep := runMutant(t, sp, scripts, checkThenInsert, prof, "^explore$", conformance.DefaultExplore, "", mutantSeed)
-			r := rep.Result(conformance.ExploreScript)
-			if r != nil && r.Status == conformance.Pass {
+			r := rep.Result(report.ExploreScript)
+			if r != nil && r.Status == report.Pass {
 				if short := shortRaces(rep); short != "" {
 					t.Skipf("%s profile: not caught, and not certified: race evidence short (%s)", prof, short)
 				}
 			}
-			if r == nil || r.Status != conformance.Fail || rep.Verdict == conformance.Certified {
+			if r == nil || r.Status != report.Fail || rep.Verdict == conformance.Certified {
 				t.Fatalf("%s profile: a check-then-insert claim_task is not caught, its race evidence complete: %v %v", prof, r, rep.Races)
 			}
 			f := rep.Explore.Failures[0]

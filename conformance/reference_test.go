@@ -14,6 +14,7 @@ import (
 
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/spec"
@@ -128,8 +129,8 @@ func TestReferenceServer(t *testing.T) {
 			for _, r := range rep.Results {
 				t.Run(r.Name, func(t *testing.T) {
 					switch r.Status {
-					case conformance.Pass:
-					case conformance.Skip:
+					case report.Pass:
+					case report.Skip:
 						t.Skip(r.Reason)
 					default:
 						t.Errorf("%s: %s\n%s", r.Status, r.Reason, r.Log)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/prickle-dev/prickle/conformance/internal/explore"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/internal/cireport"
 )
 
@@ -19,44 +20,19 @@ import (
 // shows nothing: a server that accepts a message of any private room
 // still refuses one that did not wake its agent. Exploration aims calls
 // at each situation and counts, by the model, the refusals no other
-// reason explains (explore.Report.Provoked); which refusals the pages
+// reason explains (report.Exploration.Provoked); which refusals the pages
 // state is the model's to say (explore.PageRefusals).
-
-// RefusalEvidence is how often a run provoked one refusal a page states,
-// in one situation, alone.
-type RefusalEvidence struct {
-	// Tool is the tool refused; Code the code server/README.md gives the
-	// refusal (core accepts any refusal, whatever its code).
-	Tool string `json:"tool"`
-	Code string `json:"code"`
-	// Sentence is the ID of the page sentence that states the refusal;
-	// What says why it applies, Situation in which case.
-	Sentence  string `json:"sentence"`
-	What      string `json:"what"`
-	Situation string `json:"situation,omitempty"`
-	// Provoked counts the calls refused for this reason alone.
-	Provoked int `json:"provoked"`
-	// Untestable is untestable.md's reason that no call can provoke it
-	// alone in the run's profile: then it does not keep a run from
-	// certifying.
-	Untestable string `json:"untestable,omitempty"`
-}
-
-// Name is "TOOL CODE (SENTENCE)", then ": SITUATION" if it has one.
-func (e RefusalEvidence) Name() string {
-	return explore.Rule{Tool: e.Tool, Code: e.Code, Sentence: e.Sentence, Situation: e.Situation}.Key()
-}
 
 // refusalEvidence is, for each refusal a page states, how often
 // exploration (x) provoked it alone in a run of profile.
-func refusalEvidence(profile Profile, x *ExploreReport) ([]RefusalEvidence, error) {
+func refusalEvidence(profile Profile, x *report.Exploration) ([]report.RefusalEvidence, error) {
 	exempt, err := unprovokable()
 	if err != nil {
 		return nil, err
 	}
-	var out []RefusalEvidence
+	var out []report.RefusalEvidence
 	for _, r := range explore.PageRefusals() {
-		out = append(out, RefusalEvidence{Tool: r.Tool, Code: r.Code, Sentence: r.Sentence, What: r.What, Situation: r.Situation,
+		out = append(out, report.RefusalEvidence{Tool: r.Tool, Code: r.Code, Sentence: r.Sentence, What: r.What, Situation: r.Situation,
 			Provoked: x.Provoked[r.Key()], Untestable: exempt[unprovokableKey{r.Key(), profile}]})
 	}
 	return out, nil
@@ -64,7 +40,7 @@ func refusalEvidence(profile Profile, x *ExploreReport) ([]RefusalEvidence, erro
 
 // refusalGaps names the refusals a page states that ev shows were never
 // provoked alone: each keeps the run from certifying.
-func refusalGaps(ev []RefusalEvidence) []gap {
+func refusalGaps(ev []report.RefusalEvidence) []gap {
 	never := map[string][]string{} // by the tool whose page states it
 	var tools []string
 	for _, e := range ev {

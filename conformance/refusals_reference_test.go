@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 // TestExplorationProvokesEveryPageRefusal: at the default budget, in both
@@ -22,7 +23,7 @@ func TestExplorationProvokesEveryPageRefusal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := rep.Result(conformance.ExploreScript); r == nil || r.Status != conformance.Pass {
+		if r := rep.Result(report.ExploreScript); r == nil || r.Status != report.Pass {
 			t.Fatalf("%s: exploration of the reference server did not pass: %+v", prof, r)
 		}
 		if len(rep.Refusals) == 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/conformance/internal/explore"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -37,7 +38,7 @@ func TestRefusalGaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	pages := explore.PageRefusals()
-	x := &ExploreReport{Provoked: map[string]int{}}
+	x := &report.Exploration{Provoked: map[string]int{}}
 	for _, r := range pages {
 		x.Provoked[r.Key()] = 3
 	}
@@ -72,7 +73,7 @@ func TestRefusalGaps(t *testing.T) {
 	// One that untestable.md says cannot be provoked alone in a profile
 	// is no gap there, and is one in the other.
 	for k := range exempt {
-		x := &ExploreReport{Provoked: map[string]int{}}
+		x := &report.Exploration{Provoked: map[string]int{}}
 		for _, r := range pages {
 			x.Provoked[r.Key()] = 1
 		}
@@ -87,7 +88,7 @@ func TestRefusalGaps(t *testing.T) {
 			}
 		}
 	}
-	full := &ExploreReport{Provoked: map[string]int{}}
+	full := &report.Exploration{Provoked: map[string]int{}}
 	for _, r := range pages {
 		full.Provoked[r.Key()] = 1
 	}
@@ -104,7 +105,7 @@ func TestRefusalGaps(t *testing.T) {
 // report carry the evidence, a refusal never provoked marked as such.
 func TestRefusalEvidenceReports(t *testing.T) {
 	pages := explore.PageRefusals()
-	x := &ExploreReport{Provoked: map[string]int{}}
+	x := &report.Exploration{Provoked: map[string]int{}}
 	for _, r := range pages[1:] {
 		x.Provoked[r.Key()] = 7
 	}
@@ -118,7 +119,7 @@ func TestRefusalEvidenceReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back struct {
-		Refusals []RefusalEvidence `json:"refusals"`
+		Refusals []report.RefusalEvidence `json:"refusals"`
 	}
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Refusals) != len(pages) || back.Refusals[0].Provoked != 0 || back.Refusals[1].Provoked != 7 {
 		t.Errorf("JSON refusals: %+v (%v)", back.Refusals, err)
@@ -151,7 +152,7 @@ func TestRefusalEvidenceReports(t *testing.T) {
 // credential refused by discover_team_agents needs claim_discussion, so a
 // scope of discover_team_agents alone is not kept from certifying by it.
 func TestRefusalGapOwnedByItsPage(t *testing.T) {
-	ev := []RefusalEvidence{
+	ev := []report.RefusalEvidence{
 		{Tool: "discover_team_agents", Code: "tool_not_allowed", Sentence: "claim_discussion#373f9dbc"},
 		{Tool: "discover_team_agents", Code: "project_not_visible", Sentence: "discover_team_agents#05161da5"},
 		{Tool: "discover_team_agents", Code: "project_not_visible", Sentence: "discover_team_agents#05161da5", Situation: "provoked", Provoked: 3},

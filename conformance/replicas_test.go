@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 // TestScriptReplicas: against two replicas a script's calls alternate
@@ -70,7 +71,7 @@ func TestScriptReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := rep.Result("spread"); r == nil || r.Status == conformance.Fail {
+	if r := rep.Result("spread"); r == nil || r.Status == report.Fail {
 		t.Fatalf("the script: %+v", r)
 	}
 	want := map[string]int{"k0": 0, "k1": 1, "k2": 1, "k3": 0, "r0": 0, "r1": 1, "r2": 0}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 // WriteJSON writes the report as indented JSON.
@@ -81,15 +83,15 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	for _, res := range r.Results {
 		c := junitCase{Name: res.Name, Classname: "conformance." + string(r.Profile), Time: fmt.Sprintf("%.3f", res.Duration.Seconds())}
 		switch res.Status {
-		case Fail:
+		case report.Fail:
 			msg := res.Reason
 			if msg == "" {
 				msg = firstFailure(res.Log)
 			}
 			c.Failure = &junitMessage{Message: msg, Body: res.Log}
-		case Skip:
+		case report.Skip:
 			c.Skipped = &junitMessage{Message: res.Reason}
-		case XFail:
+		case report.XFail:
 			c.Skipped = &junitMessage{Message: "expected failure", Body: res.Log}
 		default:
 			c.SystemOut = fmt.Sprintf("%d checks", res.Checks)

@@ -10,6 +10,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/prickle-dev/prickle/conformance/internal/explore"
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the txtar goldens of testdata/reports with the actual output")
@@ -26,7 +27,7 @@ func goldenReport(t *testing.T, replicas int) *Report {
 		}
 		for i, c := range r.Explore.Races {
 			r.Explore.Races[i].CrossReplica = c.Overlapped
-			if c.Class == explore.TaskSameKey {
+			if c.Class == string(explore.TaskSameKey) {
 				r.Explore.Races[i].CrossReplica -= 3
 			}
 		}
@@ -42,7 +43,7 @@ func goldenReport(t *testing.T, replicas int) *Report {
 	r.Starts = 24
 	r.Explore.RaceSequences = 3
 	// A score of its own: the goldens do not follow power.json.
-	r.Power = &Power{Profile: r.Profile, Mutants: 42, Caught: 24, Races: 1, Replicas: 1, List: powerList(r.Suite)}
+	r.Power = &report.Power{Profile: r.Profile, Mutants: 42, Caught: 24, Races: 1, Replicas: 1, List: powerList(r.Suite)}
 	r.tally()
 	return r
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -36,30 +37,8 @@ const (
 // ParseProfile parses "core" or "reference".
 func ParseProfile(s string) (Profile, error) { return suite.ParseProfile(s) }
 
-// Status is a script's outcome: Pass, Fail, Skip or XFail.
-type Status = suite.Status
-
-// Outcomes. An expected failure that fails is XFail (clean); one that
-// passes is Fail (the baseline is stale and must be updated).
-const (
-	Pass  = suite.Pass
-	Fail  = suite.Fail
-	Skip  = suite.Skip
-	XFail = suite.XFail
-)
-
-// ExploreScript is the name exploration has among the scripts (--run
-// selects it like any script).
-const ExploreScript = "explore"
-
 // DefaultExplore is the number of sequences a certification run explores.
 const DefaultExplore = 100
-
-// ExploreReport says what exploration did.
-type ExploreReport = explore.Report
-
-// ExploreFailure is one shrunk failing sequence.
-type ExploreFailure = explore.Failure
 
 // Options configures a run.
 type Options struct {
@@ -122,9 +101,6 @@ type Options struct {
 	Tools []string
 }
 
-// Result is one script's outcome.
-type Result = suite.Result
-
 // Report is a run's outcome.
 type Report struct {
 	// Suite is the version of the suite (the prickle module, or the VCS
@@ -139,27 +115,27 @@ type Report struct {
 	Seed int64 `json:"seed"`
 	// Verdict is certified only when nothing failed and coverage is
 	// complete; Missing says what is missing.
-	Verdict Verdict        `json:"verdict"`
-	Missing []string       `json:"missing,omitempty"`
-	Explore *ExploreReport `json:"explore,omitempty"`
+	Verdict Verdict             `json:"verdict"`
+	Missing []string            `json:"missing,omitempty"`
+	Explore *report.Exploration `json:"explore,omitempty"`
 	// Races is the race evidence per class (evidence.go); nil if no
 	// race was run.
-	Races []RaceEvidence `json:"race_evidence"`
+	Races []report.RaceEvidence `json:"race_evidence"`
 	// Refusals are the refusals the pages state, each with how often
 	// exploration provoked it alone (refusals.go).
-	Refusals []RefusalEvidence `json:"refusals,omitempty"`
-	Started  time.Time         `json:"started"`
-	Duration time.Duration     `json:"-"`
-	Millis   int64             `json:"duration_ms"`
-	Passed   int               `json:"passed"`
-	Failed   int               `json:"failed"`
-	Skipped  int               `json:"skipped"`
-	XFailed  int               `json:"expected_failures"`
-	Checks   int               `json:"checks"`
-	Results  []*Result         `json:"scripts"`
+	Refusals []report.RefusalEvidence `json:"refusals,omitempty"`
+	Started  time.Time                `json:"started"`
+	Duration time.Duration            `json:"-"`
+	Millis   int64                    `json:"duration_ms"`
+	Passed   int                      `json:"passed"`
+	Failed   int                      `json:"failed"`
+	Skipped  int                      `json:"skipped"`
+	XFailed  int                      `json:"expected_failures"`
+	Checks   int                      `json:"checks"`
+	Results  []*report.Result         `json:"scripts"`
 	// Requirements are the pages' normative sentences, each with what the
 	// run found of it.
-	Requirements []Requirement `json:"requirements"`
+	Requirements []report.Requirement `json:"requirements"`
 	// RerunArgs are Options.RerunArgs.
 	RerunArgs []string `json:"rerun_args,omitempty"`
 	// Starts counts the servers the run started (none for an already
@@ -176,7 +152,7 @@ type Report struct {
 	ReplicaCalls []int `json:"replica_calls,omitempty"`
 	// Power is the suite's power in the run's profile, as its self-test
 	// measured it (power.go).
-	Power *Power `json:"power,omitempty"`
+	Power *report.Power `json:"power,omitempty"`
 }
 
 // Clean reports whether the run certifies the server: nothing failed and
@@ -215,7 +191,7 @@ func (r *Report) Summary() string {
 }
 
 // Result returns the named script's result, or nil.
-func (r *Report) Result(name string) *Result {
+func (r *Report) Result(name string) *report.Result {
 	for _, res := range r.Results {
 		if res.Name == name {
 			return res
@@ -239,7 +215,7 @@ func (o *Options) Select(scripts []*Script) []*Script {
 }
 
 // Explores reports whether o.Run selects exploration (ExploreScript).
-func (o *Options) Explores() bool { return o.Run == nil || o.Run.MatchString(ExploreScript) }
+func (o *Options) Explores() bool { return o.Run == nil || o.Run.MatchString(report.ExploreScript) }
 
 // Run runs a certification against o.Target, in two phases: scripts
 // (after o.Run's selection), o.Parallel at a time; then exploration,
@@ -285,7 +261,7 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 		rep.Replicas = replicas
 	}
 	var progressMu sync.Mutex
-	progress := func(res *Result) {
+	progress := func(res *report.Result) {
 		if o.Progress != nil {
 			progressMu.Lock()
 			writeProgress(o.Progress, res)
@@ -297,7 +273,7 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 		res := runExploration(ctx, &o, share, ix, root, rep)
 		progress(res)
 		// Results are in the order of the names: exploration's among them.
-		i := slices.IndexFunc(rep.Results, func(r *Result) bool { return r.Name > res.Name })
+		i := slices.IndexFunc(rep.Results, func(r *report.Result) bool { return r.Name > res.Name })
 		if i < 0 {
 			i = len(rep.Results)
 		}
@@ -307,7 +283,7 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	rep.Duration = time.Since(rep.Started)
 	rep.Millis = rep.Duration.Milliseconds()
 	rep.tally()
-	if r := rep.Result(ExploreScript); rep.Explore != nil && r != nil && r.Status != Skip {
+	if r := rep.Result(report.ExploreScript); rep.Explore != nil && r != nil && r.Status != report.Skip {
 		if rep.Refusals, err = refusalEvidence(o.Profile, rep.Explore); err != nil {
 			return nil, err
 		}
@@ -395,11 +371,11 @@ func (o *Options) workDir() (root string, cleanup func(), err error) {
 // its own under root, and returns their results in their order. With
 // share, the scripts that may share one seed-world server do, taking one
 // of the o.Parallel places.
-func runScripts(ctx context.Context, scripts []*Script, o *Options, share bool, ix *wire.Index, root string, progress func(*Result)) []*Result {
+func runScripts(ctx context.Context, scripts []*Script, o *Options, share bool, ix *wire.Index, root string, progress func(*report.Result)) []*report.Result {
 	runner := &script.Runner{Target: o.Target, Index: ix, Profile: o.Profile, Timeout: o.ScriptTimeout,
 		Keep: o.KeepDir != "", Verbose: o.Verbose}
-	results := make([]*Result, len(scripts))
-	done := func(i int, res *Result) {
+	results := make([]*report.Result, len(scripts))
+	done := func(i int, res *report.Result) {
 		if o.ExpectedFailures[scripts[i].Name] {
 			expectFailure(res)
 		}
@@ -434,15 +410,15 @@ func runScripts(ctx context.Context, scripts []*Script, o *Options, share bool, 
 }
 
 // runExploration runs the exploration phase, its report going to rep.
-func runExploration(ctx context.Context, o *Options, share bool, ix *wire.Index, root string, rep *Report) *Result {
+func runExploration(ctx context.Context, o *Options, share bool, ix *wire.Index, root string, rep *Report) *report.Result {
 	start := time.Now()
-	var res *Result
+	var res *report.Result
 	if o.Explore <= 0 {
-		res = &Result{Name: ExploreScript, Status: Skip, Reason: "stateful exploration is off (--explore 0)"}
+		res = &report.Result{Name: report.ExploreScript, Status: report.Skip, Reason: "stateful exploration is off (--explore 0)"}
 	} else {
-		res, rep.Explore = explore.Run(ctx, ExploreScript, explore.Config{Target: o.Target, Index: ix, Profile: o.Profile,
+		res, rep.Explore = explore.Run(ctx, report.ExploreScript, explore.Config{Target: o.Target, Index: ix, Profile: o.Profile,
 			Sequences: o.Explore, Seed: o.Seed, Parallel: o.Parallel, Timeout: o.ScriptTimeout, FailFast: o.ExploreFailFast,
-			SaveDir: o.SaveDir, Alone: !share, RaceBudget: o.RaceBudget, Tools: o.Tools, Replicas: rep.Replicas}, filepath.Join(root, ExploreScript))
+			SaveDir: o.SaveDir, Alone: !share, RaceBudget: o.RaceBudget, Tools: o.Tools, Replicas: rep.Replicas}, filepath.Join(root, report.ExploreScript))
 		res.Calls = rep.Explore.Calls
 	}
 	res.Duration = time.Since(start)
@@ -465,13 +441,13 @@ func (r *Report) tally() {
 			r.ReplicaCalls[i] += n
 		}
 		switch res.Status {
-		case Pass:
+		case report.Pass:
 			r.Passed++
-		case Fail:
+		case report.Fail:
 			r.Failed++
-		case Skip:
+		case report.Skip:
 			r.Skipped++
-		case XFail:
+		case report.XFail:
 			r.XFailed++
 		}
 	}
@@ -479,12 +455,12 @@ func (r *Report) tally() {
 
 // expectFailure applies an expected-failures entry to res: a failure is
 // expected (XFail), a pass means the baseline is stale (Fail).
-func expectFailure(res *Result) {
+func expectFailure(res *report.Result) {
 	switch res.Status {
-	case Fail:
-		res.Status = XFail
-	case Pass:
-		res.Status = Fail
+	case report.Fail:
+		res.Status = report.XFail
+	case report.Pass:
+		res.Status = report.Fail
 		res.Reason = "listed as an expected failure but passes: remove it from the expected-failures file"
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 // TestSavedRacePrefix: a saved race passes against the reference server
@@ -29,7 +30,7 @@ func TestSavedRacePrefix(t *testing.T) {
 			o := conformance.Options{Target: referenceTarget("reference", nil, nil), Profile: prof, Spec: sp}
 			// A loaded machine may keep the tries apart: short evidence,
 			// never a failure.
-			if got := runSaved(t, []*conformance.Script{s}, o); got.Status != conformance.Pass && !conformance.ShortEvidence(got) {
+			if got := runSaved(t, []*conformance.Script{s}, o); got.Status != report.Pass && !conformance.ShortEvidence(got) {
 				t.Errorf("%s, %s profile: %s (%s), want pass\n%s", s.Name, prof, got.Status, got.Reason, got.Log)
 			}
 		}
@@ -69,7 +70,7 @@ func TestSavedRaceShortEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := runSaved(t, failing, o); got.Status != conformance.Fail {
+	if got := runSaved(t, failing, o); got.Status != report.Fail {
 		t.Errorf("a failing script with short race evidence: %s (%s), want fail", got.Status, got.Reason)
 	}
 }

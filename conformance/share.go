@@ -7,6 +7,7 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec/seed"
 )
 
@@ -73,7 +74,7 @@ func sharedScripts(scripts []*Script, o *Options) []int {
 // runShared runs the scripts at idx one after the other on one server
 // holding the standard seed world, each in its folder under root; a
 // script that fails there runs again alone. done gets each result.
-func runShared(ctx context.Context, runner *script.Runner, scripts []*Script, idx []int, o *Options, root string, done func(int, *Result)) {
+func runShared(ctx context.Context, runner *script.Runner, scripts []*Script, idx []int, o *Options, root string, done func(int, *report.Result)) {
 	dir := func(i int) string { return filepath.Join(root, script.SafeName(scripts[i].Name)) }
 	alone := func() {
 		for _, i := range idx {
@@ -88,7 +89,7 @@ func runShared(ctx context.Context, runner *script.Runner, scripts []*Script, id
 	defer stop()
 	for _, i := range idx {
 		res := runner.RunShared(ctx, scripts[i], dir(i), sh)
-		if res.Status == Fail {
+		if res.Status == report.Fail {
 			res = runner.Run(ctx, scripts[i], dir(i))
 		}
 		done(i, res)

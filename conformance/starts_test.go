@@ -7,6 +7,7 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/conformance/internal/script"
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 // countingTarget counts the starts of the target it wraps.
@@ -60,7 +61,7 @@ func TestStarts(t *testing.T) {
 		t.Errorf("with fresh starts a run started %d servers, want %d (%d sequences of races alone)", n, want, fresh.Explore.RaceSequences)
 	}
 	for _, r := range fresh.Results {
-		if s := shared.Result(r.Name); r.Name != conformance.ExploreScript && (s == nil || s.Status != r.Status || s.Checks != r.Checks) {
+		if s := shared.Result(r.Name); r.Name != report.ExploreScript && (s == nil || s.Status != r.Status || s.Checks != r.Checks) {
 			t.Errorf("%s: %s with %d checks alone, %+v sharing", r.Name, r.Status, r.Checks, s)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance/internal/derive"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -99,7 +100,7 @@ func Suite(sp *spec.Spec, extra ...*Script) (scripts []*Script, warnings []strin
 	scripts = append(scripts, extra...)
 	sort.Slice(scripts, func(i, j int) bool { return scripts[i].Name < scripts[j].Name })
 	for i, s := range scripts {
-		if i > 0 && s.Name == scripts[i-1].Name || s.Name == ExploreScript {
+		if i > 0 && s.Name == scripts[i-1].Name || s.Name == report.ExploreScript {
 			return nil, nil, fmt.Errorf("two scripts are named %s", s.Name)
 		}
 	}
@@ -147,19 +148,11 @@ func readReasons(file string, src []byte) ([]untestable, error) {
 	return out, nil
 }
 
-// TraceRow is one line of the traceability matrix.
-type TraceRow struct {
-	ID      string   `json:"id"`
-	Text    string   `json:"text"`
-	Scripts []string `json:"scripts"`
-	Reason  string   `json:"reason,omitempty"`
-}
-
 // Trace maps every normative sentence of sp to the scripts that cover it
 // and the reason it cannot be tested, if any. Problems lists sentences that
 // are neither covered nor explained, and IDs in scripts or untestable.md
 // that the spec does not have (a sentence was edited).
-func Trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []string, err error) {
+func Trace(sp *spec.Spec, scripts []*Script) (rows []report.TraceRow, problems []string, err error) {
 	rows, gaps, err := trace(sp, scripts)
 	for _, g := range gaps {
 		problems = append(problems, g.text)
@@ -169,7 +162,7 @@ func Trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []string
 
 // trace is Trace with each problem told as a gap of the tool whose
 // sentence it is about ("" for a stale ID).
-func trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []gap, err error) {
+func trace(sp *spec.Spec, scripts []*Script) (rows []report.TraceRow, problems []gap, err error) {
 	unt, err := untestableSentences()
 	if err != nil {
 		return nil, nil, err
@@ -188,7 +181,7 @@ func trace(sp *spec.Spec, scripts []*Script) (rows []TraceRow, problems []gap, e
 	for _, t := range sp.Tools {
 		for _, se := range t.Sentences {
 			known[se.ID] = true
-			r := TraceRow{ID: se.ID, Text: se.Text, Scripts: covered[se.ID], Reason: reasons[se.ID]}
+			r := report.TraceRow{ID: se.ID, Text: se.Text, Scripts: covered[se.ID], Reason: reasons[se.ID]}
 			if r.Scripts == nil {
 				r.Scripts = []string{}
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -85,7 +86,7 @@ func TestHandWrittenScripts(t *testing.T) {
 		if s.Summary == "" {
 			t.Errorf("%s: no summary comment", s.Name)
 		}
-		if strings.HasPrefix(s.Name, "spec.") || strings.HasPrefix(s.Name, conformance.ExploreScript) {
+		if strings.HasPrefix(s.Name, "spec.") || strings.HasPrefix(s.Name, report.ExploreScript) {
 			t.Errorf("%s: the spec. prefix is for derived cases, explore for exploration", s.Name)
 		}
 		if s.Path != "scripts/"+s.Name+".txtar" {

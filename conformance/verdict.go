@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -36,18 +37,18 @@ const (
 //   - every refusal a page states was provoked alone (refusals.go).
 //
 // Each gap names the tool it keeps from certifying, or none for the run's.
-func coverage(sp *spec.Spec, all []*Script, results []*Result, scope []string, refusals []RefusalEvidence) ([]gap, error) {
+func coverage(sp *spec.Spec, all []*Script, results []*report.Result, scope []string, refusals []report.RefusalEvidence) ([]gap, error) {
 	var missing []gap
 	run := func(format string, args ...any) { missing = append(missing, gap{"", fmt.Sprintf(format, args...)}) }
 	of := func(tool, format string, args ...any) {
 		missing = append(missing, gap{tool, fmt.Sprintf(format, args...)})
 	}
-	ran := map[string]*Result{}
+	ran := map[string]*report.Result{}
 	for _, r := range results {
 		ran[r.Name] = r
 	}
 	// The suite: every script, and exploration, among them by name.
-	names := []string{ExploreScript}
+	names := []string{report.ExploreScript}
 	byName := map[string]*Script{}
 	for _, s := range all {
 		names = append(names, s.Name)
@@ -59,15 +60,15 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result, scope []string, r
 	for _, name := range names {
 		r := ran[name]
 		switch {
-		case r == nil && name == ExploreScript:
+		case r == nil && name == report.ExploreScript:
 			run("stateful exploration (the script %s) did not run", name)
 		case r == nil:
 			notRun = append(notRun, name)
-		case r.Status == Skip && byName[name] != nil && len(outside(byName[name], scope)) > 0:
+		case r.Status == report.Skip && byName[name] != nil && len(outside(byName[name], scope)) > 0:
 			for _, tool := range outside(byName[name], scope) {
 				unclaimed[tool] = append(unclaimed[tool], name)
 			}
-		case r.Status == Skip:
+		case r.Status == report.Skip:
 			skipped = append(skipped, fmt.Sprintf("%s (%s)", name, r.Reason))
 		}
 	}
@@ -96,7 +97,7 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result, scope []string, r
 			succeeded[t] += n
 		}
 	}
-	listRan := slices.ContainsFunc(results, func(r *Result) bool { return len(r.Served) > 0 })
+	listRan := slices.ContainsFunc(results, func(r *report.Result) bool { return len(r.Served) > 0 })
 	exceptions, err := exampleExceptions()
 	if err != nil {
 		return nil, err
@@ -112,7 +113,7 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result, scope []string, r
 			continue
 		}
 		ex := ran["spec."+t.Name+".example"]
-		if ex == nil || ex.Status == Skip {
+		if ex == nil || ex.Status == report.Skip {
 			continue // said above
 		}
 		i := slices.IndexFunc(exceptions, func(u untestable) bool { return strings.HasPrefix(u.ID, t.Name+"#") })
@@ -130,7 +131,7 @@ func coverage(sp *spec.Spec, all []*Script, results []*Result, scope []string, r
 	}
 	passed := map[string]bool{}
 	for _, r := range results {
-		if r.Status == Pass {
+		if r.Status == report.Pass {
 			passed[r.Name] = true
 		}
 	}

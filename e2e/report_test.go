@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec"
 )
 
@@ -72,7 +73,7 @@ func TestHTMLReportInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Result("claim_task_credential").Status != conformance.Fail {
+	if rep.Result("claim_task_credential").Status != report.Fail {
 		t.Fatalf("claim_task_credential: %s, want a failure to report", rep.Result("claim_task_credential").Status)
 	}
 	var page bytes.Buffer

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/spec/world"
 )
@@ -244,7 +245,7 @@ func expectedFailures(file string, scripts []*conformance.Script) (map[string]bo
 	if err != nil {
 		return nil, fmt.Errorf("--expected-failures %s: %w", file, err)
 	}
-	known := map[string]bool{conformance.ExploreScript: true}
+	known := map[string]bool{report.ExploreScript: true}
 	for _, s := range scripts {
 		known[s.Name] = true
 	}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/spec"
 )
@@ -24,7 +25,7 @@ func writeSummary(w io.Writer, rep *conformance.Report, selection string, total 
 	fmt.Fprintln(w)
 	var failed []string
 	for _, r := range rep.Results {
-		if r.Status == conformance.Fail {
+		if r.Status == report.Fail {
 			failed = append(failed, r.Name)
 		}
 	}
@@ -139,7 +140,7 @@ func writeList(w io.Writer, scripts []*conformance.Script, explores bool) error 
 		rows = append(rows, r)
 	}
 	if explores {
-		rows = append(rows, row{conformance.ExploreScript, "exploration", "generated worlds",
+		rows = append(rows, row{report.ExploreScript, "exploration", "generated worlds",
 			"stateful exploration: random sequences of calls against generated worlds, every answer compared with the model of the documented rules"})
 	}
 	slices.SortStableFunc(rows, func(a, b row) int { return strings.Compare(a.name, b.name) })

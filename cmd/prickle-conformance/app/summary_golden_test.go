@@ -9,6 +9,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the txtar goldens of testdata/summary with the actual output")
@@ -22,14 +23,14 @@ func goldenReport(replicas int) *conformance.Report {
 		Verdict: conformance.Failed, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Duration: 12345 * time.Millisecond,
 		Passed: 50, Failed: 1, Checks: 4321, Starts: 24,
 		Missing: []string{"race class task-same-key is short of evidence"},
-		Results: []*conformance.Result{{Name: "claim_task_replay", Status: conformance.Fail}, {Name: "explore", Status: conformance.Pass}},
-		Power: &conformance.Power{Profile: conformance.Reference, Mutants: 42, Caught: 39, Races: 3, Replicas: 4,
+		Results: []*report.Result{{Name: "claim_task_replay", Status: report.Fail}, {Name: "explore", Status: report.Pass}},
+		Power: &report.Power{Profile: conformance.Reference, Mutants: 42, Caught: 39, Races: 3, Replicas: 4,
 			List: "https://github.com/prickle-dev/prickle/blob/v0.0.0-golden/conformance/POWER.md"},
-		Explore: &conformance.ExploreReport{Seed: 42, Sequences: 100, Calls: 3800, RaceSequences: 3, Failures: []*conformance.ExploreFailure{
+		Explore: &report.Exploration{Seed: 42, Sequences: 100, Calls: 3800, RaceSequences: 3, Failures: []*report.ExploreFailure{
 			{Sequence: 2, Source: "claim_task#1d2c6a82", Message: "a replay gave\nanother attempt", Calls: 2, Saved: "out/explore-42-2.txtar"}}},
 	}
 	for _, c := range []string{"task-same-key", "task-different-keys", "task-mixed-keys", "discussion", "credential-replay"} {
-		e := conformance.RaceEvidence{Class: c, Tool: "claim_task", Groups: 80, Overlapped: conformance.RaceK, K: conformance.RaceK, P: conformance.RaceP, MissBound: 0.00096}
+		e := report.RaceEvidence{Class: c, Tool: "claim_task", Groups: 80, Overlapped: conformance.RaceK, K: conformance.RaceK, P: conformance.RaceP, MissBound: 0.00096}
 		if c == "task-same-key" {
 			e.Groups, e.Overlapped, e.MissBound = 70, 40, 0.0148
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/prickle-dev/prickle/conformance"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 )
 
@@ -53,7 +54,7 @@ flags:
 }
 
 // writeTrace writes the traceability matrix, as text or JSON.
-func writeTrace(w io.Writer, rows []conformance.TraceRow, problems []string, asJSON bool) error {
+func writeTrace(w io.Writer, rows []report.TraceRow, problems []string, asJSON bool) error {
 	if asJSON {
 		if problems == nil {
 			problems = []string{}

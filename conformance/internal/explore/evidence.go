@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/prickle-dev/prickle/conformance/report"
 )
 
 // Race evidence. A race shows only in a group whose calls the server had
@@ -67,27 +69,8 @@ const RaceK = 66
 // overlapping groups shows in none of o: (1-p)^o.
 func MissBound(p float64, o int) float64 { return math.Pow(1-p, float64(o)) }
 
-// RaceCount is the evidence of one race class: the groups run, those
-// whose calls overlapped on the wire, and of those, against a deployment
-// of replicas, the groups whose calls reached two replicas or more.
-type RaceCount struct {
-	Class        RaceClass `json:"class"`
-	Groups       int       `json:"groups"`
-	Overlapped   int       `json:"overlapped"`
-	CrossReplica int       `json:"cross_replica,omitempty"`
-}
-
-// Counted is the groups that count as evidence: those that overlapped,
-// or across replicas, those that overlapped across replicas.
-func (n RaceCount) Counted(across bool) int {
-	if across {
-		return n.CrossReplica
-	}
-	return n.Overlapped
-}
-
 // raceTally counts groups by class.
-type raceTally map[RaceClass]*RaceCount
+type raceTally map[RaceClass]*report.RaceCount
 
 func (t raceTally) add(c RaceClass, groups, overlapped, cross int) {
 	if c == "" {
@@ -95,7 +78,7 @@ func (t raceTally) add(c RaceClass, groups, overlapped, cross int) {
 	}
 	n := t[c]
 	if n == nil {
-		n = &RaceCount{Class: c}
+		n = &report.RaceCount{Class: string(c)}
 		t[c] = n
 	}
 	n.Groups += groups
@@ -124,10 +107,10 @@ func (t raceTally) short(k int, across bool) []RaceClass {
 
 // counts is every class's count, in report order (a class never run has
 // zeros).
-func (t raceTally) counts() []RaceCount {
-	out := make([]RaceCount, 0, len(RaceClasses))
+func (t raceTally) counts() []report.RaceCount {
+	out := make([]report.RaceCount, 0, len(RaceClasses))
 	for _, c := range RaceClasses {
-		n := RaceCount{Class: c}
+		n := report.RaceCount{Class: string(c)}
 		if t[c] != nil {
 			n = *t[c]
 		}

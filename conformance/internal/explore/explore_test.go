@@ -21,6 +21,7 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec"
@@ -71,7 +72,7 @@ func TestExplorationReachesEveryRule(t *testing.T) {
 	}
 	r, rep := Run(context.Background(), "explore", Config{Target: reference{}, Index: wire.NewIndex(sp), Profile: suite.Reference,
 		Sequences: 100, Seed: 1, Parallel: runtime.GOMAXPROCS(0), Timeout: 2 * time.Minute}, t.TempDir())
-	if r.Status != suite.Pass {
+	if r.Status != report.Pass {
 		t.Fatalf("exploration of the reference server: %s\n%s", r.Status, r.Log)
 	}
 	var want []string
@@ -289,7 +290,7 @@ func TestBatchesShareServers(t *testing.T) {
 		target := &counting{}
 		r, rep := Run(context.Background(), "explore", Config{Target: target, Index: wire.NewIndex(sp), Profile: suite.Reference,
 			Sequences: 16, Seed: 3, Parallel: 2, Timeout: 2 * time.Minute, Alone: alone}, t.TempDir())
-		if r.Status != suite.Pass {
+		if r.Status != report.Pass {
 			t.Fatalf("alone %v: %s\n%s", alone, r.Status, r.Log)
 		}
 		outcomes[i], starts[i] = bySchedule(rep.Outcomes), target.starts.Load()
@@ -419,7 +420,7 @@ func TestFailureOnlyWhenShared(t *testing.T) {
 	}
 	r, rep := Run(context.Background(), "explore", Config{Target: sharedOnlyBug{}, Index: wire.NewIndex(sp), Profile: suite.Core,
 		Sequences: 4, Seed: 1, Parallel: 1, Timeout: time.Minute, FailFast: true}, t.TempDir())
-	if r.Status != suite.Fail || len(rep.Failures) != 1 {
+	if r.Status != report.Fail || len(rep.Failures) != 1 {
 		t.Fatalf("%s, %d failures\n%s", r.Status, len(rep.Failures), r.Log)
 	}
 	f := rep.Failures[0]

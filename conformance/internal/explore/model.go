@@ -10,6 +10,7 @@ import (
 	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
@@ -104,14 +105,11 @@ var modelRules []*rule
 // applies ("" where it names none).
 type Rule struct{ Tool, What, Code, Sentence, Decision, Situation string }
 
-// Key names the rule in Report.Provoked: "TOOL CODE (SENTENCE)", then
+// Key names the rule in report.Exploration.Provoked, as
+// report.RefusalEvidence.Name does: "TOOL CODE (SENTENCE)", then
 // ": SITUATION" if it has one.
 func (r Rule) Key() string {
-	k := r.Tool + " " + r.Code + " (" + r.Sentence + ")"
-	if r.Situation != "" {
-		k += ": " + r.Situation
-	}
-	return k
+	return report.RefusalEvidence{Tool: r.Tool, Code: r.Code, Sentence: r.Sentence, Situation: r.Situation}.Name()
 }
 
 func (r *rule) export(situation string) Rule {
@@ -129,8 +127,8 @@ func Rules() []Rule {
 
 // PageRefusals returns the refusals a page states: the rules a sentence of
 // the pages makes mandatory, in every profile, one for each situation in
-// which it applies. A run provokes each of them (Report.Provoked), or it
-// does not certify.
+// which it applies. A run provokes each of them
+// (report.Exploration.Provoked), or it does not certify.
 func PageRefusals() []Rule {
 	var out []Rule
 	for _, r := range modelRules {

@@ -31,6 +31,7 @@ import (
 	"github.com/prickle-dev/prickle/conformance/internal/script"
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/internal/fsx"
 	"github.com/prickle-dev/prickle/spec"
 	"github.com/prickle-dev/prickle/spec/world"
@@ -45,61 +46,6 @@ const shrinkRuns = 250
 // maxFailures is how many distinct failures (by the rule broken)
 // are shrunk and reported.
 const maxFailures = 3
-
-// Report says what exploration did.
-type Report struct {
-	// Seed is the seed the sequences were generated from.
-	Seed int64 `json:"seed"`
-	// Sequences counts the sequences run, Calls the calls they made.
-	Sequences int `json:"sequences"`
-	Calls     int `json:"calls"`
-	// Outcomes counts the answers by tool and outcome ("claim_task ok",
-	// "claim_task refused not_routed"): what exploration exercised.
-	Outcomes map[string]int `json:"outcomes"`
-	// Provoked counts, by Rule.Key, the refusals of PageRefusals that the
-	// calls made one at a time provoked alone (model.provoked): a
-	// refusal no other reason could explain.
-	Provoked map[string]int `json:"provoked"`
-	// Groups counts the concurrent groups sent, GroupCalls their calls;
-	// Unknown the groups whose linearizability check ran out of budget
-	// (then the run cannot certify: unknown is never a pass).
-	Groups     int        `json:"groups"`
-	GroupCalls int        `json:"group_calls"`
-	Unknown    int        `json:"unknown"`
-	Failures   []*Failure `json:"failures,omitempty"`
-	// Races counts the concurrent groups per race class, and those whose
-	// calls overlapped on the wire; RaceK is the overlapping groups each
-	// class needs, RaceP the fraction of them a race bug is assumed to
-	// show in; RaceSequences the sequences of races alone the race phase
-	// added to reach RaceK, within RaceBudget, in RaceRounds rounds (each
-	// its sequences run as the run's are, in batches Parallel at a time).
-	Races         []RaceCount `json:"races"`
-	RaceK         int         `json:"race_k"`
-	RaceP         float64     `json:"race_p"`
-	RaceBudget    string      `json:"race_budget"`
-	RaceSequences int         `json:"race_sequences"`
-	RaceRounds    int         `json:"race_rounds"`
-}
-
-// Failure is one shrunk failing sequence.
-type Failure struct {
-	// Sequence is the index of the sequence that failed (with the seed, it
-	// reproduces it).
-	Sequence int `json:"sequence"`
-	// Source is the rule broken: a sentence ID of the pages or a decision
-	// of server/README.md.
-	Source string `json:"source"`
-	// Message says what was wrong.
-	Message string `json:"message"`
-	// Calls is the length of the shrunk sequence; Original the length of
-	// the sequence as generated.
-	Calls    int `json:"calls"`
-	Original int `json:"original_calls"`
-	// Script is the shrunk sequence as a testscript file with its fixture.
-	Script string `json:"script"`
-	// Saved is where --save wrote it.
-	Saved string `json:"saved,omitempty"`
-}
 
 type principal struct {
 	kind string // agent, runner, cred, none, bogus
@@ -463,15 +409,15 @@ func genSequence(seed int64, index int) *exploreSequence {
 // the run's results, in dir: c.Sequences sequences from c.Seed,
 // c.Parallel at a time; then, if none failed, the race phase
 // (gatherRaces), within c.RaceBudget.
-func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result, *Report) {
-	res := &suite.Result{Name: name}
-	rep := &Report{Seed: c.Seed, Sequences: c.Sequences, Outcomes: map[string]int{}, Provoked: map[string]int{}}
+func Run(ctx context.Context, name string, c Config, dir string) (*report.Result, *report.Exploration) {
+	res := &report.Result{Name: name}
+	rep := &report.Exploration{Seed: c.Seed, Sequences: c.Sequences, Outcomes: map[string]int{}, Provoked: map[string]int{}}
 	if reason := c.Target.Skip(&suite.Script{Name: name, OwnFixture: true}); reason != "" {
-		res.Status, res.Reason = suite.Skip, "stateful exploration "+reason
+		res.Status, res.Reason = report.Skip, "stateful exploration "+reason
 		return res, rep
 	}
 	if stale := StaleCitations(c.Index.Spec); len(stale) > 0 {
-		res.Status, res.Reason = suite.Skip, "the exploration model cites sentences the pages do not have, so it no longer follows them: "+strings.Join(stale, ", ")
+		res.Status, res.Reason = report.Skip, "the exploration model cites sentences the pages do not have, so it no longer follows them: "+strings.Join(stale, ", ")
 		return res, rep
 	}
 	e := &explorer{c: &c, dir: dir}
@@ -533,7 +479,7 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 			}
 		}
 		if x.startEr != nil {
-			res.Status = suite.Fail
+			res.Status = report.Fail
 			fmt.Fprintf(&log, "sequence %d: starting the server: %v\n", i, x.startEr)
 			continue
 		}
@@ -548,7 +494,7 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 		rep.Failures = append(rep.Failures, e.failure(ctx, fmt.Sprintf("%s.%d", name, i), seqs[i], x, &log))
 	}
 	if failedSeqs > 0 {
-		res.Status = suite.Fail
+		res.Status = report.Fail
 		res.Reason = fmt.Sprintf("%d of %d sequences broke the model (seed %d)", failedSeqs, rep.Sequences, c.Seed)
 		for _, f := range rep.Failures {
 			if f.Script == "" { // not reproduced alone: nothing shrank
@@ -564,11 +510,11 @@ func Run(ctx context.Context, name string, c Config, dir string) (*suite.Result,
 	}
 	if res.Status == "" && rep.Unknown > 0 {
 		// Unknown is never a pass: the run cannot certify.
-		res.Status = suite.Skip
+		res.Status = report.Skip
 		res.Reason = fmt.Sprintf("%d of %d concurrent groups could not be checked for linearizability within the search budget (unknown, not a pass)", rep.Unknown, rep.Groups)
 	}
 	if res.Status == "" {
-		res.Status = suite.Pass
+		res.Status = report.Pass
 	}
 	if budgetOut {
 		fmt.Fprintf(&log, "the race budget (%s) ran out with %d race classes short of %d overlapping groups\n", c.RaceBudget, len(tally.short(RaceK, e.across())), RaceK)
@@ -600,7 +546,7 @@ func StaleCitations(sp *spec.Spec) []string {
 // other sequences runs alone first, and what it does alone is reported;
 // it shrinks to a script, saved to the SaveDir if there is one (an error
 // saving goes to log).
-func (e *explorer) failure(ctx context.Context, name string, seq *exploreSequence, x *exploreRun, log io.Writer) *Failure {
+func (e *explorer) failure(ctx context.Context, name string, seq *exploreSequence, x *exploreRun, log io.Writer) *report.ExploreFailure {
 	i := seq.index
 	var w *world.World
 	var cmds []*command
@@ -639,7 +585,7 @@ func (e *explorer) failure(ctx context.Context, name string, seq *exploreSequenc
 		fmt.Sprintf("Run it again: with this file in DIR, prickle-conformance --profile %s --scripts DIR --run '^%s$' --server-cmd ...", e.c.Profile, regexp.QuoteMeta(fmt.Sprintf("explore-%d-%d", e.c.Seed, i))),
 		"Fails: " + suite.OneLine(best.fails[0].msg) + " [" + best.source() + "]",
 	}
-	f := &Failure{Sequence: i, Source: best.source(), Message: best.fails[0].msg, Calls: len(cmds), Original: x.failAt + 1,
+	f := &report.ExploreFailure{Sequence: i, Source: best.source(), Message: best.fails[0].msg, Calls: len(cmds), Original: x.failAt + 1,
 		Script: renderScript(header, withTries(w, ScriptTries), best, e.c.Profile, e.c.Replicas)}
 	if e.c.SaveDir != "" {
 		file := filepath.Join(e.c.SaveDir, fmt.Sprintf("explore-%d-%d.txtar", e.c.Seed, i))

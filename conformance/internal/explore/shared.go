@@ -6,6 +6,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
@@ -115,8 +116,8 @@ func (e *explorer) runBatch(ctx context.Context, name string, seqs []*exploreSeq
 // interference is the failure of sequence i, found in a batch (x), that
 // does not fail alone on a fresh server: it depends on what the other
 // sequences of its batch did, so no script of its own reproduces it.
-func interference(i int, x *exploreRun) *Failure {
-	return &Failure{Sequence: i, Source: x.source(), Calls: x.failAt + 1, Original: x.failAt + 1,
+func interference(i int, x *exploreRun) *report.ExploreFailure {
+	return &report.ExploreFailure{Sequence: i, Source: x.source(), Calls: x.failAt + 1, Original: x.failAt + 1,
 		Message: fmt.Sprintf("%s (only beside the other sequences of %s, whose worlds share no name with it: alone on a fresh server the sequence passes, so it does not shrink to a script of its own)",
 			x.fails[0].msg, x.shared)}
 }

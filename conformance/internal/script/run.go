@@ -15,6 +15,7 @@ import (
 
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
 	"github.com/prickle-dev/prickle/conformance/internal/wire"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec/seed"
 	"github.com/prickle-dev/prickle/spec/world"
 )
@@ -99,25 +100,25 @@ type Runner struct {
 }
 
 // Run runs script s in dir, a folder of its own.
-func (rn *Runner) Run(ctx context.Context, s *suite.Script, dir string) *suite.Result {
+func (rn *Runner) Run(ctx context.Context, s *suite.Script, dir string) *report.Result {
 	return rn.run(ctx, s, dir, nil)
 }
 
 // run runs script s in dir against a server of its own, or sh's.
-func (rn *Runner) run(ctx context.Context, s *suite.Script, dir string, sh *Shared) (res *suite.Result) {
+func (rn *Runner) run(ctx context.Context, s *suite.Script, dir string, sh *Shared) (res *report.Result) {
 	start := time.Now()
-	res = &suite.Result{Name: s.Name, Path: s.Path, Covers: s.Covers, Derived: s.Derived}
+	res = &report.Result{Name: s.Name, Path: s.Path, Covers: s.Covers, Derived: s.Derived}
 	defer func() {
 		res.Duration = time.Since(start)
 		res.Millis = res.Duration.Milliseconds()
 	}()
 	if reason := rn.Target.Skip(s); reason != "" {
-		res.Status, res.Reason = suite.Skip, reason
+		res.Status, res.Reason = report.Skip, reason
 		return res
 	}
 	file, now, tokens, err := rn.materialize(s, dir, sh)
 	if err != nil {
-		res.Status, res.Reason = suite.Fail, err.Error()
+		res.Status, res.Reason = report.Fail, err.Error()
 		return res
 	}
 	if rn.Keep {
@@ -138,9 +139,9 @@ func (rn *Runner) run(ctx context.Context, s *suite.Script, dir string, sh *Shar
 	log := strings.ReplaceAll(t.log.String(), file, s.Cite())
 	switch {
 	case t.skipped != "":
-		res.Status, res.Reason = suite.Skip, t.skipped
+		res.Status, res.Reason = report.Skip, t.skipped
 	case t.failed:
-		res.Status = suite.Fail
+		res.Status = report.Fail
 		if setupErr != nil {
 			res.Reason = "the server did not start"
 		}
@@ -149,12 +150,12 @@ func (rn *Runner) run(ctx context.Context, s *suite.Script, dir string, sh *Shar
 			res.Log += "server output (last lines):\n" + suite.Indent(st.redact(lastLines(inst.Output(), 40))) + "\n"
 		}
 	case len(st.short) > 0:
-		res.Status, res.Reason = suite.Skip, strings.Join(st.short, "; ")
+		res.Status, res.Reason = report.Skip, strings.Join(st.short, "; ")
 		if rn.Verbose {
 			res.Log = log
 		}
 	default:
-		res.Status = suite.Pass
+		res.Status = report.Pass
 		if rn.Verbose {
 			res.Log = log
 		}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/prickle-dev/prickle/conformance/internal/suite"
+	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
@@ -24,7 +25,7 @@ type Shared struct {
 // RunShared runs script s in dir against sh's server instead of a server
 // of its own. Only a script that RefusalsOnly accepts may: it sees the
 // seed world as if alone.
-func (rn *Runner) RunShared(ctx context.Context, s *suite.Script, dir string, sh *Shared) *suite.Result {
+func (rn *Runner) RunShared(ctx context.Context, s *suite.Script, dir string, sh *Shared) *report.Result {
 	return rn.run(ctx, s, dir, sh)
 }
 

@@ -1,7 +1,8 @@
 // Package suite is the vocabulary the conformance suite's engines share:
-// a script, the profile a run checks, a script's result, the target that
-// starts the server under test, and the world a run hands it.
-// Package conformance exports these names as aliases.
+// a script, the profile a run checks, the target that starts the server
+// under test, and the world a run hands it. Package conformance exports
+// these names as aliases; what a run reports of them is package
+// conformance/report's.
 package suite
 
 import (
@@ -110,48 +111,6 @@ func ParseScript(name string, src []byte, derived bool) (*Script, error) {
 		return nil, fmt.Errorf("script %s: no commands", name)
 	}
 	return s, nil
-}
-
-// Status is a script's outcome.
-type Status string
-
-// Outcomes. An expected failure that fails is XFail (clean); one that
-// passes is Fail (the baseline is stale and must be updated).
-const (
-	Pass  Status = "pass"
-	Fail  Status = "fail"
-	Skip  Status = "skip"
-	XFail Status = "xfail"
-)
-
-// Result is one script's outcome.
-type Result struct {
-	Name string `json:"name"`
-	// Path is where the script comes from (scripts/NAME.txtar for an
-	// embedded one), as failures cite it.
-	Path     string        `json:"path,omitempty"`
-	Status   Status        `json:"status"`
-	Duration time.Duration `json:"-"`
-	Millis   int64         `json:"duration_ms"`
-	Checks   int           `json:"checks"`
-	Covers   []string      `json:"covers,omitempty"`
-	Derived  bool          `json:"derived,omitempty"`
-	// Calls counts the tool calls made; Succeeded, per tool, those that
-	// succeeded; Served lists the tools tools/list served. The coverage
-	// verdict reads them.
-	Calls     int            `json:"calls"`
-	Succeeded map[string]int `json:"succeeded,omitempty"`
-	Served    []string       `json:"served,omitempty"`
-	// ReplicaCalls counts, against a deployment of two replicas or more,
-	// the tool calls each replica answered (by replica number).
-	ReplicaCalls []int `json:"replica_calls,omitempty"`
-	// Kept is the materialized script kept by --keep.
-	Kept string `json:"kept,omitempty"`
-	// Reason says why a script was skipped, or why an expected failure
-	// failed the run.
-	Reason string `json:"reason,omitempty"`
-	// Log is the script's log (on failure, the failing phase).
-	Log string `json:"log,omitempty"`
 }
 
 // Target brings up the server under test for one script.
