@@ -12,6 +12,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/prickle-dev/prickle/conformance/internal/explore"
 	"github.com/prickle-dev/prickle/conformance/report"
 	"github.com/prickle-dev/prickle/internal/cireport"
 	"github.com/prickle-dev/prickle/spec"
@@ -239,7 +240,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "\n### Replicas\n\n%s.\n", line)
 	}
 	if len(r.Races) > 0 {
-		fmt.Fprintf(&b, "\n### Race evidence\n\nConcurrent groups whose calls overlapped on the wire, per race class; a bug showing in %g of them is missed with at most the miss bound.", RaceP)
+		fmt.Fprintf(&b, "\n### Race evidence\n\nConcurrent groups whose calls overlapped on the wire, per race class; a bug showing in %g of them is missed with at most the miss bound.", explore.RaceP)
 		if r.Replicas >= 2 {
 			b.WriteString(" Against replicas, the groups that count are those whose calls also reached two replicas or more (across replicas).")
 		}

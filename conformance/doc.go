@@ -4,8 +4,11 @@
 // README.md tells a third party how. A Go program embeds it with [Run]:
 // the scripts of the [Suite] ([Script]), a [Target] that starts the
 // server under test ([CmdTarget], [HandlerTarget], [URLTarget]), and
-// [Options]; the [Report] has a [Result] per script and the run's
-// [Verdict].
+// [Options]; the [Report] has the run's [Verdict], each tool's
+// ([ToolVerdict]) and what it says of each script, requirement and
+// exploration, whose types are package conformance/report's. Package
+// conformance/call makes one tool call, its answer checked as a run
+// checks every answer.
 //
 // # What a run does
 //
@@ -24,10 +27,11 @@
 //     broken alone, is refused naming the field.
 //   - a third party's own, or sequences exploration saved ([LoadScripts]).
 //
-// Then stateful exploration ([ExploreScript] among the results): random
-// sequences of calls against generated worlds, every answer compared with
-// an executable model of the documented rules; a failing sequence shrinks
-// to a minimal script with its fixture ([ExploreReport]).
+// Then stateful exploration (the script "explore" among the results,
+// report.ExploreScript): random sequences of calls against generated
+// worlds, every answer compared with an executable model of the documented
+// rules; a failing sequence shrinks to a minimal script with its fixture
+// (report.Exploration).
 //
 // A script that carries a fixture.json runs against that world; any other
 // script runs against the standard seed world (package seed). Every world is
@@ -43,14 +47,15 @@
 // complete (every documented tool served and answering, every example
 // succeeding or explained in examples.md, every sentence tested or
 // explained, the whole suite run, exploration included, and every race
-// class with its RaceK groups whose calls overlapped on the wire:
-// [RaceEvidence]); otherwise failed or incomplete.
+// class with its K groups whose calls overlapped on the wire:
+// report.RaceEvidence); otherwise failed or incomplete.
 //
 // The engines live below the package, in internal/: wire (the MCP client
 // and the checks every answer gets), script (the commands below, and the
 // runner of one script), derive (the spec-derived cases), explore (the
 // generators and the model, one file per tool) and suite (what they
-// share, which this package exports as aliases).
+// share, which this package exports as aliases: [Script], [Profile],
+// [Target], [Instance]).
 //
 // # Commands
 //

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/prickle-dev/prickle/conformance/internal/explore"
 	"github.com/prickle-dev/prickle/conformance/report"
@@ -12,22 +11,11 @@ import (
 
 // Evidence: what a run must have gathered, beyond scripts that passed,
 // before it certifies. Races: a race shows only in concurrent calls the
-// server had all at once, so each race class needs RaceK groups whose
-// calls overlapped on the wire; a class short of them leaves the run
-// incomplete, never certified by luck.
-
-// RaceK is the overlapping groups each race class needs; RaceP the
-// fraction of them a race bug is assumed to show in (conformance/README.md,
-// "Race evidence").
-const (
-	RaceK = explore.RaceK
-	RaceP = explore.RaceP
-)
-
-// DefaultRaceBudget bounds the race phase: after the explored sequences,
-// the races of each class short of RaceK overlapping groups, until it has
-// them (see conformance/README.md for the measurements behind it).
-const DefaultRaceBudget = 60 * time.Second
+// server had all at once, so each race class needs K groups whose calls
+// overlapped on the wire (explore.RaceK, for a bug assumed to show in a
+// fraction explore.RaceP of them: conformance/README.md, "Race
+// evidence"); a class short of them leaves the run incomplete, never
+// certified by luck.
 
 // missBound formats a probability as report.RaceEvidence.String does:
 // three significant digits.

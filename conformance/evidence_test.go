@@ -17,9 +17,9 @@ func racesRun(t *testing.T) (*Report, *spec.Spec) {
 	t.Helper()
 	r, sp := ciRun(t)
 	x := r.Explore
-	x.RaceK, x.RaceP, x.RaceBudget = RaceK, RaceP, "1m0s"
+	x.RaceK, x.RaceP, x.RaceBudget = explore.RaceK, explore.RaceP, "1m0s"
 	for _, c := range explore.RaceClasses {
-		n := report.RaceCount{Class: string(c), Groups: 80, Overlapped: RaceK}
+		n := report.RaceCount{Class: string(c), Groups: 80, Overlapped: explore.RaceK}
 		if c == explore.TaskSameKey {
 			n.Groups, n.Overlapped = 70, 40
 		}

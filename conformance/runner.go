@@ -37,8 +37,16 @@ const (
 // ParseProfile parses "core" or "reference".
 func ParseProfile(s string) (Profile, error) { return suite.ParseProfile(s) }
 
-// DefaultExplore is the number of sequences a certification run explores.
-const DefaultExplore = 100
+// Defaults of a certification run. DefaultExplore is the number of
+// sequences it explores (Options.Explore, where 0 explores none: the
+// command line's default is this). DefaultRaceBudget is Options.RaceBudget's
+// default, the bound on the race phase: after the explored sequences, the
+// races of each class short of its K overlapping groups, until it has them
+// (see conformance/README.md for the measurements behind it).
+const (
+	DefaultExplore    = 100
+	DefaultRaceBudget = 60 * time.Second
+)
 
 // Options configures a run.
 type Options struct {
@@ -86,7 +94,7 @@ type Options struct {
 	// the command that reruns a failure (Report.Rerun).
 	RerunArgs []string
 	// RaceBudget bounds the race phase of exploration: after its
-	// sequences, it races each class short of RaceK overlapping groups
+	// sequences, it races each class short of its K overlapping groups
 	// until it has them; a class still short leaves the run incomplete.
 	// Default DefaultRaceBudget.
 	RaceBudget time.Duration
@@ -101,7 +109,9 @@ type Options struct {
 	Tools []string
 }
 
-// Report is a run's outcome.
+// Report is a run's outcome: its verdict and what it misses, each tool's
+// verdict, and the detail (package report) of every script, requirement,
+// exploration and the evidence gathered.
 type Report struct {
 	// Suite is the version of the suite (the prickle module, or the VCS
 	// revision it was built from) that ran.
@@ -214,12 +224,13 @@ func (o *Options) Select(scripts []*Script) []*Script {
 	return out
 }
 
-// Explores reports whether o.Run selects exploration (ExploreScript).
+// Explores reports whether o.Run selects exploration (the script
+// "explore", report.ExploreScript).
 func (o *Options) Explores() bool { return o.Run == nil || o.Run.MatchString(report.ExploreScript) }
 
 // Run runs a certification against o.Target, in two phases: scripts
 // (after o.Run's selection), o.Parallel at a time; then exploration,
-// which o.Run selects as ExploreScript, with all the parallelism. It
+// which o.Run selects as "explore", with all the parallelism. It
 // judges the run: certified only when nothing failed and the coverage of
 // the whole suite, scripts being every script of it, is complete (see
 // Verdict). o.Progress gets a header, then a line per script and one for
@@ -333,7 +344,7 @@ func (o *Options) setDefaults() error {
 	if o.SpecSource == "" {
 		o.SpecSource = "bundled pages"
 	}
-	if err := CheckScope(o.Spec, o.Tools); err != nil {
+	if err := checkScope(o.Spec, o.Tools); err != nil {
 		return fmt.Errorf("conformance: %w", err)
 	}
 	if o.Parallel <= 0 {

@@ -88,8 +88,9 @@ func LoadScripts(dir string) ([]*Script, error) {
 
 // Suite returns every script: the hand-written ones, those derived from
 // sp and the extra ones (read with LoadScripts), sorted by name. Run
-// explores besides; exploration is ExploreScript among the scripts' names. Warnings name spec constraints the
-// generator could not turn into a case.
+// explores besides; exploration is "explore" (report.ExploreScript) among
+// the scripts' names. Warnings name spec constraints the generator could
+// not turn into a case.
 func Suite(sp *spec.Spec, extra ...*Script) (scripts []*Script, warnings []string, err error) {
 	hw, err := handWritten()
 	if err != nil {

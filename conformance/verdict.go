@@ -217,9 +217,22 @@ func toolVerdicts(sp *spec.Spec, gaps []gap, failed bool) []ToolVerdict {
 	return out
 }
 
-// CheckScope refuses a scope (Options.Tools) that names a tool sp does not
-// document, or none.
-func CheckScope(sp *spec.Spec, scope []string) error {
+// CheckScope refuses a scope (o.Tools) that names a tool the spec does not
+// document (o.Spec; nil: the bundled pages), or none. Run checks it too;
+// a command line checks it before it starts anything.
+func (o *Options) CheckScope() error {
+	sp := o.Spec
+	if sp == nil {
+		var err error
+		if sp, err = spec.LoadBundled(); err != nil {
+			return err
+		}
+	}
+	return checkScope(sp, o.Tools)
+}
+
+// checkScope is CheckScope against sp.
+func checkScope(sp *spec.Spec, scope []string) error {
 	for _, name := range scope {
 		if name == "" || sp.Tool(name) == nil {
 			names := make([]string, len(sp.Tools))

@@ -51,11 +51,11 @@ func TestToolVerdicts(t *testing.T) {
 		t.Errorf("a failure, scoped: %s", r.ScopeVerdict())
 	}
 
-	if err := CheckScope(sp, []string{b}); err != nil {
+	if err := (&Options{Spec: sp, Tools: []string{b}}).CheckScope(); err != nil {
 		t.Error(err)
 	}
 	for _, bad := range [][]string{{"no_such_tool"}, {""}, {b, "claim"}} {
-		err := CheckScope(sp, bad)
+		err := (&Options{Spec: sp, Tools: bad}).CheckScope()
 		if err == nil || !strings.Contains(err.Error(), "is not a documented tool") || !slices.ContainsFunc(sp.Tools, func(t *spec.Tool) bool { return strings.Contains(err.Error(), t.Name) }) {
 			t.Errorf("scope %q: %v", bad, err)
 		}

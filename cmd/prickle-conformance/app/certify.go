@@ -98,7 +98,7 @@ flags:
 		RerunArgs: rerunArgs(fs), FreshStarts: *freshStarts, RaceBudget: *raceBudget}
 	if *tools != "" {
 		opts.Tools = strings.Split(*tools, ",")
-		if err := conformance.CheckScope(sp, opts.Tools); err != nil {
+		if err := opts.CheckScope(); err != nil {
 			return usageErr(stderr, "%v", err)
 		}
 	}

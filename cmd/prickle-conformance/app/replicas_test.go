@@ -93,6 +93,7 @@ func certifyReplicas(t *testing.T, cmd string, replicas int, profile string) {
 		Races        []struct {
 			Overlapped     int  `json:"overlapped"`
 			CrossReplica   int  `json:"cross_replica"`
+			K              int  `json:"k"`
 			AcrossReplicas bool `json:"across_replicas"`
 		} `json:"race_evidence"`
 	}
@@ -108,7 +109,7 @@ func certifyReplicas(t *testing.T, cmd string, replicas int, profile string) {
 			rep.Replicas, rep.ReplicaCalls, rep.Starts, replicas, len(rep.Races))
 	}
 	for _, r := range rep.Races {
-		if !r.AcrossReplicas || r.CrossReplica < conformance.RaceK || r.CrossReplica > r.Overlapped {
+		if !r.AcrossReplicas || r.CrossReplica < r.K || r.CrossReplica > r.Overlapped {
 			t.Errorf("json race evidence %+v: want counted across replicas, at least K, at most the overlapped", r)
 		}
 	}
