@@ -216,31 +216,3 @@ func toolVerdicts(sp *spec.Spec, gaps []gap, failed bool) []ToolVerdict {
 	}
 	return out
 }
-
-// CheckScope refuses a scope (o.Tools) that names a tool the spec does not
-// document (o.Spec; nil: the bundled pages), or none. Run checks it too;
-// a command line checks it before it starts anything.
-func (o *Options) CheckScope() error {
-	sp := o.Spec
-	if sp == nil {
-		var err error
-		if sp, err = spec.LoadBundled(); err != nil {
-			return err
-		}
-	}
-	return checkScope(sp, o.Tools)
-}
-
-// checkScope is CheckScope against sp.
-func checkScope(sp *spec.Spec, scope []string) error {
-	for _, name := range scope {
-		if name == "" || sp.Tool(name) == nil {
-			names := make([]string, len(sp.Tools))
-			for i, t := range sp.Tools {
-				names[i] = t.Name
-			}
-			return fmt.Errorf("--tools: %q is not a documented tool (the pages document %s)", name, strings.Join(names, ", "))
-		}
-	}
-	return nil
-}

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -10,12 +9,7 @@ import (
 	"github.com/prickle-dev/prickle/conformance/report"
 )
 
-// WriteJSON writes the report as indented JSON.
-func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+// The JUnit XML report (WriteJUnit): one test case per script.
 
 type junitSuites struct {
 	XMLName xml.Name     `xml:"testsuites"`
