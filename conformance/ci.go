@@ -165,43 +165,75 @@ func verdictMark(v Verdict) string {
 // what an incomplete run misses, and every requirement's result.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
+	r.writeHeadingMarkdown(&b)
+	r.writeToolsMarkdown(&b)
+	r.writeFailuresMarkdown(&b)
+	r.writeExplorationMarkdown(&b)
+	if line := r.ReplicaSummary(); line != "" {
+		fmt.Fprintf(&b, "\n### Replicas\n\n%s.\n", line)
+	}
+	r.writeRacesMarkdown(&b)
+	r.writeRefusalsMarkdown(&b)
+	if len(r.Missing) > 0 {
+		b.WriteString("\n### Missing for a certification\n\n")
+		for _, m := range r.Missing {
+			fmt.Fprintf(&b, "- %s\n", m)
+		}
+	}
+	r.writeRequirementsMarkdown(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeHeadingMarkdown writes the summary's heading, the verdict, the
+// counts, the suite's power, and the requirements' results counted.
+func (r *Report) writeHeadingMarkdown(b *strings.Builder) {
 	scope := ""
 	if len(r.Scope) > 0 {
 		scope = " for " + strings.Join(r.Scope, ", ")
 	}
-	fmt.Fprintf(&b, "## Prickle conformance: %s%s (%s profile)\n\n", verdictMark(r.ScopeVerdict()), scope, r.Profile)
-	fmt.Fprintf(&b, "**%d passed, %d failed, %d skipped**", r.Passed, r.Failed, r.Skipped)
+	fmt.Fprintf(b, "## Prickle conformance: %s%s (%s profile)\n\n", verdictMark(r.ScopeVerdict()), scope, r.Profile)
+	fmt.Fprintf(b, "**%d passed, %d failed, %d skipped**", r.Passed, r.Failed, r.Skipped)
 	if r.XFailed > 0 {
-		fmt.Fprintf(&b, ", %d expected failures", r.XFailed)
+		fmt.Fprintf(b, ", %d expected failures", r.XFailed)
 	}
-	fmt.Fprintf(&b, " · %d checks in %.1f s · suite %s · spec %s · seed %d · %s\n\n",
+	fmt.Fprintf(b, " · %d checks in %.1f s · suite %s · spec %s · seed %d · %s\n\n",
 		r.Checks, r.Duration.Seconds(), cireport.Code(r.Suite), cireport.Code(spec.ShortHash(r.SpecHash)), r.Seed, cireport.Code(r.Target))
 	if p := r.powerText(); p != "" {
-		fmt.Fprintf(&b, "%s: [the list](%s).\n\n", p, r.Power.List)
+		fmt.Fprintf(b, "%s: [the list](%s).\n\n", p, r.Power.List)
 	}
 
 	counts := map[report.RequirementStatus]int{}
 	for _, q := range r.Requirements {
 		counts[q.Status]++
 	}
-	cireport.Table(&b, []string{"Requirements", "passed", "failed", "untestable", "not covered"}, [][]string{{
+	cireport.Table(b, []string{"Requirements", "passed", "failed", "untestable", "not covered"}, [][]string{{
 		strconv.Itoa(len(r.Requirements)), strconv.Itoa(counts[report.RequirementPassed]), strconv.Itoa(counts[report.RequirementFailed]),
 		strconv.Itoa(counts[report.RequirementUntestable]), strconv.Itoa(counts[report.RequirementNotCovered]),
 	}})
+}
 
-	if len(r.Tools) > 0 {
-		var rows [][]string
-		for _, t := range r.Tools {
-			scoped := ""
-			if slices.Contains(r.Scope, t.Name) {
-				scoped = "yes"
-			}
-			rows = append(rows, []string{cireport.Code(t.Name), verdictMark(t.Verdict), scoped})
-		}
-		b.WriteString("\n")
-		cireport.Table(&b, []string{"Tool", "Verdict", "In scope (--tools)"}, rows)
+// writeToolsMarkdown writes each tool's verdict, and whether the scope
+// holds it.
+func (r *Report) writeToolsMarkdown(b *strings.Builder) {
+	if len(r.Tools) == 0 {
+		return
 	}
+	var rows [][]string
+	for _, t := range r.Tools {
+		scoped := ""
+		if slices.Contains(r.Scope, t.Name) {
+			scoped = "yes"
+		}
+		rows = append(rows, []string{cireport.Code(t.Name), verdictMark(t.Verdict), scoped})
+	}
+	b.WriteString("\n")
+	cireport.Table(b, []string{"Tool", "Verdict", "In scope (--tools)"}, rows)
+}
 
+// writeFailuresMarkdown writes each script that failed (or failed as
+// expected), what failed and its rerun command.
+func (r *Report) writeFailuresMarkdown(b *strings.Builder) {
 	var failures [][]string
 	for _, res := range r.Results {
 		if res.Status != report.Fail && res.Status != report.XFail || res.Name == report.ExploreScript {
@@ -216,64 +248,69 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if len(failures) > 0 {
 		b.WriteString("\n### Failures\n\n")
-		cireport.Table(&b, []string{"Script", "What failed", "Rerun"}, failures)
+		cireport.Table(b, []string{"Script", "What failed", "Rerun"}, failures)
 	}
-	if x := r.Explore; x != nil {
-		fmt.Fprintf(&b, "\n### Exploration\n\n%d sequences, %d calls, seed %d", x.Sequences, x.Calls, x.Seed)
-		if len(x.Failures) == 0 {
-			b.WriteString(": every answer as the model expects.\n")
-		} else {
-			fmt.Fprintf(&b, ": %d distinct failures, each shrunk to a script.\n\n", len(x.Failures))
-			var rows [][]string
-			for _, f := range x.Failures {
-				saved := "in the report's JSON"
-				if f.Saved != "" {
-					saved = cireport.Code(f.Saved)
-				}
-				rows = append(rows, []string{strconv.Itoa(f.Sequence), cireport.Code(f.Source), oneLine(f.Message), fmt.Sprintf("%d of %d", f.Calls, f.Original), saved})
-			}
-			cireport.Table(&b, []string{"Sequence", "Rule", "What was wrong", "Calls (shrunk of)", "Script"}, rows)
-			fmt.Fprintf(&b, "\nRerun a sequence: %s\n", cireport.Code(r.rerunFailure(x.Failures[0])))
+}
+
+// writeExplorationMarkdown writes what exploration ran and the sequences
+// it shrank, with the command that reruns one.
+func (r *Report) writeExplorationMarkdown(b *strings.Builder) {
+	x := r.Explore
+	if x == nil {
+		return
+	}
+	fmt.Fprintf(b, "\n### Exploration\n\n%d sequences, %d calls, seed %d", x.Sequences, x.Calls, x.Seed)
+	if len(x.Failures) == 0 {
+		b.WriteString(": every answer as the model expects.\n")
+		return
+	}
+	fmt.Fprintf(b, ": %d distinct failures, each shrunk to a script.\n\n", len(x.Failures))
+	var rows [][]string
+	for _, f := range x.Failures {
+		saved := "in the report's JSON"
+		if f.Saved != "" {
+			saved = cireport.Code(f.Saved)
 		}
+		rows = append(rows, []string{strconv.Itoa(f.Sequence), cireport.Code(f.Source), oneLine(f.Message), fmt.Sprintf("%d of %d", f.Calls, f.Original), saved})
 	}
-	if line := r.ReplicaSummary(); line != "" {
-		fmt.Fprintf(&b, "\n### Replicas\n\n%s.\n", line)
+	cireport.Table(b, []string{"Sequence", "Rule", "What was wrong", "Calls (shrunk of)", "Script"}, rows)
+	fmt.Fprintf(b, "\nRerun a sequence: %s\n", cireport.Code(r.rerunFailure(x.Failures[0])))
+}
+
+// writeRacesMarkdown writes the race evidence as a table.
+func (r *Report) writeRacesMarkdown(b *strings.Builder) {
+	if len(r.Races) == 0 {
+		return
 	}
-	if len(r.Races) > 0 {
-		fmt.Fprintf(&b, "\n### Race evidence\n\nConcurrent groups whose calls overlapped on the wire, per race class; a bug showing in %g of them is missed with at most the miss bound.", explore.RaceP)
-		if r.Replicas >= 2 {
-			b.WriteString(" Against replicas, the groups that count are those whose calls also reached two replicas or more (across replicas).")
+	fmt.Fprintf(b, "\n### Race evidence\n\nConcurrent groups whose calls overlapped on the wire, per race class; a bug showing in %g of them is missed with at most the miss bound.", explore.RaceP)
+	if r.Replicas >= 2 {
+		b.WriteString(" Against replicas, the groups that count are those whose calls also reached two replicas or more (across replicas).")
+	}
+	b.WriteString("\n\n")
+	header, rows := raceTable(r.Races)
+	cireport.Table(b, header, rows)
+}
+
+// writeRequirementsMarkdown writes every requirement's result, folded.
+func (r *Report) writeRequirementsMarkdown(b *strings.Builder) {
+	if len(r.Requirements) == 0 {
+		return
+	}
+	b.WriteString("\n<details><summary>Every requirement</summary>\n\n")
+	var rows [][]string
+	for _, q := range r.Requirements {
+		by := make([]string, len(q.Scripts))
+		for i, s := range q.Scripts {
+			by[i] = cireport.Code(s)
 		}
-		b.WriteString("\n\n")
-		header, rows := raceTable(r.Races)
-		cireport.Table(&b, header, rows)
-	}
-	r.writeRefusalsMarkdown(&b)
-	if len(r.Missing) > 0 {
-		b.WriteString("\n### Missing for a certification\n\n")
-		for _, m := range r.Missing {
-			fmt.Fprintf(&b, "- %s\n", m)
+		note := strings.Join(by, ", ")
+		if q.Reason != "" {
+			note = strings.TrimPrefix(note+"; untestable: "+q.Reason, "; ")
 		}
+		rows = append(rows, []string{cireport.Code(q.ID), string(q.Status), q.Text, note})
 	}
-	if len(r.Requirements) > 0 {
-		b.WriteString("\n<details><summary>Every requirement</summary>\n\n")
-		var rows [][]string
-		for _, q := range r.Requirements {
-			by := make([]string, len(q.Scripts))
-			for i, s := range q.Scripts {
-				by[i] = cireport.Code(s)
-			}
-			note := strings.Join(by, ", ")
-			if q.Reason != "" {
-				note = strings.TrimPrefix(note+"; untestable: "+q.Reason, "; ")
-			}
-			rows = append(rows, []string{cireport.Code(q.ID), string(q.Status), q.Text, note})
-		}
-		cireport.Table(&b, []string{"Requirement", "Result", "Sentence", "Tested by"}, rows)
-		b.WriteString("\n</details>\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	cireport.Table(b, []string{"Requirement", "Result", "Sentence", "Tested by"}, rows)
+	b.WriteString("\n</details>\n")
 }
 
 // badge is a shields.io endpoint badge
