@@ -38,11 +38,34 @@ const (
 //
 // Each gap names the tool it keeps from certifying, or none for the run's.
 func coverage(sp *spec.Spec, all []*Script, results []*report.Result, scope []string, refusals []report.RefusalEvidence) ([]gap, error) {
-	var missing []gap
-	run := func(format string, args ...any) { missing = append(missing, gap{"", fmt.Sprintf(format, args...)}) }
-	of := func(tool, format string, args ...any) {
-		missing = append(missing, gap{tool, fmt.Sprintf(format, args...)})
+	var missing gapList
+	missing.suite(sp, all, results, scope)
+	if err := missing.tools(sp, results); err != nil {
+		return nil, err
 	}
+	if err := missing.sentences(sp, all, results); err != nil {
+		return nil, err
+	}
+	return append(missing, refusalGaps(refusals)...), nil
+}
+
+// gapList collects what a run is missing, in the order coverage tells it.
+type gapList []gap
+
+// run adds a gap of the whole run.
+func (l *gapList) run(format string, args ...any) {
+	*l = append(*l, gap{"", fmt.Sprintf(format, args...)})
+}
+
+// of adds a gap of the documented tool named tool.
+func (l *gapList) of(tool, format string, args ...any) {
+	*l = append(*l, gap{tool, fmt.Sprintf(format, args...)})
+}
+
+// suite adds what the run left out of the suite (all, and exploration):
+// scripts that did not run, were skipped, or called a tool the scope
+// leaves out.
+func (l *gapList) suite(sp *spec.Spec, all []*Script, results []*report.Result, scope []string) {
 	ran := map[string]*report.Result{}
 	for _, r := range results {
 		ran[r.Name] = r
@@ -61,7 +84,7 @@ func coverage(sp *spec.Spec, all []*Script, results []*report.Result, scope []st
 		r := ran[name]
 		switch {
 		case r == nil && name == report.ExploreScript:
-			run("stateful exploration (the script %s) did not run", name)
+			l.run("stateful exploration (the script %s) did not run", name)
 		case r == nil:
 			notRun = append(notRun, name)
 		case r.Status == report.Skip && byName[name] != nil && len(outside(byName[name], scope)) > 0:
@@ -78,15 +101,23 @@ func coverage(sp *spec.Spec, all []*Script, results []*report.Result, scope []st
 		if sp.Tool(tool) == nil {
 			t = ""
 		}
-		of(t, "%d scripts calling %s did not run (--tools leaves it out): %s", len(unclaimed[tool]), tool, list(unclaimed[tool], 8))
+		l.of(t, "%d scripts calling %s did not run (--tools leaves it out): %s", len(unclaimed[tool]), tool, list(unclaimed[tool], 8))
 	}
 	if len(notRun) > 0 {
-		run("%d of %d scripts did not run (a --run selection): %s", len(notRun), len(names), list(notRun, 8))
+		l.run("%d of %d scripts did not run (a --run selection): %s", len(notRun), len(names), list(notRun, 8))
 	}
 	if len(skipped) > 0 {
-		run("%d scripts were skipped: %s", len(skipped), list(skipped, 4))
+		l.run("%d scripts were skipped: %s", len(skipped), list(skipped, 4))
 	}
+}
 
+// tools adds, for each documented tool, that it was not served, no call
+// of it succeeded, or its example input did not succeed.
+func (l *gapList) tools(sp *spec.Spec, results []*report.Result) error {
+	ran := map[string]*report.Result{}
+	for _, r := range results {
+		ran[r.Name] = r
+	}
 	served := map[string]bool{}
 	succeeded := map[string]int{}
 	for _, r := range results {
@@ -100,14 +131,14 @@ func coverage(sp *spec.Spec, all []*Script, results []*report.Result, scope []st
 	listRan := slices.ContainsFunc(results, func(r *report.Result) bool { return len(r.Served) > 0 })
 	exceptions, err := exampleExceptions()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, t := range sp.Tools {
 		if listRan && !served[t.Name] {
-			of(t.Name, "%s is documented but not served on tools/list", t.Name)
+			l.of(t.Name, "%s is documented but not served on tools/list", t.Name)
 		}
 		if len(results) > 0 && succeeded[t.Name] == 0 {
-			of(t.Name, "no call of %s succeeded in the whole run: a documented tool must be served, not refused on every call", t.Name)
+			l.of(t.Name, "no call of %s succeeded in the whole run: a documented tool must be served, not refused on every call", t.Name)
 		}
 		if t.ExampleInput == nil {
 			continue
@@ -121,13 +152,19 @@ func coverage(sp *spec.Spec, all []*Script, results []*report.Result, scope []st
 			continue
 		}
 		if ex.Succeeded[t.Name] == 0 {
-			of(t.Name, "%s's documented example input did not succeed against the seed world (no sentence in examples.md says it cannot)", t.Name)
+			l.of(t.Name, "%s's documented example input did not succeed against the seed world (no sentence in examples.md says it cannot)", t.Name)
 		}
 	}
+	return nil
+}
 
+// sentences adds, for each tool, the sentences no passing script tests
+// and untestable.md does not explain, then the traceability's problems
+// (a sentence neither covered nor explained, a stale ID).
+func (l *gapList) sentences(sp *spec.Spec, all []*Script, results []*report.Result) error {
 	rows, problems, err := trace(sp, all)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	passed := map[string]bool{}
 	for _, r := range results {
@@ -149,11 +186,11 @@ func coverage(sp *spec.Spec, all []*Script, results []*report.Result, scope []st
 	for _, t := range sp.Tools {
 		if ids := untested[t.Name]; len(ids) > 0 {
 			sort.Strings(ids)
-			of(t.Name, "%d sentences of %s have no passing script and no reason in untestable.md: %s", len(ids), t.Name, list(ids, 8))
+			l.of(t.Name, "%d sentences of %s have no passing script and no reason in untestable.md: %s", len(ids), t.Name, list(ids, 8))
 		}
 	}
-	missing = append(missing, problems...)
-	return append(missing, refusalGaps(refusals)...), nil
+	*l = append(*l, problems...)
+	return nil
 }
 
 // list joins at most n items, saying how many more there are.
