@@ -429,8 +429,58 @@ func (c *CmdTarget) start(ctx context.Context, d *deployment, r int) (inst *Inst
 	if listening(addr) {
 		return nil, true, fmt.Errorf("%w: port %d is held by another process before the server started", ErrForeignServer, port)
 	}
-	if err := os.MkdirAll(d.stateDir, 0o755); err != nil {
+	p, err := c.launch(d, r, addr, port, release)
+	if err != nil {
 		return nil, false, err
+	}
+	if retry, err := c.waitReady(ctx, p, addr); err != nil {
+		return nil, retry, err
+	}
+	path := c.Path
+	if path == "" {
+		path = "/mcp"
+	}
+	endpoint := "http://" + addr + path
+	// Healthy, but is it ours? Our process must still run, and the server
+	// must accept this run's tokens.
+	if err := probe(ctx, endpoint, d.toks); err != nil {
+		select {
+		case <-p.exited:
+			log := p.out.String()
+			err = fmt.Errorf("%w: the server exited (%v), yet something answered at %s; its output:\n%s", ErrForeignServer, p.waitErr, addr, suite.Indent(log))
+		default:
+		}
+		p.stop()
+		return nil, errors.Is(err, ErrForeignServer), err
+	}
+	select {
+	case <-p.exited:
+		return nil, true, fmt.Errorf("%w: the server exited (%v), yet something answered at %s", ErrForeignServer, p.waitErr, addr)
+	default:
+	}
+	return &Instance{Endpoint: endpoint, Tokens: d.toks, Stop: p.stop, Output: p.out.String, PID: p.cmd.Process.Pid}, false, nil
+}
+
+// proc is a server process a CmdTarget started.
+type proc struct {
+	cmd *exec.Cmd
+	out *lockedBuffer
+	// exited is closed once the process has exited, waitErr then what
+	// its wait returned.
+	exited  chan struct{}
+	waitErr error
+	// stopTimeout is how long SIGTERM gets before SIGKILL; release gives
+	// the process's port back.
+	stopTimeout time.Duration
+	release     func()
+}
+
+// launch starts replica r of d, to listen on addr (port), with the
+// variables of the contract (see CmdTarget) in its environment, in a
+// process group of its own; release gives the port back once it stops.
+func (c *CmdTarget) launch(d *deployment, r int, addr string, port int, release func()) (*proc, error) {
+	if err := os.MkdirAll(d.stateDir, 0o755); err != nil {
+		return nil, err
 	}
 	cmd := exec.Command("sh", "-c", c.Command)
 	cmd.Env = append(os.Environ(),
@@ -446,34 +496,41 @@ func (c *CmdTarget) start(ctx context.Context, d *deployment, r int) (inst *Inst
 	cmd.Dir = d.stateDir
 	newGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second // a stray child holding the output open
-	out := &lockedBuffer{}
-	cmd.Stdout = out
-	cmd.Stderr = out
+	p := &proc{cmd: cmd, out: &lockedBuffer{}, exited: make(chan struct{}), stopTimeout: c.StopTimeout, release: release}
+	cmd.Stdout = p.out
+	cmd.Stderr = p.out
 	if err := cmd.Start(); err != nil {
-		return nil, false, fmt.Errorf("server-cmd: %w", err)
+		return nil, fmt.Errorf("server-cmd: %w", err)
 	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	stopTimeout := c.StopTimeout
-	if stopTimeout <= 0 {
-		stopTimeout = 5 * time.Second
+	go func() { p.waitErr = cmd.Wait(); close(p.exited) }()
+	if p.stopTimeout <= 0 {
+		p.stopTimeout = 5 * time.Second
 	}
-	stop := func() {
-		defer release()
-		select {
-		case <-exited:
-			return
-		default:
-		}
-		signalGroup(cmd, false)
-		select {
-		case <-exited:
-		case <-time.After(stopTimeout):
-			signalGroup(cmd, true)
-			<-exited
-		}
+	return p, nil
+}
+
+// stop stops p, if it still runs: SIGTERM to its process group, then
+// SIGKILL after its stop timeout. It gives the port back.
+func (p *proc) stop() {
+	defer p.release()
+	select {
+	case <-p.exited:
+		return
+	default:
 	}
+	signalGroup(p.cmd, false)
+	select {
+	case <-p.exited:
+	case <-time.After(p.stopTimeout):
+		signalGroup(p.cmd, true)
+		<-p.exited
+	}
+}
+
+// waitReady waits until GET http://addr/healthz answers 200. It fails
+// when p exits first (to be retried when its output says the address was
+// in use), and stops p when ctx ends or the start timeout passes.
+func (c *CmdTarget) waitReady(ctx context.Context, p *proc, addr string) (retry bool, err error) {
 	startTimeout := c.StartTimeout
 	if startTimeout <= 0 {
 		startTimeout = 20 * time.Second
@@ -486,47 +543,24 @@ func (c *CmdTarget) start(ctx context.Context, d *deployment, r int) (inst *Inst
 		if res, err := hc.Do(req); err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				break
+				return false, nil
 			}
 		}
 		select {
-		case <-exited:
-			log := out.String()
+		case <-p.exited:
+			log := p.out.String()
 			retry := strings.Contains(log, "address already in use")
-			return nil, retry, fmt.Errorf("server-cmd exited before it was ready (%v); its output:\n%s", waitErr, suite.Indent(log))
+			return retry, fmt.Errorf("server-cmd exited before it was ready (%v); its output:\n%s", p.waitErr, suite.Indent(log))
 		case <-ctx.Done():
-			stop()
-			return nil, false, ctx.Err()
+			p.stop()
+			return false, ctx.Err()
 		case <-time.After(25 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			stop()
-			return nil, false, fmt.Errorf("server-cmd: GET http://%s/healthz did not answer 200 within %s; its output:\n%s", addr, startTimeout, suite.Indent(out.String()))
+			p.stop()
+			return false, fmt.Errorf("server-cmd: GET http://%s/healthz did not answer 200 within %s; its output:\n%s", addr, startTimeout, suite.Indent(p.out.String()))
 		}
 	}
-	path := c.Path
-	if path == "" {
-		path = "/mcp"
-	}
-	endpoint := "http://" + addr + path
-	// Healthy, but is it ours? Our process must still run, and the server
-	// must accept this run's tokens.
-	if err := probe(ctx, endpoint, d.toks); err != nil {
-		select {
-		case <-exited:
-			log := out.String()
-			err = fmt.Errorf("%w: the server exited (%v), yet something answered at %s; its output:\n%s", ErrForeignServer, waitErr, addr, suite.Indent(log))
-		default:
-		}
-		stop()
-		return nil, errors.Is(err, ErrForeignServer), err
-	}
-	select {
-	case <-exited:
-		return nil, true, fmt.Errorf("%w: the server exited (%v), yet something answered at %s", ErrForeignServer, waitErr, addr)
-	default:
-	}
-	return &Instance{Endpoint: endpoint, Tokens: d.toks, Stop: stop, Output: out.String, PID: cmd.Process.Pid}, false, nil
 }
 
 // replicasOf is how many replicas t starts (or reaches) for each world:
