@@ -311,69 +311,105 @@ func (g *worldGen) tasks() {
 // order, at a random stage and state, with the replies and the earlier
 // discussion claims that stage implies.
 func genTurn(r *rand.Rand, w *world.World, msg string, woken []string, generalRoom string, runnersOf map[string][]string, addMsg func(world.Message) string) {
-	t := world.Turn{Message: msg}
+	g := &turnGen{r: r, w: w, msg: msg, generalRoom: generalRoom, runnersOf: runnersOf, addMsg: addMsg, t: world.Turn{Message: msg}}
 	for _, a := range woken {
-		t.Agents = append(t.Agents, world.TurnAgent{Agent: a})
+		g.t.Agents = append(g.t.Agents, world.TurnAgent{Agent: a})
 	}
 	stage := []int{stageFresh, stageFresh, stageFresh, stageDrafted, stageDrafted, stageDrafted, stageSomeReview, stageSomeReview, stageReviewed, stageDone}[r.IntN(10)]
 	if len(woken) == 1 && stage > stageDrafted {
 		stage = stageDrafted
 	}
-	lead := woken[0]
-	reviewers := woken[1:]
-	replies := 0
-	var draft string
-	claimN := 0
-	claim := func(agent, role string, reviewing *string, reply *string) {
-		rs := runnersOf[agent]
-		if len(rs) == 0 {
-			return
-		}
-		claimN++
-		c := world.DiscussionClaim{ID: fmt.Sprintf("dc-%s-%d", msg, claimN), Message: msg, Runner: rs[r.IntN(len(rs))],
-			IdempotencyKey: fmt.Sprintf("old-%s-%d", msg, claimN), Role: role, Reviewing: reviewing,
-			ClaimedAt: "now-50m", LiveUntil: "now-40m"}
-		if reply != nil {
-			c.ReplyMessage, c.ReplyPosted = reply, ptr(true)
-		}
-		w.DiscussionClaims = append(w.DiscussionClaims, c)
+	g.lead, g.reviewers = woken[0], woken[1:]
+	g.reply(stage)
+	g.earlierClaims()
+	g.end()
+	w.Turns = append(w.Turns, g.t)
+}
+
+// turnGen generates one turn (genTurn): the replies its stage implies,
+// with their claims, earlier claims, and how it ended. Its random draws
+// are made in a fixed order, so that a seed gives the same world.
+type turnGen struct {
+	r           *rand.Rand
+	w           *world.World
+	msg         string
+	generalRoom string
+	runnersOf   map[string][]string
+	addMsg      func(world.Message) string
+
+	t               world.Turn
+	lead            string
+	reviewers       []string
+	draft           string // the draft's message, once posted
+	replies, claimN int
+}
+
+// claim adds a discussion claim made long ago by one of agent's runners
+// (none if it has none), for role, with the reply it posted.
+func (g *turnGen) claim(agent, role string, reviewing *string, reply *string) {
+	rs := g.runnersOf[agent]
+	if len(rs) == 0 {
+		return
 	}
-	post := func(agent, role string, createdAt world.Time) string {
-		replies++
-		m := world.Message{Room: generalRoom, Kind: "room_message", Author: agent, Body: fmt.Sprintf("%s by %s (%d).", role, agent, replies),
-			ReplyTurn: ptr(msg), ReplyRole: ptr(role), CreatedAt: createdAt}
-		if r.IntN(4) > 0 { // otherwise FIXTURE.md's defaults
-			m.Provenance, m.ProvenanceStatus = provenances[r.IntN(len(provenances))], []string{"claimed", "attested"}[r.IntN(2)]
-		}
-		return addMsg(m)
+	g.claimN++
+	c := world.DiscussionClaim{ID: fmt.Sprintf("dc-%s-%d", g.msg, g.claimN), Message: g.msg, Runner: rs[g.r.IntN(len(rs))],
+		IdempotencyKey: fmt.Sprintf("old-%s-%d", g.msg, g.claimN), Role: role, Reviewing: reviewing,
+		ClaimedAt: "now-50m", LiveUntil: "now-40m"}
+	if reply != nil {
+		c.ReplyMessage, c.ReplyPosted = reply, ptr(true)
 	}
+	g.w.DiscussionClaims = append(g.w.DiscussionClaims, c)
+}
+
+// post posts agent's reply in role to the turn, in the general room, and
+// returns its message's ID.
+func (g *turnGen) post(agent, role string, createdAt world.Time) string {
+	g.replies++
+	m := world.Message{Room: g.generalRoom, Kind: "room_message", Author: agent, Body: fmt.Sprintf("%s by %s (%d).", role, agent, g.replies),
+		ReplyTurn: ptr(g.msg), ReplyRole: ptr(role), CreatedAt: createdAt}
+	if g.r.IntN(4) > 0 { // otherwise FIXTURE.md's defaults
+		m.Provenance, m.ProvenanceStatus = provenances[g.r.IntN(len(provenances))], []string{"claimed", "attested"}[g.r.IntN(2)]
+	}
+	return g.addMsg(m)
+}
+
+// reply posts the replies of stage, each with its claim: the lead's
+// draft, the reviews posted so far, and the revision or combination that
+// ends the discussion.
+func (g *turnGen) reply(stage int) {
+	t := &g.t
 	if stage >= stageDrafted {
-		draft = post(lead, "draft", "") // each agent posts each role once (FIXTURE.md)
-		claim(lead, "draft", nil, ptr(draft))
-		if len(reviewers) == 0 {
+		g.draft = g.post(g.lead, "draft", "") // each agent posts each role once (FIXTURE.md)
+		g.claim(g.lead, "draft", nil, ptr(g.draft))
+		if len(g.reviewers) == 0 {
 			t.Agents[0].ReplyPosted = ptr(true)
 		}
 	}
-	for i, rv := range reviewers {
-		posted := stage >= stageReviewed || (stage == stageSomeReview && (i == 0 || r.IntN(2) == 0) && i < len(reviewers)-1)
+	for i, rv := range g.reviewers {
+		posted := stage >= stageReviewed || (stage == stageSomeReview && (i == 0 || g.r.IntN(2) == 0) && i < len(g.reviewers)-1)
 		if posted {
-			id := post(rv, "review", "")
-			claim(rv, "review", ptr(draft), ptr(id))
+			id := g.post(rv, "review", "")
+			g.claim(rv, "review", ptr(g.draft), ptr(id))
 			t.Agents[i+1].ReplyPosted = ptr(true)
 		}
 	}
 	if stage == stageDone {
 		role := "revise"
-		var quoting *string = ptr(draft)
-		if len(reviewers) >= 2 {
+		var quoting *string = ptr(g.draft)
+		if len(g.reviewers) >= 2 {
 			role, quoting = "combine", nil
 		}
-		id := post(lead, role, "")
-		claim(lead, role, quoting, ptr(id))
+		id := g.post(g.lead, role, "")
+		g.claim(g.lead, role, quoting, ptr(id))
 		t.Agents[0].ReplyPosted = ptr(true)
 	}
-	// An earlier, unreplied claim of one agent whose part is not done:
-	// still live, or expired long ago (then maybe superseded by nothing).
+}
+
+// earlierClaims adds, for some agents whose part is not done, an earlier
+// unreplied claim: still live, or expired long ago (then maybe
+// superseded by nothing).
+func (g *turnGen) earlierClaims() {
+	t, draft, r := &g.t, g.draft, g.r
 	for i, ta := range t.Agents {
 		if isTrue(ta.ReplyPosted) || r.IntN(3) > 0 {
 			continue
@@ -385,7 +421,7 @@ func genTurn(r *rand.Rand, w *world.World, msg string, woken []string, generalRo
 			continue // a reviewer before the draft had nothing to claim
 		case i > 0:
 			role, reviewing = "review", ptr(draft)
-		case draft != "" && len(reviewers) == 1:
+		case draft != "" && len(g.reviewers) == 1:
 			role, reviewing = "revise", ptr(draft)
 		case draft != "":
 			role = "combine"
@@ -393,20 +429,26 @@ func genTurn(r *rand.Rand, w *world.World, msg string, woken []string, generalRo
 		if i == 0 && draft != "" && slices.ContainsFunc(t.Agents[1:], func(a world.TurnAgent) bool { return !isTrue(a.ReplyPosted) }) {
 			continue // the lead waits for reviews
 		}
-		rs := runnersOf[ta.Agent]
+		rs := g.runnersOf[ta.Agent]
 		if len(rs) == 0 {
 			continue
 		}
-		claimN++
-		c := world.DiscussionClaim{ID: fmt.Sprintf("dc-%s-%d", msg, claimN), Message: msg, Runner: rs[r.IntN(len(rs))],
-			IdempotencyKey: fmt.Sprintf("old-%s-%d", msg, claimN), Role: role, Reviewing: reviewing}
+		g.claimN++
+		c := world.DiscussionClaim{ID: fmt.Sprintf("dc-%s-%d", g.msg, g.claimN), Message: g.msg, Runner: rs[r.IntN(len(rs))],
+			IdempotencyKey: fmt.Sprintf("old-%s-%d", g.msg, g.claimN), Role: role, Reviewing: reviewing}
 		if r.IntN(2) == 0 {
 			c.ClaimedAt, c.LiveUntil = "now-3m", "now+7m"
 		} else {
 			c.ClaimedAt, c.LiveUntil = "now-3h", "now-2h50m"
 		}
-		w.DiscussionClaims = append(w.DiscussionClaims, c)
+		g.w.DiscussionClaims = append(g.w.DiscussionClaims, c)
 	}
+}
+
+// end draws how the turn stands: its state (a turn that waits on nobody
+// has ended), its deadline and its reply limit.
+func (g *turnGen) end() {
+	t, r := &g.t, g.r
 	switch r.IntN(14) {
 	case 0:
 		t.State = "ended"
@@ -430,11 +472,10 @@ func genTurn(r *rand.Rand, w *world.World, msg string, woken []string, generalRo
 	}
 	switch r.IntN(4) {
 	case 0:
-		t.ReplyLimit = ptr(replies) // no reply left
+		t.ReplyLimit = ptr(g.replies) // no reply left
 	case 1:
-		t.ReplyLimit = ptr(min(replies+1, 8))
+		t.ReplyLimit = ptr(min(g.replies+1, 8))
 	}
-	w.Turns = append(w.Turns, t)
 }
 
 // genAttempts adds earlier claim_task attempts on t: none, one made long
