@@ -58,6 +58,47 @@ func raceID(r, t int) string { return fmt.Sprintf("%s%d-%d-", racePrefix, r, t) 
 // the class of seq's index if class is "". Its groups have size calls each, or a
 // size drawn if size is 0 (only the overlap measurements set one).
 func addRaces(seed int64, seq *exploreSequence, class RaceClass, tries, size int) {
+	g := newRaceGen(seed, seq, class, size)
+	if g == nil {
+		return
+	}
+	for t := 1; t <= tries; t++ {
+		switch g.class {
+		case TaskSameKey, TaskDifferentKeys, TaskMixedKeys:
+			g.claimTask(t)
+		case Discussion:
+			g.claimDiscussion(t)
+		case CredentialReplay:
+			g.credentialReplay(t)
+		}
+		g.group++
+	}
+}
+
+// theRace is the number of a sequence's one race, in its ids and keys
+// (raceID).
+const theRace = 1
+
+// raceGen generates a sequence's race (addRaces): who races, on what,
+// with which keys, and the calls of each try.
+type raceGen struct {
+	seq   *exploreSequence
+	class RaceClass
+	// agent, of owner, races with its runners, the callers of a group's
+	// calls in order, in project.
+	agent, owner, project string
+	runners               []string
+	callers               []principal
+	// n is the calls of a group; keyMode how their keys go (0 all one, 1
+	// all different, 2 a mix); group the group number of the next try.
+	n, keyMode, group int
+}
+
+// newRaceGen draws the race of class (the class of seq's index if "")
+// from the race stream of seed and seq, in a fixed order so that a seed
+// gives the same race; nil if no agent of seq's world can race (no
+// runner, or no project).
+func newRaceGen(seed int64, seq *exploreSequence, class RaceClass, size int) *raceGen {
 	r := rand.New(rand.NewPCG(uint64(seed)^raceSalt, uint64(seq.index)))
 	w := seq.world
 	runnersOf := map[string][]string{}
@@ -71,105 +112,117 @@ func addRaces(seed int64, seq *exploreSequence, class RaceClass, tries, size int
 		}
 	}
 	if len(agents) == 0 {
-		return
+		return nil
 	}
-	agent := agents[r.IntN(len(agents))]
-	owner := ownerOf(agent)
-	projects := projectsOf(w, owner)
-	project := projects[r.IntN(len(projects))]
-	runners := runnersOf[agent]
-	const race = 1
-	group := 1 + slices.MaxFunc(append([]*command{{}}, seq.cmds...), func(a, b *command) int { return a.group - b.group }).group
+	g := &raceGen{seq: seq, class: class}
+	g.agent = agents[r.IntN(len(agents))]
+	g.owner = ownerOf(g.agent)
+	projects := projectsOf(w, g.owner)
+	g.project = projects[r.IntN(len(projects))]
+	g.runners = runnersOf[g.agent]
+	g.group = 1 + slices.MaxFunc(append([]*command{{}}, seq.cmds...), func(a, b *command) int { return a.group - b.group }).group
 	// A sequence races the class of its index, in turn: a run of S
 	// sequences races each class in S/len(RaceClasses) of them whatever
 	// its seed, so no class's evidence is left to the draws (the race
 	// phase only makes up for groups that did not overlap).
 	_ = r.IntN(len(RaceClasses)) // the class once drawn: the stream stays as it was
-	if class == "" {
-		class = RaceClasses[seq.index%len(RaceClasses)]
+	if g.class == "" {
+		g.class = RaceClasses[seq.index%len(RaceClasses)]
 	}
 	// Larger groups show a race more often: the larger of two draws.
-	n := 2 + max(r.IntN(maxGroup-1), r.IntN(maxGroup-1))
+	g.n = 2 + max(r.IntN(maxGroup-1), r.IntN(maxGroup-1))
 	if size > 0 {
-		n = size
+		g.n = size
 	}
 	// keys: all one (same-key retries), all different, or a mix, which
 	// races both a key's replays and the other keys; a discussion's
 	// claims most often mix them.
-	keyMode := [5]int{0, 1, 2, 2, 2}[r.IntN(5)]
-	switch class {
+	g.keyMode = [5]int{0, 1, 2, 2, 2}[r.IntN(5)]
+	switch g.class {
 	case TaskSameKey:
-		keyMode = 0
+		g.keyMode = 0
 	case TaskDifferentKeys:
-		keyMode = 1
+		g.keyMode = 1
 	case TaskMixedKeys:
-		keyMode = 2
+		g.keyMode = 2
 	}
-	key := func(t, i int) string {
-		switch keyMode {
-		case 0:
-			return raceID(race, t) + "k"
-		case 1:
-			return fmt.Sprintf("%sk%d", raceID(race, t), i)
-		}
-		return fmt.Sprintf("%sk%d", raceID(race, t), i%2)
-	}
-	runnerFor := func(i int) principal {
+	g.callers = make([]principal, g.n)
+	for i := range g.callers {
 		if i == 0 || r.IntN(3) > 0 {
-			return principal{kind: "runner", id: runners[0]}
+			g.callers[i] = principal{kind: "runner", id: g.runners[0]}
+		} else {
+			g.callers[i] = principal{kind: "runner", id: g.runners[r.IntN(len(g.runners))]}
 		}
-		return principal{kind: "runner", id: runners[r.IntN(len(runners))]}
 	}
-	callers := make([]principal, n)
-	for i := range callers {
-		callers[i] = runnerFor(i)
+	return g
+}
+
+// key is the idempotency key of call i of try t.
+func (g *raceGen) key(t, i int) string {
+	switch g.keyMode {
+	case 0:
+		return raceID(theRace, t) + "k"
+	case 1:
+		return fmt.Sprintf("%sk%d", raceID(theRace, t), i)
 	}
-	add := func(c *command) {
-		if c.group != 0 {
-			c.class = class
+	return fmt.Sprintf("%sk%d", raceID(theRace, t), i%2)
+}
+
+// add appends c to the sequence, of the race's class if it is of a group.
+func (g *raceGen) add(c *command) {
+	if c.group != 0 {
+		c.class = g.class
+	}
+	g.seq.cmds = append(g.seq.cmds, c)
+}
+
+// claimTask is try t of a race of claims of one task: a task of its own,
+// claimed by the group's calls.
+func (g *raceGen) claimTask(t int) {
+	task := raceID(theRace, t) + "task"
+	g.seq.world.Tasks = append(g.seq.world.Tasks, world.Task{ID: task, Project: g.project, Agent: g.agent})
+	for i := range g.n {
+		g.add(&command{p: g.callers[i], tool: "claim_task", group: g.group,
+			args: map[string]any{"task_id": task, "idempotency_key": g.key(t, i)}})
+	}
+}
+
+// claimDiscussion is try t of a race of claims of one message's
+// discussion: a message of its own in the owner's private room, and its
+// turn, claimed by the group's calls.
+func (g *raceGen) claimDiscussion(t int) {
+	w := g.seq.world
+	room := privateRoom(w, g.owner, g.project)
+	msg := raceID(theRace, t) + "message"
+	w.Messages = append(w.Messages, world.Message{ID: msg, Room: room, Kind: "room_message", Author: g.owner, Body: "race"})
+	w.Turns = append(w.Turns, world.Turn{Message: msg, Agents: []world.TurnAgent{{Agent: g.agent}}})
+	for i := range g.n {
+		g.add(&command{p: g.callers[i], tool: "claim_discussion", group: g.group,
+			args: map[string]any{"message_id": msg, "idempotency_key": g.key(t, i), "harness": 2}})
+	}
+}
+
+// credentialReplay is try t of a race of an execution credential's use
+// with the replay of its claim that replaces it, and its use after.
+func (g *raceGen) credentialReplay(t int) {
+	id := raceID(theRace, t)
+	task := id + "task"
+	g.seq.world.Tasks = append(g.seq.world.Tasks, world.Task{ID: task, Project: g.project, Agent: g.agent})
+	claim := &command{p: g.callers[0], tool: "claim_task", args: map[string]any{"task_id": task, "idempotency_key": id + "k"}}
+	g.add(claim)
+	cred := principal{kind: "cred", step: len(g.seq.cmds) - 1}
+	use := func() *command {
+		return &command{p: cred, tool: "discover_team_agents", args: map[string]any{"project": g.project}}
+	}
+	for i := range g.n {
+		c := use()
+		if i%2 == 1 || i == g.n-1 {
+			c = &command{p: claim.p, tool: "claim_task", args: claim.args}
 		}
-		seq.cmds = append(seq.cmds, c)
+		c.group = g.group
+		g.add(c)
 	}
-	for t := 1; t <= tries; t++ {
-		id := raceID(race, t)
-		switch class {
-		case TaskSameKey, TaskDifferentKeys, TaskMixedKeys:
-			task := id + "task"
-			w.Tasks = append(w.Tasks, world.Task{ID: task, Project: project, Agent: agent})
-			for i := range n {
-				add(&command{p: callers[i], tool: "claim_task", group: group,
-					args: map[string]any{"task_id": task, "idempotency_key": key(t, i)}})
-			}
-		case Discussion:
-			room := privateRoom(w, owner, project)
-			msg := id + "message"
-			w.Messages = append(w.Messages, world.Message{ID: msg, Room: room, Kind: "room_message", Author: owner, Body: "race"})
-			w.Turns = append(w.Turns, world.Turn{Message: msg, Agents: []world.TurnAgent{{Agent: agent}}})
-			for i := range n {
-				add(&command{p: callers[i], tool: "claim_discussion", group: group,
-					args: map[string]any{"message_id": msg, "idempotency_key": key(t, i), "harness": 2}})
-			}
-		case CredentialReplay: // a credential's use racing its replacement, and its use after
-			task := id + "task"
-			w.Tasks = append(w.Tasks, world.Task{ID: task, Project: project, Agent: agent})
-			claim := &command{p: callers[0], tool: "claim_task", args: map[string]any{"task_id": task, "idempotency_key": id + "k"}}
-			add(claim)
-			cred := principal{kind: "cred", step: len(seq.cmds) - 1}
-			use := func() *command {
-				return &command{p: cred, tool: "discover_team_agents", args: map[string]any{"project": project}}
-			}
-			for i := range n {
-				c := use()
-				if i%2 == 1 || i == n-1 {
-					c = &command{p: claim.p, tool: "claim_task", args: claim.args}
-				}
-				c.group = group
-				add(c)
-			}
-			add(use())
-		}
-		group++
-	}
+	g.add(use())
 }
 
 // projectsOf are the projects person belongs to, in the world's order.
