@@ -209,122 +209,165 @@ func deleteAt[T any](xs *[]T, i int) bool {
 // fixup drops everything that refers to something the world no longer
 // has, until nothing changes, so that the world stays loadable.
 func fixup(w *world.World) {
-	for changed := true; changed; {
-		changed = false
-		keep := func(n int, ok func(int) bool) []int {
-			var idx []int
-			for i := range n {
-				if ok(i) {
-					idx = append(idx, i)
-				} else {
-					changed = true
-				}
-			}
-			return idx
-		}
-		has := func(list int, f func(int) bool) bool {
-			for i := range list {
-				if f(i) {
-					return true
-				}
-			}
-			return false
-		}
-		project := func(s string) bool {
-			return has(len(w.Projects), func(i int) bool { return w.Projects[i].Slug == s })
-		}
-		person := func(h string) bool {
-			return has(len(w.People), func(i int) bool { return w.People[i].Handle == h })
-		}
-		agent := func(id string) bool {
-			return has(len(w.Agents), func(i int) bool { return w.Agents[i].ID == id })
-		}
-		runnerAgent := func(id string) string {
-			for _, r := range w.Runners {
-				if r.ID == id {
-					return r.Agent
-				}
-			}
-			return ""
-		}
-		room := func(id string) *world.Room {
-			for i := range w.Rooms {
-				if w.Rooms[i].ID == id {
-					return &w.Rooms[i]
-				}
-			}
-			return nil
-		}
-		message := func(id string) *world.Message {
-			for i := range w.Messages {
-				if w.Messages[i].ID == id {
-					return &w.Messages[i]
-				}
-			}
-			return nil
-		}
-		turn := func(id string) *world.Turn {
-			for i := range w.Turns {
-				if w.Turns[i].Message == id {
-					return &w.Turns[i]
-				}
-			}
-			return nil
-		}
-		w.Memberships = pickIdx(w.Memberships, keep(len(w.Memberships), func(i int) bool {
-			return project(w.Memberships[i].Project) && person(w.Memberships[i].Person)
-		}))
-		w.Agents = pickIdx(w.Agents, keep(len(w.Agents), func(i int) bool { return person(ownerOf(w.Agents[i].ID)) }))
-		w.Runners = pickIdx(w.Runners, keep(len(w.Runners), func(i int) bool { return agent(w.Runners[i].Agent) }))
-		w.Rooms = pickIdx(w.Rooms, keep(len(w.Rooms), func(i int) bool {
-			r := w.Rooms[i]
-			return project(r.Project) && (r.Owner == nil || person(*r.Owner))
-		}))
-		for i := range w.Turns {
-			t := &w.Turns[i]
-			n := len(t.Agents)
-			t.Agents = slices.DeleteFunc(t.Agents, func(a world.TurnAgent) bool { return !agent(a.Agent) })
-			changed = changed || n != len(t.Agents)
-		}
-		w.Turns = pickIdx(w.Turns, keep(len(w.Turns), func(i int) bool {
-			return len(w.Turns[i].Agents) > 0 && message(w.Turns[i].Message) != nil
-		}))
-		w.Messages = pickIdx(w.Messages, keep(len(w.Messages), func(i int) bool {
-			m := w.Messages[i]
-			if room(m.Room) == nil || !(person(m.Author) || agent(m.Author)) {
-				return false
-			}
-			return m.ReplyTurn == nil || m.ReplyRole != nil && roleFits(turn(*m.ReplyTurn), m.Author, *m.ReplyRole)
-		}))
-		w.Tasks = pickIdx(w.Tasks, keep(len(w.Tasks), func(i int) bool { return project(w.Tasks[i].Project) && agent(w.Tasks[i].Agent) }))
-		for i := range w.Tasks {
-			if rm := w.Tasks[i].RequestMessage; rm != nil && message(*rm) == nil {
-				w.Tasks[i].RequestMessage = nil
-				changed = true
-			}
-		}
-		w.Attempts = pickIdx(w.Attempts, keep(len(w.Attempts), func(i int) bool {
-			a := w.Attempts[i]
-			for _, t := range w.Tasks {
-				if t.ID == a.Task {
-					return runnerAgent(a.Runner) == t.Agent
-				}
-			}
-			return false
-		}))
-		w.DiscussionClaims = pickIdx(w.DiscussionClaims, keep(len(w.DiscussionClaims), func(i int) bool {
-			c := w.DiscussionClaims[i]
-			a := runnerAgent(c.Runner)
-			if a == "" || !roleFits(turn(c.Message), a, c.Role) {
-				return false
-			}
-			if c.Reviewing != nil && message(*c.Reviewing) == nil {
-				return false
-			}
-			return c.ReplyMessage == nil || message(*c.ReplyMessage) != nil
-		}))
+	f := &fixer{w: w}
+	for f.changed = true; f.changed; {
+		f.changed = false
+		f.directory()
+		f.conversations()
+		f.tasks()
+		f.discussionClaims()
 	}
 	deriveReplyPosted(w)
+}
+
+// fixer is a pass of fixup over w: changed says whether it dropped
+// anything.
+type fixer struct {
+	w       *world.World
+	changed bool
+}
+
+// keep is the indexes i of n for which ok holds; dropping any is a
+// change.
+func (f *fixer) keep(n int, ok func(int) bool) []int {
+	var idx []int
+	for i := range n {
+		if ok(i) {
+			idx = append(idx, i)
+		} else {
+			f.changed = true
+		}
+	}
+	return idx
+}
+
+func (f *fixer) project(s string) bool {
+	return slices.ContainsFunc(f.w.Projects, func(p world.Project) bool { return p.Slug == s })
+}
+
+func (f *fixer) person(h string) bool {
+	return slices.ContainsFunc(f.w.People, func(p world.Person) bool { return p.Handle == h })
+}
+
+func (f *fixer) agent(id string) bool {
+	return slices.ContainsFunc(f.w.Agents, func(a world.Agent) bool { return a.ID == id })
+}
+
+// runnerAgent is the agent of runner id, "" if the world has no such
+// runner.
+func (f *fixer) runnerAgent(id string) string {
+	for _, r := range f.w.Runners {
+		if r.ID == id {
+			return r.Agent
+		}
+	}
+	return ""
+}
+
+func (f *fixer) room(id string) *world.Room {
+	for i := range f.w.Rooms {
+		if f.w.Rooms[i].ID == id {
+			return &f.w.Rooms[i]
+		}
+	}
+	return nil
+}
+
+func (f *fixer) message(id string) *world.Message {
+	for i := range f.w.Messages {
+		if f.w.Messages[i].ID == id {
+			return &f.w.Messages[i]
+		}
+	}
+	return nil
+}
+
+// turn is the turn of message id, nil if it has none.
+func (f *fixer) turn(id string) *world.Turn {
+	for i := range f.w.Turns {
+		if f.w.Turns[i].Message == id {
+			return &f.w.Turns[i]
+		}
+	}
+	return nil
+}
+
+// directory drops the memberships, agents, runners and rooms of people
+// and projects the world no longer has.
+func (f *fixer) directory() {
+	w := f.w
+	w.Memberships = pickIdx(w.Memberships, f.keep(len(w.Memberships), func(i int) bool {
+		return f.project(w.Memberships[i].Project) && f.person(w.Memberships[i].Person)
+	}))
+	w.Agents = pickIdx(w.Agents, f.keep(len(w.Agents), func(i int) bool { return f.person(ownerOf(w.Agents[i].ID)) }))
+	w.Runners = pickIdx(w.Runners, f.keep(len(w.Runners), func(i int) bool { return f.agent(w.Runners[i].Agent) }))
+	w.Rooms = pickIdx(w.Rooms, f.keep(len(w.Rooms), func(i int) bool {
+		r := w.Rooms[i]
+		return f.project(r.Project) && (r.Owner == nil || f.person(*r.Owner))
+	}))
+}
+
+// conversations drops the turns' agents the world no longer has, the
+// turns left without an agent or a message, and the messages without a
+// room, an author, or the turn and role they reply in.
+func (f *fixer) conversations() {
+	w := f.w
+	for i := range w.Turns {
+		t := &w.Turns[i]
+		n := len(t.Agents)
+		t.Agents = slices.DeleteFunc(t.Agents, func(a world.TurnAgent) bool { return !f.agent(a.Agent) })
+		f.changed = f.changed || n != len(t.Agents)
+	}
+	w.Turns = pickIdx(w.Turns, f.keep(len(w.Turns), func(i int) bool {
+		return len(w.Turns[i].Agents) > 0 && f.message(w.Turns[i].Message) != nil
+	}))
+	w.Messages = pickIdx(w.Messages, f.keep(len(w.Messages), func(i int) bool {
+		m := w.Messages[i]
+		if f.room(m.Room) == nil || !(f.person(m.Author) || f.agent(m.Author)) {
+			return false
+		}
+		return m.ReplyTurn == nil || m.ReplyRole != nil && roleFits(f.turn(*m.ReplyTurn), m.Author, *m.ReplyRole)
+	}))
+}
+
+// tasks drops the tasks of a project or agent the world no longer has,
+// a request message it no longer has, and the attempts of a task it no
+// longer has or of a runner not its agent's.
+func (f *fixer) tasks() {
+	w := f.w
+	w.Tasks = pickIdx(w.Tasks, f.keep(len(w.Tasks), func(i int) bool { return f.project(w.Tasks[i].Project) && f.agent(w.Tasks[i].Agent) }))
+	for i := range w.Tasks {
+		if rm := w.Tasks[i].RequestMessage; rm != nil && f.message(*rm) == nil {
+			w.Tasks[i].RequestMessage = nil
+			f.changed = true
+		}
+	}
+	w.Attempts = pickIdx(w.Attempts, f.keep(len(w.Attempts), func(i int) bool {
+		a := w.Attempts[i]
+		for _, t := range w.Tasks {
+			if t.ID == a.Task {
+				return f.runnerAgent(a.Runner) == t.Agent
+			}
+		}
+		return false
+	}))
+}
+
+// discussionClaims drops the claims of a runner, a turn, a role, a draft
+// reviewed or a reply the world no longer has.
+func (f *fixer) discussionClaims() {
+	w := f.w
+	w.DiscussionClaims = pickIdx(w.DiscussionClaims, f.keep(len(w.DiscussionClaims), func(i int) bool {
+		c := w.DiscussionClaims[i]
+		a := f.runnerAgent(c.Runner)
+		if a == "" || !roleFits(f.turn(c.Message), a, c.Role) {
+			return false
+		}
+		if c.Reviewing != nil && f.message(*c.Reviewing) == nil {
+			return false
+		}
+		return c.ReplyMessage == nil || f.message(*c.ReplyMessage) != nil
+	}))
 }
 
 func pickIdx[T any](xs []T, idx []int) []T {
