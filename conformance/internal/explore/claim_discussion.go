@@ -147,6 +147,11 @@ func (m *model) turnOver(e *expectation, t *world.Turn) {
 	}
 }
 
+// expectClaimDiscussion is what the pages (and, in the reference profile,
+// server/README.md) demand of a claim_discussion call by c: who may
+// claim, the harness, the message and its room, the turn that woke c's
+// agent, then a replay of c's claim or a new claim in harness 2's
+// schedule.
 func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 	msgID, _ := argString(cmd.args, "message_id")
 	key, _ := argString(cmd.args, "idempotency_key")
@@ -154,6 +159,21 @@ func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 		e.addIn(m, ruleNotRunnerDisc, callerSituation(c))
 		return
 	}
+	m.expectHarness(e, cmd)
+	t, idx, room, ok := m.discussionTurn(e, msgID, c)
+	if !ok || len(e.must) > 0 {
+		return
+	}
+	if cl := m.discussionClaim(c, msgID, key); cl != nil {
+		m.expectReplayedDiscussion(e, cl, t, idx, room, c)
+		return
+	}
+	m.expectNewDiscussion(e, t, idx, room, c, msgID, key)
+}
+
+// expectHarness adds the refusal of a call whose harness is missing,
+// older than 2 or newer.
+func (m *model) expectHarness(e *expectation, cmd *command) {
 	if h, ok := cmd.args["harness"]; !ok {
 		e.addIn(m, ruleHarnessOutdated, sitNoHarness)
 	} else if toInt(h) < 2 {
@@ -161,24 +181,33 @@ func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 	} else if toInt(h) > 2 {
 		e.add(m, ruleHarnessNewer)
 	}
+}
+
+// discussionTurn is the turn of message msgID, c's agent's place among
+// those it woke (idx, -1 if it did not wake it) and the message's room,
+// with the refusals of a message c cannot see, a room not its owner's
+// private room, and a turn that did not wake its agent. ok is false when
+// nothing more can be said of the call: the message is not found, or
+// the turn did not wake c's agent.
+func (m *model) discussionTurn(e *expectation, msgID string, c caller) (t *world.Turn, idx int, room *world.Room, ok bool) {
 	msg := m.msgs[msgID]
 	switch {
 	case msg == nil:
 		e.addIn(m, ruleMessageNotFound, sitNoSuchMessage)
-		return
+		return nil, -1, nil, false
 	case !m.visible(c.owner, m.rooms[msg.Room].Project):
 		e.addIn(m, ruleMessageNotFound, sitMessageElsewhere)
-		return
+		return nil, -1, nil, false
 	}
-	room := m.rooms[msg.Room]
+	room = m.rooms[msg.Room]
 	switch {
 	case room.Kind != "private" || room.Owner == nil:
 		e.addIn(m, ruleNotYourRoom, sitGeneralRoom)
 	case *room.Owner != c.owner:
 		e.addIn(m, ruleNotYourRoom, sitOthersRoom)
 	}
-	t := m.turns[msgID]
-	idx := -1
+	t = m.turns[msgID]
+	idx = -1
 	if t != nil {
 		idx = slices.IndexFunc(t.Agents, func(a world.TurnAgent) bool { return a.Agent == c.agent })
 	}
@@ -188,65 +217,103 @@ func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 	case idx < 0:
 		e.addIn(m, ruleNotWoken, sitWokeOthers)
 	}
-	if len(e.must) > 0 || idx < 0 {
-		return
-	}
+	return t, idx, room, idx >= 0
+}
+
+// discussionClaim is c's runner's claim of message msgID with key, which
+// a call with that key replays; nil if it made none.
+func (m *model) discussionClaim(c caller, msgID, key string) *mClaim {
 	var cl *mClaim
 	for _, x := range m.claims {
 		if x.runner == c.runner && x.message == msgID && x.key == key {
 			cl = x
 		}
 	}
-	left := m.repliesLeft(t)
-	if cl != nil {
-		if cl.replied {
-			e.add(m, ruleReplyPosted)
-		}
-		m.turnOver(e, t)
-		if isTrue(t.Agents[idx].ReplyPosted) {
-			e.add(m, ruleAgentDone)
-		}
-		switch cl.superseded {
-		case superseded:
-			e.add(m, ruleClaimSuperseded)
-		case perhaps:
-			e.may = append(e.may, ruleClaimSuperseded)
-		}
-		if left == 0 {
-			e.add(m, ruleNoRepliesLeft)
-		}
-		e.successSrc = sCDReplay
-		e.success = func(ans *answer) []failure { return m.replayedClaim(ans, cl, t, room, c) }
-		return
+	return cl
+}
+
+// expectReplayedDiscussion is what a replay of claim cl must get: the
+// claim again, unless its reply is posted, the turn is over, the agent's
+// part is done, the claim was superseded, or no reply is left.
+func (m *model) expectReplayedDiscussion(e *expectation, cl *mClaim, t *world.Turn, idx int, room *world.Room, c caller) {
+	if cl.replied {
+		e.add(m, ruleReplyPosted)
 	}
+	m.turnOver(e, t)
+	if isTrue(t.Agents[idx].ReplyPosted) {
+		e.add(m, ruleAgentDone)
+	}
+	switch cl.superseded {
+	case superseded:
+		e.add(m, ruleClaimSuperseded)
+	case perhaps:
+		e.may = append(e.may, ruleClaimSuperseded)
+	}
+	if m.repliesLeft(t) == 0 {
+		e.add(m, ruleNoRepliesLeft)
+	}
+	e.successSrc = sCDReplay
+	e.success = func(ans *answer) []failure { return m.replayedClaim(ans, cl, t, room, c) }
+}
+
+// expectNewDiscussion is what a new claim of message msgID by c's runner
+// with key must get: a discussion in the role harness 2's schedule gives
+// c's agent (agent idx of turn t), unless its part is done, the turn is
+// over, the schedule gives it no role yet, no reply is left, or a
+// discussion of its agent is live.
+func (m *model) expectNewDiscussion(e *expectation, t *world.Turn, idx int, room *world.Room, c caller, msgID, key string) {
 	if isTrue(t.Agents[idx].ReplyPosted) {
 		e.add(m, ruleAgentDone)
 	}
 	m.turnOver(e, t)
-	// Harness 2's schedule (reference): the lead drafts; reviewers review
-	// the posted draft; the lead then revises (one reviewer) or combines.
 	lead := idx == 0
 	draft := m.leadDraft(t)
-	role := ""
+	role := m.harnessRole(e, t, lead, draft)
+	left := m.repliesLeft(t)
+	if left == 0 {
+		e.add(m, ruleNoRepliesLeft)
+	}
+	m.liveDiscussions(e, c, msgID)
+	// Core: only a lone agent's first claim in a fresh turn is beyond doubt;
+	// how harness 2 schedules sessions otherwise is the server's choice.
+	fresh := len(t.Agents) == 1 && m.repliesPosted(t) == 0 && left > 0 &&
+		!slices.ContainsFunc(m.claims, func(x *mClaim) bool { return x.message == msgID })
+	if !fresh {
+		e.open(m, &rule{what: "the pages leave harness 2's schedule to the server"})
+	}
+	e.successSrc = sCDRoomWake
+	e.success = func(ans *answer) []failure { return m.newClaim(ans, t, room, c, key, role, lead, draft) }
+}
+
+// harnessRole is the role harness 2's schedule (reference) gives the
+// lead, or a reviewer, of turn t, given the lead's draft ("" if not
+// posted): the lead drafts; reviewers review the posted draft; the lead
+// then revises (one reviewer) or combines. "" with the refusal when the
+// schedule gives none yet.
+func (m *model) harnessRole(e *expectation, t *world.Turn, lead bool, draft string) string {
 	switch {
 	case lead && draft == "":
-		role = "draft"
+		return "draft"
 	case !lead && draft == "":
 		e.add(m, ruleDraftPending)
 	case !lead:
-		role = "review"
+		return "review"
 	case len(t.Agents) == 1:
 		e.add(m, ruleLoneAgentDone)
 	case slices.ContainsFunc(t.Agents[1:], func(a world.TurnAgent) bool { return !isTrue(a.ReplyPosted) }):
 		e.add(m, ruleReviewsPending)
 	case len(t.Agents) == 2:
-		role = "revise"
+		return "revise"
 	default:
-		role = "combine"
+		return "combine"
 	}
-	if left == 0 {
-		e.add(m, ruleNoRepliesLeft)
-	}
+	return ""
+}
+
+// liveDiscussions adds the refusal of a claim while a discussion of c's
+// agent in message msgID's turn is live (a claim unreplied, not
+// superseded, still live; one about to end may or may not count).
+func (m *model) liveDiscussions(e *expectation, c caller, msgID string) {
 	now := time.Now()
 	for _, x := range m.claims {
 		if x.agent != c.agent || x.message != msgID || x.replied || x.superseded == superseded {
@@ -260,15 +327,6 @@ func (m *model) expectClaimDiscussion(e *expectation, cmd *command, c caller) {
 			}
 		}
 	}
-	// Core: only a lone agent's first claim in a fresh turn is beyond doubt;
-	// how harness 2 schedules sessions otherwise is the server's choice.
-	fresh := len(t.Agents) == 1 && m.repliesPosted(t) == 0 && left > 0 &&
-		!slices.ContainsFunc(m.claims, func(x *mClaim) bool { return x.message == msgID })
-	if !fresh {
-		e.open(m, &rule{what: "the pages leave harness 2's schedule to the server"})
-	}
-	e.successSrc = sCDRoomWake
-	e.success = func(ans *answer) []failure { return m.newClaim(ans, t, room, c, key, role, lead, draft) }
 }
 
 func toInt(v any) int {
