@@ -421,91 +421,128 @@ func Run(ctx context.Context, name string, c Config, dir string) (*report.Result
 		return res, rep
 	}
 	e := &explorer{c: &c, dir: dir}
-	seqs := make([]*exploreSequence, c.Sequences)
+	seqs, runs, tally, budgetOut := e.runSequences(ctx, name, rep)
+	rep.Races = tally.counts()
+	rep.RaceK, rep.RaceP, rep.RaceBudget = RaceK, RaceP, c.RaceBudget.String()
+	var log strings.Builder
+	failedSeqs := e.sumUp(ctx, name, seqs, runs, res, rep, &log)
+	e.judge(res, rep, failedSeqs, &log)
+	if budgetOut {
+		fmt.Fprintf(&log, "the race budget (%s) ran out with %d race classes short of %d overlapping groups\n", c.RaceBudget, len(tally.short(RaceK, e.across())), RaceK)
+	}
+	res.Log = log.String()
+	return res, rep
+}
+
+// runSequences generates the run's sequences (those of its scope's
+// tools) and runs them; then, if none failed, the race phase, whose
+// sequences and runs follow theirs, its rounds in rep. tally counts the
+// concurrent groups of both; budgetOut is true when the race budget ran
+// out before every class had its groups.
+func (e *explorer) runSequences(ctx context.Context, name string, rep *report.Exploration) (seqs []*exploreSequence, runs []*exploreRun, tally raceTally, budgetOut bool) {
+	c := e.c
+	seqs = make([]*exploreSequence, c.Sequences)
 	for i := range seqs {
 		seqs[i] = genSequence(c.Seed, i)
 		seqs[i].cmds = inScope(seqs[i].cmds, c.Tools)
 	}
 	runs, failed := e.runAll(ctx, name, seqs, c.Parallel)
-	tally := raceTally{}
+	tally = raceTally{}
 	for _, x := range runs {
 		if x != nil {
 			tally.merge(x.races)
 		}
 	}
-	var budgetOut bool
 	if !failed {
 		var more []*exploreSequence
 		var moreRuns []*exploreRun
 		more, moreRuns, rep.RaceRounds, budgetOut = e.gatherRaces(ctx, name, tally)
 		seqs, runs = append(seqs, more...), append(runs, moreRuns...)
 	}
-	rep.Races = tally.counts()
-	rep.RaceK, rep.RaceP, rep.RaceBudget = RaceK, RaceP, c.RaceBudget.String()
-	var log strings.Builder
+	return seqs, runs, tally, budgetOut
+}
+
+// sumUp adds up into res and rep what each of runs (of seqs) did: the
+// sequences, calls and groups, the refusals provoked and the outcomes;
+// it writes a server that did not start to log and shrinks the first
+// failures, one per rule broken. It returns how many sequences failed.
+func (e *explorer) sumUp(ctx context.Context, name string, seqs []*exploreSequence, runs []*exploreRun, res *report.Result, rep *report.Exploration, log io.Writer) (failedSeqs int) {
 	seen := map[string]bool{}
-	failedSeqs := 0
 	rep.Sequences = 0
 	for i, x := range runs {
 		if x == nil {
 			continue // not run: an earlier sequence failed (ExploreFailFast)
 		}
-		if i < c.Sequences {
+		if i < e.c.Sequences {
 			rep.Sequences++
 		} else {
 			rep.RaceSequences++
 		}
-		rep.Calls += x.calls
-		res.Checks += x.calls
-		for r, n := range x.replicaCalls {
-			if res.ReplicaCalls == nil {
-				res.ReplicaCalls = make([]int, len(x.replicaCalls))
-			}
-			res.ReplicaCalls[r] += n
-		}
-		rep.Groups += x.groups
-		rep.GroupCalls += x.groupCalls
-		rep.Unknown += x.unknown
-		for _, k := range x.provoked {
-			rep.Provoked[k]++
-		}
-		for _, k := range x.outcomes {
-			rep.Outcomes[k]++
-			if tool, ok := strings.CutSuffix(k, " ok"); ok {
-				if res.Succeeded == nil {
-					res.Succeeded = map[string]int{}
-				}
-				res.Succeeded[tool]++
-			}
-		}
+		x.count(res, rep)
 		if x.startEr != nil {
 			res.Status = report.Fail
-			fmt.Fprintf(&log, "sequence %d: starting the server: %v\n", i, x.startEr)
+			fmt.Fprintf(log, "sequence %d: starting the server: %v\n", i, x.startEr)
 			continue
 		}
 		if x.failAt < 0 {
 			continue
 		}
 		failedSeqs++
-		if seen[x.source()] || len(rep.Failures) >= maxFailures || c.FailFast && len(rep.Failures) > 0 {
+		if seen[x.source()] || len(rep.Failures) >= maxFailures || e.c.FailFast && len(rep.Failures) > 0 {
 			continue
 		}
 		seen[x.source()] = true
-		rep.Failures = append(rep.Failures, e.failure(ctx, fmt.Sprintf("%s.%d", name, i), seqs[i], x, &log))
+		rep.Failures = append(rep.Failures, e.failure(ctx, fmt.Sprintf("%s.%d", name, i), seqs[i], x, log))
 	}
+	return failedSeqs
+}
+
+// count adds x's calls (each replica's), groups, refusals provoked and
+// outcomes to res and rep, and its successes to res's, by tool.
+func (x *exploreRun) count(res *report.Result, rep *report.Exploration) {
+	rep.Calls += x.calls
+	res.Checks += x.calls
+	for r, n := range x.replicaCalls {
+		if res.ReplicaCalls == nil {
+			res.ReplicaCalls = make([]int, len(x.replicaCalls))
+		}
+		res.ReplicaCalls[r] += n
+	}
+	rep.Groups += x.groups
+	rep.GroupCalls += x.groupCalls
+	rep.Unknown += x.unknown
+	for _, k := range x.provoked {
+		rep.Provoked[k]++
+	}
+	for _, k := range x.outcomes {
+		rep.Outcomes[k]++
+		if tool, ok := strings.CutSuffix(k, " ok"); ok {
+			if res.Succeeded == nil {
+				res.Succeeded = map[string]int{}
+			}
+			res.Succeeded[tool]++
+		}
+	}
+}
+
+// judge sets exploration's outcome: failed when failedSeqs sequences
+// broke the model (each failure reported to log with its shrunk script),
+// skipped when a concurrent group could not be checked, else passed
+// (unless a server did not start).
+func (e *explorer) judge(res *report.Result, rep *report.Exploration, failedSeqs int, log io.Writer) {
 	if failedSeqs > 0 {
 		res.Status = report.Fail
-		res.Reason = fmt.Sprintf("%d of %d sequences broke the model (seed %d)", failedSeqs, rep.Sequences, c.Seed)
+		res.Reason = fmt.Sprintf("%d of %d sequences broke the model (seed %d)", failedSeqs, rep.Sequences, e.c.Seed)
 		for _, f := range rep.Failures {
 			if f.Script == "" { // not reproduced alone: nothing shrank
-				fmt.Fprintf(&log, "sequence %d: %s [%s]\n", f.Sequence, suite.OneLine(f.Message), f.Source)
+				fmt.Fprintf(log, "sequence %d: %s [%s]\n", f.Sequence, suite.OneLine(f.Message), f.Source)
 				continue
 			}
-			fmt.Fprintf(&log, "sequence %d: %s [%s]\nshrunk from %d to %d calls", f.Sequence, suite.OneLine(f.Message), f.Source, f.Original, f.Calls)
+			fmt.Fprintf(log, "sequence %d: %s [%s]\nshrunk from %d to %d calls", f.Sequence, suite.OneLine(f.Message), f.Source, f.Original, f.Calls)
 			if f.Saved != "" {
-				fmt.Fprintf(&log, ", saved as %s", f.Saved)
+				fmt.Fprintf(log, ", saved as %s", f.Saved)
 			}
-			fmt.Fprintf(&log, ":\n%s\n", suite.Indent(f.Script))
+			fmt.Fprintf(log, ":\n%s\n", suite.Indent(f.Script))
 		}
 	}
 	if res.Status == "" && rep.Unknown > 0 {
@@ -516,11 +553,6 @@ func Run(ctx context.Context, name string, c Config, dir string) (*report.Result
 	if res.Status == "" {
 		res.Status = report.Pass
 	}
-	if budgetOut {
-		fmt.Fprintf(&log, "the race budget (%s) ran out with %d race classes short of %d overlapping groups\n", c.RaceBudget, len(tally.short(RaceK, e.across())), RaceK)
-	}
-	res.Log = log.String()
-	return res, rep
 }
 
 // StaleCitations lists, sorted, the sentence IDs the model cites that sp
