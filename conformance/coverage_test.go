@@ -49,9 +49,31 @@ func TestNewToolStubIsNotCertified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The reference server, serving the new tool as a stub: listed with
-	// its documented schemas; a call is validated (as discover_team_agents,
-	// whose schemas it shares) and then refused with not_implemented.
+	m := newToolStub(newTool)
+	// Certified for the tools the server implements (neither the stub nor
+	// a page prickled leaves unimplemented), and for those alone: a report
+	// scoped to them (what --tools asks of it) is clean.
+	var implemented []string
+	for _, tool := range sp.Tools {
+		if tool.Name != newTool && !slices.Contains(unimplemented(), api.ToolName(tool.Name)) {
+			implemented = append(implemented, tool.Name)
+		}
+	}
+	for _, prof := range []conformance.Profile{conformance.Reference, conformance.Core} {
+		rep, err := conformance.Run(context.Background(), scripts, conformance.Options{Target: mutantTarget(m), Profile: prof, Spec: sp,
+			Explore: conformance.DefaultExplore, Seed: 1, Parallel: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStubRun(t, prof, rep, sp, newTool, implemented)
+	}
+}
+
+// newToolStub is the reference server, serving newTool as a stub: listed
+// with its documented schemas; a call is validated (as
+// discover_team_agents, whose schemas it shares) and then refused with
+// not_implemented.
+func newToolStub(newTool string) mutant {
 	stub := rewriteMessage(func(w *scene, r *http.Request, method string, params map[string]any, msg map[string]any) {
 		res, _ := msg["result"].(map[string]any)
 		switch {
@@ -97,64 +119,55 @@ func TestNewToolStubIsNotCertified(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	m := mutant{name: "stub-new-page", http: func(w *scene) func(http.Handler) http.Handler {
+	return mutant{name: "stub-new-page", http: func(w *scene) func(http.Handler) http.Handler {
 		// The stub sees the call under the new name; the server answers it
 		// as discover_team_agents.
 		return func(next http.Handler) http.Handler { return stub(w)(rename(next)) }
 	}}
-	// Certified for the tools the server implements (neither the stub nor
-	// a page prickled leaves unimplemented), and for those alone: a report
-	// scoped to them (what --tools asks of it) is clean.
-	var implemented []string
-	for _, tool := range sp.Tools {
-		if tool.Name != newTool && !slices.Contains(unimplemented(), api.ToolName(tool.Name)) {
-			implemented = append(implemented, tool.Name)
+}
+
+// checkStubRun checks the stub's run in profile prof: it passes the new
+// tool's derived cases, and is incomplete, the new tool with it, but
+// certified for the tools implemented, and says what it misses.
+func checkStubRun(t *testing.T, prof conformance.Profile, rep *conformance.Report, sp *spec.Spec, newTool string, implemented []string) {
+	t.Helper()
+	for _, r := range rep.Results {
+		if strings.HasPrefix(r.Name, "spec."+newTool+".") && r.Status != report.Pass {
+			t.Errorf("%s: the stub fails the derived case %s (the finding is that it passes them): %s\n%s", prof, r.Name, r.Status, r.Log)
 		}
 	}
-	for _, prof := range []conformance.Profile{conformance.Reference, conformance.Core} {
-		rep, err := conformance.Run(context.Background(), scripts, conformance.Options{Target: mutantTarget(m), Profile: prof, Spec: sp,
-			Explore: conformance.DefaultExplore, Seed: 1, Parallel: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rep.Results {
-			if strings.HasPrefix(r.Name, "spec."+newTool+".") && r.Status != report.Pass {
-				t.Errorf("%s: the stub fails the derived case %s (the finding is that it passes them): %s\n%s", prof, r.Name, r.Status, r.Log)
-			}
-		}
-		joined := strings.Join(rep.Missing, "\n")
-		if rep.Verdict != conformance.Incomplete {
-			t.Errorf("%s: the stub's run is %s, want incomplete; missing:\n%s\nfailed: %s", prof, rep.Verdict, joined, failedNames(rep))
-		}
-		for _, tv := range rep.Tools {
-			want := conformance.Incomplete
-			if slices.Contains(implemented, tv.Name) {
-				want = conformance.Certified
-			}
-			if tv.Verdict != want || (want == conformance.Certified) != (len(tv.Missing) == 0) {
-				t.Errorf("%s: %s is %s (missing %q), want %s", prof, tv.Name, tv.Verdict, tv.Missing, want)
-			}
-		}
-		if len(rep.Tools) != len(sp.Tools) || rep.Clean() {
-			t.Errorf("%s: %d tool verdicts, clean %v", prof, len(rep.Tools), rep.Clean())
-		}
-		rep.Scope = implemented
-		if !rep.Clean() || !strings.HasPrefix(rep.Summary(), "CERTIFIED for "+strings.Join(implemented, ", ")+" (the whole run: INCOMPLETE): ") {
-			t.Errorf("%s: scoped to %v: clean %v, %s", prof, implemented, rep.Clean(), rep.Summary())
-		}
-		for _, scope := range [][]string{nil, {newTool}, {newTool, implemented[0]}} {
-			rep.Scope = scope
-			if rep.Clean() || rep.ScopeVerdict() != conformance.Incomplete {
-				t.Errorf("%s: scoped to %v, the stub's run is %s", prof, scope, rep.ScopeVerdict())
-			}
-		}
-		for _, want := range []string{"no call of " + newTool + " succeeded", newTool + "'s documented example input did not succeed", newTool + "#"} {
-			if !strings.Contains(joined, want) {
-				t.Errorf("%s: the run does not say %q; missing:\n%s", prof, want, joined)
-			}
-		}
-		t.Logf("%s: %s\n%s", prof, rep.Summary(), joined)
+	joined := strings.Join(rep.Missing, "\n")
+	if rep.Verdict != conformance.Incomplete {
+		t.Errorf("%s: the stub's run is %s, want incomplete; missing:\n%s\nfailed: %s", prof, rep.Verdict, joined, failedNames(rep))
 	}
+	for _, tv := range rep.Tools {
+		want := conformance.Incomplete
+		if slices.Contains(implemented, tv.Name) {
+			want = conformance.Certified
+		}
+		if tv.Verdict != want || (want == conformance.Certified) != (len(tv.Missing) == 0) {
+			t.Errorf("%s: %s is %s (missing %q), want %s", prof, tv.Name, tv.Verdict, tv.Missing, want)
+		}
+	}
+	if len(rep.Tools) != len(sp.Tools) || rep.Clean() {
+		t.Errorf("%s: %d tool verdicts, clean %v", prof, len(rep.Tools), rep.Clean())
+	}
+	rep.Scope = implemented
+	if !rep.Clean() || !strings.HasPrefix(rep.Summary(), "CERTIFIED for "+strings.Join(implemented, ", ")+" (the whole run: INCOMPLETE): ") {
+		t.Errorf("%s: scoped to %v: clean %v, %s", prof, implemented, rep.Clean(), rep.Summary())
+	}
+	for _, scope := range [][]string{nil, {newTool}, {newTool, implemented[0]}} {
+		rep.Scope = scope
+		if rep.Clean() || rep.ScopeVerdict() != conformance.Incomplete {
+			t.Errorf("%s: scoped to %v, the stub's run is %s", prof, scope, rep.ScopeVerdict())
+		}
+	}
+	for _, want := range []string{"no call of " + newTool + " succeeded", newTool + "'s documented example input did not succeed", newTool + "#"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("%s: the run does not say %q; missing:\n%s", prof, want, joined)
+		}
+	}
+	t.Logf("%s: %s\n%s", prof, rep.Summary(), joined)
 }
 
 type readCloser struct{ *bytes.Reader }
