@@ -32,7 +32,7 @@ func ExampleRun() {
 	target := &conformance.HandlerTarget{
 		Name: "my server",
 		New: func(ctx context.Context, fixture []byte) (http.Handler, func(), error) {
-			srv, _, err := server.New(ctx, server.Config{Fixture: bytes.NewReader(fixture),
+			srv, _, err := server.New(ctx, server.Config{World: bytes.NewReader(fixture),
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			if err != nil {
 				return nil, nil, err

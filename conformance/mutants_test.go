@@ -105,7 +105,7 @@ func mutantTarget(m mutant) *conformance.HandlerTarget {
 				w := &scene{fixture: fixture, replica: r, db: filepath.Join(stateDir, "prickled.db")}
 				cfg := server.Config{DB: w.db}
 				if r == 0 {
-					cfg.Fixture = bytes.NewReader(fixture)
+					cfg.World = bytes.NewReader(fixture)
 				}
 				return m.start(ctx, w, cfg)
 			}}
@@ -117,7 +117,7 @@ func mutantTarget(m mutant) *conformance.HandlerTarget {
 			if m.load != nil {
 				fixture = m.load(fixture)
 			}
-			return m.start(ctx, w, server.Config{Fixture: bytes.NewReader(fixture)})
+			return m.start(ctx, w, server.Config{World: bytes.NewReader(fixture)})
 		},
 	}
 }

@@ -27,7 +27,7 @@ func referenceTarget(name string, wrapH func(api.Handler) api.Handler, wrapHTTP 
 		Name: name,
 		New: func(ctx context.Context, fixture []byte) (http.Handler, func(), error) {
 			srv, _, err := server.New(ctx, server.Config{
-				Fixture:     bytes.NewReader(fixture),
+				World:       bytes.NewReader(fixture),
 				Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 				WrapHandler: wrapH,
 				WrapHTTP:    wrapHTTP,

@@ -90,9 +90,9 @@ func benchNewPrickled(b *testing.B, nTasks int) (srv *server.Server, runner, age
 		b.Fatal(err)
 	}
 	srv, _, err = server.New(context.Background(), server.Config{
-		DB:      filepath.Join(b.TempDir(), "bench.db"),
-		Fixture: bytes.NewReader(world),
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DB:     filepath.Join(b.TempDir(), "bench.db"),
+		World:  bytes.NewReader(world),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -34,7 +34,7 @@ func (h heldClaim) ClaimTask(ctx context.Context, in *api.ClaimTaskInput) (*api.
 
 func holdClaims() (heldClaim, envOpts) {
 	h := heldClaim{started: make(chan struct{}, 1), release: make(chan struct{}), cancelled: make(chan error, 1)}
-	return h, envOpts{fixture: "world.json", wrap: func(next api.Handler) api.Handler { h.Handler = next; return h }}
+	return h, envOpts{world: "world.json", wrap: func(next api.Handler) api.Handler { h.Handler = next; return h }}
 }
 
 const (

@@ -94,7 +94,7 @@ func TestClaimDiscussionHarness(t *testing.T) {
 // the draft), revise (quoting it too); replies_left counts down; the turn
 // ends after the revise.
 func TestClaimDiscussionPair(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	builder := e.connect(fxBuilderRunner)
 	critic := e.connect(fxCriticRunner)
 
@@ -126,7 +126,7 @@ func TestClaimDiscussionPair(t *testing.T) {
 // TestClaimDiscussionTrio: a lead and two reviewers: draft, two reviews,
 // then combine (reviewing null).
 func TestClaimDiscussionTrio(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	builder := e.connect(fxBuilderRunner)
 	critic := e.connect(fxCriticRunner)
 	scout := e.connect(fxScoutRunner)
@@ -154,7 +154,7 @@ func TestClaimDiscussionTrio(t *testing.T) {
 // session with a fresh credential (the earlier one gets 401) until the
 // reply is posted; then it is refused.
 func TestClaimDiscussionReplayUntilReplyPosted(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json", fileDB: true})
+	e := newEnv(t, envOpts{world: "world.json", fileDB: true})
 	builder := e.connect(fxBuilderRunner)
 
 	first, _ := builder.claimDiscussion("wake-solo", "k")
@@ -166,7 +166,7 @@ func TestClaimDiscussionReplayUntilReplyPosted(t *testing.T) {
 	}
 	e.want401(first.DiscussionCredential.Token)
 	builder.refused(api.ToolClaimDiscussion, discussionArgs("wake-solo", "other-key", 2), store.CodeDiscussionInProgress)
-	if n := e.count("discussion_claims"); n != 2+1 { // two from the fixture
+	if n := e.count("discussion_claims"); n != 2+1 { // two from the world
 		t.Fatalf("%d discussion claims, want 3", n)
 	}
 
@@ -182,10 +182,10 @@ func TestClaimDiscussionReplayUntilReplyPosted(t *testing.T) {
 		t.Errorf("second reply: %v", err)
 	}
 
-	// Claims described by the fixture whose replies are posted.
+	// Claims described by the world whose replies are posted.
 	builder.refused(api.ToolClaimDiscussion, discussionArgs("wake-replied", "draft-key", 2), store.CodeReplyPosted)
 	e.connect(fxCriticRunner).refused(api.ToolClaimDiscussion, discussionArgs("wake-replied", "review-key", 2), store.CodeReplyPosted)
-	// The lead's next session there is the revise of the fixture's draft.
+	// The lead's next session there is the revise of the world's draft.
 	fix, raw := builder.claimDiscussion("wake-replied", "revise-key")
 	e.wantSession(fix, raw, "revise", true, 6)
 	if fix.Reviewing == nil || fix.Reviewing.MessageID != "draft-1" || fix.Reviewing.Author != "maya/builder" ||
@@ -198,7 +198,7 @@ func TestClaimDiscussionReplayUntilReplyPosted(t *testing.T) {
 // stopped, ran out of time (state, or its deadline on the injected clock)
 // or was replaced; also for a claim made while the turn still waited.
 func TestClaimDiscussionTurnNoLongerWaits(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	builder := e.connect(fxBuilderRunner)
 	for msg, code := range map[string]string{
 		"wake-ended":     store.CodeTurnEnded,
@@ -242,7 +242,7 @@ func TestClaimDiscussionTurnNoLongerWaits(t *testing.T) {
 
 // TestClaimDiscussionRooms: only for a wake in the owner's private room.
 func TestClaimDiscussionRooms(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	builder := e.connect(fxBuilderRunner)
 	theo := e.connect(fxTheoRunner)
 	scout := e.connect(fxScoutRunner)
@@ -287,7 +287,7 @@ func TestClaimDiscussionCredentialExpiry(t *testing.T) {
 
 // TestClaimDiscussionNoRepliesLeft: a turn whose reply limit is used up.
 func TestClaimDiscussionNoRepliesLeft(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	builder := e.connect(fxBuilderRunner)
 	critic := e.connect(fxCriticRunner)
 	out, raw := builder.claimDiscussion("wake-tight", "k")

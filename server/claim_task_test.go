@@ -13,7 +13,7 @@ import (
 // TestClaimTaskRouting: a runner claims only tasks routed to its agent;
 // tasks in projects its owner cannot see look like missing ones.
 func TestClaimTaskRouting(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json", fileDB: true})
+	e := newEnv(t, envOpts{world: "world.json", fileDB: true})
 	maya := e.connect(fxBuilderRunner)
 	theo := e.connect(fxTheoRunner)
 
@@ -29,7 +29,7 @@ func TestClaimTaskRouting(t *testing.T) {
 	if strings.ReplaceAll(missing.Message, "no-such-task", "X") != strings.ReplaceAll(invisible.Message, "task-mobile", "X") {
 		t.Errorf("missing and invisible tasks are told apart: %q vs %q", missing.Message, invisible.Message)
 	}
-	// Two answered claims (one earlier attempt in the fixture): the
+	// Two answered claims (one earlier attempt in the world): the
 	// refusals left nothing behind.
 	if n := e.count("attempts"); n != 3 {
 		t.Errorf("%d attempts, want 3", n)
@@ -83,15 +83,15 @@ func TestClaimTaskReplayFreshCredential(t *testing.T) {
 	}
 }
 
-// TestClaimTaskFixtureAttempt: an earlier claim described by a fixture
+// TestClaimTaskWorldAttempt: an earlier claim described by a world
 // replays (same id and claimed_at) and blocks another key while live.
-func TestClaimTaskFixtureAttempt(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+func TestClaimTaskWorldAttempt(t *testing.T) {
+	e := newEnv(t, envOpts{world: "world.json"})
 	maya := e.connect(fxBuilderRunner)
 	maya.refused(api.ToolClaimTask, claimTaskArgs("task-unbound", "another-key"), store.CodeAttemptInProgress)
 	out := maya.claimTask("task-unbound", "earlier-key")
 	if want := time.Date(2026, 5, 1, 11, 55, 0, 0, time.UTC); out.Attempt.AttemptID != "att-earlier" || !out.Attempt.ClaimedAt.Equal(want) {
-		t.Errorf("fixture attempt replays as %+v, want att-earlier claimed %v", out.Attempt, want)
+		t.Errorf("the world's attempt replays as %+v, want att-earlier claimed %v", out.Attempt, want)
 	}
 }
 
@@ -124,9 +124,9 @@ func TestClaimTaskCauseBinding(t *testing.T) {
 	}
 
 	// A task nobody asked for (a handoff) takes no wake at all.
-	f := newEnv(t, envOpts{fixture: "world.json"})
+	f := newEnv(t, envOpts{world: "world.json"})
 	maya := f.connect(fxBuilderRunner)
-	f.clock.Advance(time.Hour) // let the fixture's earlier attempt expire
+	f.clock.Advance(time.Hour) // let the world's earlier attempt expire
 	maya.refused(api.ToolClaimTask, claimTaskWake("task-unbound", "k", "req-1"), store.CodeCauseMismatch)
 	maya.refused(api.ToolClaimTask, claimTaskWake("task-unbound", "k", "mention-1"), store.CodeMentionNotCause)
 	maya.claimTask("task-unbound", "k")

@@ -74,10 +74,10 @@ func TestDiscoverTeamAgents(t *testing.T) {
 	}
 }
 
-// TestDiscoverFixtureNullsAndEmptyLists: a fixture agent with every
+// TestDiscoverWorldNullsAndEmptyLists: an agent of a world with every
 // optional field left out.
-func TestDiscoverFixtureNullsAndEmptyLists(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "quiet.json"})
+func TestDiscoverWorldNullsAndEmptyLists(t *testing.T) {
+	e := newEnv(t, envOpts{world: "quiet.json"})
 	bot := e.connect("prk_fixture-agent-solo-bot-0001")
 	_, raw := bot.discover("quiet")
 	person := rawObjects(t, raw, "people")[0]
@@ -129,7 +129,7 @@ func (h emptyDiscover) DiscoverTeamAgents(ctx context.Context, in *api.DiscoverT
 // and one that does not exist get byte-identical answers, for every kind
 // of caller.
 func TestDiscoverInvisibleEqualsNonexistent(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	maya := e.connect(fxBuilderRunner)
 	task := maya.claimTask("example-task-id", "vis")
 	for _, tok := range []string{fxBuilderAgent, fxTheoAgent, fxBuilderRunner, task.ExecutionCredential.Token} {

@@ -208,7 +208,7 @@ func FuzzStdioSession(f *testing.F) {
 		f.Fatal(err)
 	}
 	srv, _, err := server.New(context.Background(), server.Config{Logger: slog.New(slog.DiscardHandler), MaxBodyBytes: 64 << 10,
-		Fixture: bytes.NewReader(world)})
+		World: bytes.NewReader(world)})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -47,7 +47,7 @@ var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 // envOpts configures newEnv.
 type envOpts struct {
-	fixture string        // a file in testdata; empty means the seed world
+	world   string        // a file in testdata; empty means the seed world
 	fileDB  bool          // a database file in t.TempDir() instead of :memory:
 	launch  time.Duration // Config.LaunchTimeout
 	maxBody int64         // Config.MaxBodyBytes
@@ -84,13 +84,13 @@ func newEnv(t *testing.T, o envOpts) *env {
 		e.dbPath = filepath.Join(t.TempDir(), "prickle.db")
 		cfg.DB = e.dbPath
 	}
-	if o.fixture != "" {
-		f, err := os.Open(filepath.Join("testdata", o.fixture))
+	if o.world != "" {
+		f, err := os.Open(filepath.Join("testdata", o.world))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		cfg.Fixture = f
+		cfg.World = f
 	}
 	srv, issued, err := server.New(context.Background(), cfg)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/prickle-dev/prickle/spec/seed"
 )
 
-// Fixture tokens from testdata/world.json.
+// Tokens from testdata/world.json.
 const (
 	fxBuilderAgent  = "prk_fixture-agent-maya-builder-0001"
 	fxTheoAgent     = "prk_fixture-agent-theo-reviewer-0001"
@@ -46,7 +46,7 @@ func impostor(args map[string]any, agent, runner string) map[string]any {
 // TestIdentityOnlyFromBearerToken: arguments naming another agent or runner
 // are ignored; identity comes from the bearer token alone.
 func TestIdentityOnlyFromBearerToken(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	theoRunner := e.connect(fxTheoRunner)
 	mayaRunner := e.connect(fxBuilderRunner)
 	theoAgent := e.connect(fxTheoAgent)
@@ -191,7 +191,7 @@ func TestTokenKindsAndAllowedTools(t *testing.T) {
 // that it was once real. (They were "unknown token", "token revoked" and
 // "token expired".) The log says which.
 func TestOneAnswerForEveryRefusedToken(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	ctx := context.Background()
 	runner := e.connect(fxBuilderRunner)
 	expired := runner.claimTask("example-task-id", "k").ExecutionCredential.Token

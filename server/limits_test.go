@@ -679,7 +679,7 @@ func TestBatchBound(t *testing.T) {
 // with code 0; over stdio, code 0 too.
 func TestSessionlessTestIsTheGoSDKs(t *testing.T) {
 	const limit = 2
-	e := newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxSessions = limit }})
+	e := newEnv(t, envOpts{world: "world.json", config: func(c *server.Config) { c.MaxSessions = limit }})
 	runner := e.token(store.KindRunner, seed.BuilderAgent)
 	metas := []string{`1`, `null`, `{}`, `""`, `"1"`, `"2026-07-28"`, `"2099-01-01"`}
 	withMeta := func(body []byte, meta string) []byte {
@@ -725,7 +725,7 @@ func TestSessionlessTestIsTheGoSDKs(t *testing.T) {
 func TestOneCallerLeavesConnections(t *testing.T) {
 	const limit = 8
 	var posts atomic.Int64 // POSTs that reached the handler, answered or not
-	e := newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) {
+	e := newEnv(t, envOpts{world: "world.json", config: func(c *server.Config) {
 		c.MaxConns = limit
 		c.ReadTimeout = 10 * time.Minute
 		c.WrapHTTP = func(h http.Handler) http.Handler {
@@ -768,7 +768,7 @@ func TestCredentialsCountAgainstTheirRunner(t *testing.T) {
 		return []string{fxBuilderRunner, task.ExecutionCredential.Token, solo.DiscussionCredential.Token, pair.DiscussionCredential.Token}
 	}
 
-	e := newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxSessionsPerPrincipal = 2 }})
+	e := newEnv(t, envOpts{world: "world.json", config: func(c *server.Config) { c.MaxSessionsPerPrincipal = 2 }})
 	for _, tok := range family(e) {
 		e.session(tok)
 	}
@@ -780,7 +780,7 @@ func TestCredentialsCountAgainstTheirRunner(t *testing.T) {
 		t.Errorf("the runner's agent, another caller, opened a session: %d sessions, want 3", n)
 	}
 
-	e = newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxRequestsPerPrincipal, c.ReadTimeout = 2, 10*time.Minute }})
+	e = newEnv(t, envOpts{world: "world.json", config: func(c *server.Config) { c.MaxRequestsPerPrincipal, c.ReadTimeout = 2, 10*time.Minute }})
 	tokens := family(e)
 	addr, _ := serve(t, e)
 	status := func(token string) int { return pingStatus(t, addr, token) }

@@ -104,7 +104,7 @@ func TestOneLogLinePerCall(t *testing.T) {
 // unknown, revoked and expired tokens, both protocol versions) with the
 // logger at debug level, and finds none of the tokens in the log.
 func TestNoTokenInLogs(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	secrets := []string{fxBuilderAgent, fxTheoAgent, fxBuilderRunner, fxCriticRunner, fxScoutRunner, fxTheoRunner}
 	for _, it := range e.tokens {
 		secrets = append(secrets, it.Token)

@@ -88,11 +88,15 @@ type Config struct {
 	// or a PostgreSQL URL (postgres:// or postgresql://), which several
 	// servers may share as replicas (store.Open).
 	DB string
-	// Fixture, if set, is a world (see spec/world/FIXTURE.md) added to
-	// the database instead of seeding an empty one; an id it shares with
-	// the world already there is an error (store.ErrExists), and the very
-	// fixture loaded already (by an earlier start, or another replica) is
-	// not loaded again (FixtureLoadedBefore).
+	// World, if set, is a world (see spec/world/FIXTURE.md) added to the
+	// database instead of seeding an empty one; an id it shares with the
+	// world already there is an error (store.ErrExists), and the very
+	// world loaded already (by an earlier start, or another replica) is
+	// not loaded again (WorldLoadedBefore).
+	World io.Reader
+	// Fixture is World under its older name, read when World is nil.
+	//
+	// Deprecated: set World.
 	Fixture io.Reader
 	// LaunchTimeout is how long an execution credential lives
 	// (store.DefaultLaunchTimeout when zero).
@@ -163,29 +167,32 @@ type Server struct {
 	stop func()         // ends the background work (session checks)
 	bg   sync.WaitGroup // the background work
 
-	loadedBefore bool // cfg.Fixture was in the database already
+	loadedBefore bool // cfg.World was in the database already
 
 	// authenticate resolves a token's hash to its principal: the store's
 	// AuthenticateHash, as Config.WrapAuthenticate wraps it.
 	authenticate func(context.Context, store.TokenHash) (*store.Principal, error)
 }
 
-// FixtureLoadedBefore reports whether Config.Fixture was not loaded
-// because the database held it already: an earlier start, or another
-// replica, loaded it (and issued its tokens).
-func (s *Server) FixtureLoadedBefore() bool { return s.loadedBefore }
+// WorldLoadedBefore reports whether Config.World was not loaded because
+// the database held it already: an earlier start, or another replica,
+// loaded it (and issued its tokens).
+func (s *Server) WorldLoadedBefore() bool { return s.loadedBefore }
 
-// New opens the database, adds cfg.Fixture's world to it or seeds it when
-// it is empty, and builds the MCP server. issued holds the agent and runner
+// New opens the database, adds cfg.World to it or seeds it when it is
+// empty, and builds the MCP server. issued holds the agent and runner
 // tokens created now, in plaintext: they are shown once and cannot be
 // recovered. It is empty when a database that already held a world got no
-// fixture.
+// world to add.
 func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken, err error) {
 	if cfg.DB == "" {
 		cfg.DB = ":memory:"
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.World == nil {
+		cfg.World = cfg.Fixture
 	}
 	cfg.withDefaults()
 	// Compile the validators' patterns now: the first caller should not pay
@@ -206,17 +213,18 @@ func New(ctx context.Context, cfg Config) (s *Server, issued []store.IssuedToken
 		}
 	}()
 	// The seed fills an empty database only, so a restart (or another
-	// replica) keeps the world and issues no new tokens. A fixture is
+	// replica) keeps the world and issues no new tokens. cfg.World is
 	// added to whatever world is there, unless the database holds that
-	// very fixture already: an id it shares with another world is an
-	// error.
+	// very world already: an id it shares with another world is an
+	// error. (The error's words are prickled's since its flag was
+	// --fixture, and stay as they were.)
 	var loadedBefore bool
 	has, err := st.HasWorld(ctx)
 	switch {
 	case err != nil:
 		return nil, nil, err
-	case cfg.Fixture != nil:
-		issued, err = st.LoadFixture(ctx, cfg.Fixture)
+	case cfg.World != nil:
+		issued, err = st.LoadWorld(ctx, cfg.World)
 		if has && errors.Is(err, store.ErrExists) {
 			err = fmt.Errorf("%w; the database already held a world, which a fixture adds to: to serve that world, start without the fixture; to serve the fixture's world alone, start on a new database", err)
 		}

@@ -48,7 +48,7 @@ func stdioClient(t *testing.T, e *env, token string) *api.Client {
 // server was started with; the token is checked on every call, so a
 // credential expires mid-session.
 func TestServeStdio(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	ctx := context.Background()
 	if err := e.srv.ServeStdio(ctx, "prk_unknown-token-000000", strings.NewReader(""), io.Discard); !errors.Is(err, store.ErrUnknownToken) {
 		t.Fatalf("ServeStdio with an unknown token: %v", err)
@@ -105,7 +105,7 @@ func TestServeStdio(t *testing.T) {
 // reads on; every call sent before and after is answered, also when the
 // input ends right after them, and the server returns nil at its end.
 func TestStdioBadLines(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json", config: func(c *server.Config) { c.MaxBodyBytes = 4096 }})
+	e := newEnv(t, envOpts{world: "world.json", config: func(c *server.Config) { c.MaxBodyBytes = 4096 }})
 	call := func(id int, args string) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"claim_task","arguments":%s}}`, id, args)
 	}
@@ -179,7 +179,7 @@ func TestStdioBadLines(t *testing.T) {
 // ids the go-sdk would read as one, as invalid strings) are each
 // answered, never lost, and the end of input still ends the session.
 func TestStdioDuplicateIDs(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	call := func(id string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"claim_task","arguments":{"task_id":"example-task-id","idempotency_key":"k"}}}`
 	}
@@ -227,7 +227,7 @@ func TestStdioDuplicateIDs(t *testing.T) {
 // can read (the go-sdk wrote some with code 0): a call before initialize,
 // params that are not an object, a second initialize.
 func TestStdioErrorCodes(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	initialize := `{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
 	lines := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"claim_task","arguments":{}}}`,
@@ -331,7 +331,7 @@ var sdkLines = []struct {
 // (the go-sdk waited for answers to its notifications, or ended the
 // session for two of them).
 func TestStdioLinesTheGoSDKRefuses(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: "world.json"})
+	e := newEnv(t, envOpts{world: "world.json"})
 	initialize := func(proto string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + proto + `","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
 	}

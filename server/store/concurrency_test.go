@@ -63,7 +63,7 @@ func raceRunnerToken(i, j int) string { return fmt.Sprintf("prk_race-runner-%d-%
 // raceAgent(0) first, with a reply limit of 2.
 func raceTurn(n int) string { return fmt.Sprintf("race-turn-%d", n) }
 
-// raceWorld is the fixture of the race world, with turns of raceTurn.
+// raceWorld is the race world, with turns of raceTurn.
 func raceWorld(turns int) string {
 	limit, owner := 2, "maya"
 	w := &world.World{
@@ -112,7 +112,7 @@ func (r raceDB) at(i int) *Store { return r.stores[i%len(r.stores)] }
 // world with turns turns: SQLite as a file, in memory, and a file that
 // two stores share; PostgreSQL as one store and two.
 func forEachRaceDB(t *testing.T, db testDB, turns int, fn func(t *testing.T, rs raceDB, c *clock)) {
-	fixture := raceWorld(turns)
+	doc := raceWorld(turns)
 	type layout struct {
 		name   string
 		stores int
@@ -141,7 +141,7 @@ func forEachRaceDB(t *testing.T, db testDB, turns int, fn func(t *testing.T, rs 
 				rs.stores = append(rs.stores, s)
 			}
 			rs.s = rs.stores[0]
-			if _, err := rs.s.LoadFixture(ctx, strings.NewReader(fixture)); err != nil {
+			if _, err := rs.s.LoadWorld(ctx, strings.NewReader(doc)); err != nil {
 				t.Fatal(err)
 			}
 			fn(t, rs, c)

@@ -305,19 +305,19 @@ func TestRepliesLeftExhausted(t *testing.T) {
 	})
 }
 
-func TestFixtureEarlierDiscussionClaims(t *testing.T) {
+func TestWorldEarlierDiscussionClaims(t *testing.T) {
 	eachDB(t, func(t *testing.T, db testDB) {
 		s, _ := db.loaded(t)
 		builder := auth(t, s, fxBuilderRunner)
 		critic := auth(t, s, fxCriticRunner)
-		// The fixture's draft claim has its reply posted: replay refused.
+		// The world's draft claim has its reply posted: replay refused.
 		_, err := s.ClaimDiscussion(ctx, builder, "wake-replied", "draft-key", ptrTo(2))
 		wantCode(t, err, CodeReplyPosted)
 		_, err = s.ClaimDiscussion(ctx, critic, "wake-replied", "review-key", ptrTo(2))
 		wantCode(t, err, CodeReplyPosted)
 		_, err = s.ClaimDiscussion(ctx, critic, "wake-replied", "new-key", ptrTo(2))
 		wantCode(t, err, CodeReplyPosted)
-		// The review is in: the lead now revises the fixture's draft.
+		// The review is in: the lead now revises the world's draft.
 		v, err := s.ClaimDiscussion(ctx, builder, "wake-replied", "revise-key", ptrTo(2))
 		if err != nil || v.Role != RoleRevise || v.Reviewing == nil || v.Reviewing.MessageID != "draft-1" || v.RepliesLeft != 6 {
 			t.Fatalf("revise = %+v, %v", v, err)

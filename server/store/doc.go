@@ -100,10 +100,10 @@
 // # Worlds
 //
 //   - SeedDefault seeds the documented world (see its doc) into an empty
-//     database only; LoadFixture adds a JSON world (package world:
+//     database only; LoadWorld adds a JSON world (package world:
 //     spec/world/FIXTURE.md, checked against its schema) all or nothing,
 //     naming the JSON path and the place of a bad entry in a *world.Error.
-//     A fixture whose bytes were loaded before is not loaded again
+//     A world whose bytes were loaded before is not loaded again
 //     (ErrLoaded), and stores that load at once take turns: replicas
 //     started together on one database load their world once.
 package store

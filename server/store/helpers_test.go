@@ -101,8 +101,8 @@ func loadWorldFile(t *testing.T, s *Store) *Store {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := s.LoadFixture(context.Background(), f); err != nil {
-		t.Fatalf("load fixture: %v", err)
+	if _, err := s.LoadWorld(context.Background(), f); err != nil {
+		t.Fatalf("load world: %v", err)
 	}
 	return s
 }
@@ -171,7 +171,7 @@ func wantCode(t *testing.T, err error, code string) {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// Fixture tokens from testdata/world.json.
+// Tokens from testdata/world.json.
 const (
 	fxBuilderAgent  = "prk_fixture-agent-maya-builder-0001"
 	fxTheoAgent     = "prk_fixture-agent-theo-reviewer-0001"

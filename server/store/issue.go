@@ -8,7 +8,8 @@ import (
 )
 
 // Issuing agent and runner tokens for a world that already exists (the
-// seed and fixtures issue the first ones). Each returns the plaintext once.
+// seed and loaded worlds issue the first ones). Each returns the
+// plaintext once.
 
 // Errors of the token-issuing operations. Match them with errors.Is.
 var (

@@ -43,7 +43,7 @@ func TestPostgresCachesFollowOtherStores(t *testing.T) {
 	if _, err := b.execSQL(`UPDATE people SET display_name = 'X' WHERE handle = 'maya'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.LoadFixture(ctx, strings.NewReader(`{"version": 1,
+	if _, err := b.LoadWorld(ctx, strings.NewReader(`{"version": 1,
 		"people": [{"handle": "zed", "display_name": "Zed", "color": 3}],
 		"memberships": [{"project": "`+seed.Project+`", "person": "zed"}]}`)); err != nil {
 		t.Fatal(err)

@@ -120,7 +120,7 @@ func TestReplicasRotation(t *testing.T) {
 
 // Stores that start at once on one empty database seed it once: one of
 // them issues the seed's tokens, the others find its world. And a
-// fixture loaded by several at once is loaded once: the others are told
+// world loaded by several at once is loaded once: the others are told
 // it is loaded already.
 func TestReplicasStartAtOnce(t *testing.T) {
 	eachDB(t, func(t *testing.T, db testDB) {
@@ -160,7 +160,7 @@ func TestReplicasStartAtOnce(t *testing.T) {
 		if seeders != 1 {
 			t.Fatalf("%d stores seeded the world, want 1", seeders)
 		}
-		fixture := raceWorld(1)
+		doc := raceWorld(1)
 		dsn = db.sharedDSN(t)
 		for i := range stores {
 			stores[i] = openT(t, dsn, c)
@@ -169,7 +169,7 @@ func TestReplicasStartAtOnce(t *testing.T) {
 		for i, s := range stores {
 			wg.Go(func() {
 				var toks []IssuedToken
-				toks, errs[i] = s.LoadFixture(ctx, strings.NewReader(fixture))
+				toks, errs[i] = s.LoadWorld(ctx, strings.NewReader(doc))
 				loaded[i] = len(toks)
 			})
 		}
@@ -184,7 +184,7 @@ func TestReplicasStartAtOnce(t *testing.T) {
 			}
 		}
 		if loads != 1 {
-			t.Fatalf("%d stores loaded the fixture, want 1", loads)
+			t.Fatalf("%d stores loaded the world, want 1", loads)
 		}
 	})
 }

@@ -59,15 +59,15 @@ func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, pro
 		provenance = "agent_generated"
 	}
 	// A message's body and provenance are what the pages document for a
-	// quoted message, through the fixture schema: one source.
-	fs, err := fixtureSchema()
+	// quoted message, through the world schema: one source.
+	ws, err := worldSchema()
 	if err != nil {
 		return Message{}, fmt.Errorf("store: %w", err)
 	}
-	if err := fs.CheckValue(world.DefMessageBody, "body", body); err != nil {
+	if err := ws.CheckValue(world.DefMessageBody, "body", body); err != nil {
 		return Message{}, refuse(CodeInvalidArgument, "%v", err)
 	}
-	if err := fs.CheckValue(world.DefMessageProvenance, "provenance", provenance); err != nil {
+	if err := ws.CheckValue(world.DefMessageProvenance, "provenance", provenance); err != nil {
 		return Message{}, refuse(CodeInvalidArgument, "%v", err)
 	}
 	var msg Message

@@ -12,9 +12,9 @@ import (
 // runner tokens (plaintext, shown once). On a database that already holds
 // a project it does nothing and returns nil.
 func (s *Store) SeedDefault(ctx context.Context) ([]IssuedToken, error) {
-	// The seed goes the way of every fixture: checked by the fixture
+	// The seed goes the way of every world: checked by the world
 	// schema, then loaded; it has no tokens, so each is minted.
-	issued, err := s.loadFixture(ctx, seed.JSON(), true)
+	issued, err := s.loadWorld(ctx, seed.JSON(), true)
 	if err != nil {
 		return nil, fmt.Errorf("store: seed: %w", err)
 	}
@@ -22,7 +22,7 @@ func (s *Store) SeedDefault(ctx context.Context) ([]IssuedToken, error) {
 }
 
 // HasWorld reports whether the database already holds a world (seeded or
-// loaded from a fixture).
+// loaded with LoadWorld).
 func (s *Store) HasWorld(ctx context.Context) (bool, error) {
 	var has bool
 	err := s.inReadTx(ctx, func(tx *txn) error {

@@ -12,8 +12,8 @@ import (
 // are compiled once, when the store opens, instead of on every call
 // (compiling a statement costs about as much as running it).
 //
-// Cold paths (migrations, the seed, fixtures, admin operations) keep their
-// SQL inline and unprepared.
+// Cold paths (migrations, the seed, loading worlds, admin operations) keep
+// their SQL inline and unprepared.
 type stmtID int
 
 const (

@@ -332,7 +332,7 @@ func TestDiscoverEmptyListsAreNotNull(t *testing.T) {
 		}
 		// And the store builds non-nil slices even for a scoped credential whose
 		// project has since lost its other members: exercised through the
-		// fixture world, where ines/helper has no capabilities given.
+		// loaded world, where ines/helper has no capabilities given.
 		s, _ := db.loaded(t)
 		ines, err := s.IssueAgentToken(ctx, "ines/helper")
 		if err != nil {
@@ -457,7 +457,7 @@ func TestClaimTaskRefusals(t *testing.T) {
 
 		// Nothing was written by the refusals.
 		if n := count(t, s, `SELECT count(*) FROM attempts`); n != 2 {
-			t.Fatalf("attempts = %d, want 2 (fixture + ok)", n)
+			t.Fatalf("attempts = %d, want 2 (the world's + ok)", n)
 		}
 	})
 }
@@ -484,12 +484,12 @@ func TestClaimTaskDifferentKeyWhileLive(t *testing.T) {
 	eachDB(t, func(t *testing.T, db testDB) {
 		s, c := db.loaded(t)
 		runner := auth(t, s, fxBuilderRunner)
-		// The fixture's earlier attempt (claimed 11:55) is live until 12:10.
+		// The world's earlier attempt (claimed 11:55) is live until 12:10.
 		_, err := s.ClaimTask(ctx, runner, "task-unbound", "new-key", nil)
 		wantCode(t, err, CodeAttemptInProgress)
 		replay, err := s.ClaimTask(ctx, runner, "task-unbound", "earlier-key", nil)
 		if err != nil || replay.Attempt.AttemptID != "att-earlier" || !replay.Replayed {
-			t.Fatalf("fixture attempt replay: %+v, %v", replay, err)
+			t.Fatalf("the world's attempt replay: %+v, %v", replay, err)
 		}
 		// The replay extended liveness to 12:15.
 		c.Advance(14 * time.Minute)

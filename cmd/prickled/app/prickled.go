@@ -92,7 +92,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			return fail(err)
 		}
 		defer f.Close()
-		cfg.Fixture = f
+		cfg.World = f
 	}
 	if o.tokensOut != "" {
 		if err := fsx.CheckWritable(o.tokensOut); err != nil {
@@ -122,7 +122,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if o.stdio {
 		tokOut = stderr
 	}
-	if srv.FixtureLoadedBefore() {
+	if srv.WorldLoadedBefore() {
 		fmt.Fprintf(tokOut, "prickled: %s holds the world of %s already (an earlier start, or another replica, loaded it): not loaded again, no new tokens\n",
 			store.Redact(o.db), o.fixture)
 	} else if err := showTokens(tokOut, o.tokensOut, o.db, o.fixture != "", issued); err != nil {

@@ -49,7 +49,7 @@ func (reference) Start(ctx context.Context, _ *suite.Script, fixtureFile, _ stri
 	if err != nil {
 		return nil, err
 	}
-	srv, _, err := server.New(ctx, server.Config{Fixture: bytes.NewReader(fx), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, _, err := server.New(ctx, server.Config{World: bytes.NewReader(fx), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func TestGeneratedWorldsLoad(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.LoadFixture(ctx, bytes.NewReader(fx)); err != nil {
+			if _, err := st.LoadWorld(ctx, bytes.NewReader(fx)); err != nil {
 				t.Errorf("world %d (shrunk %d) does not load: %v", i, j, err)
 			}
 			st.Close()
@@ -349,7 +349,7 @@ func TestPartsShareNoName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := st.LoadFixture(context.Background(), bytes.NewReader(fx)); err != nil {
+	if _, err := st.LoadWorld(context.Background(), bytes.NewReader(fx)); err != nil {
 		t.Errorf("the merged world does not load: %v", err)
 	}
 }

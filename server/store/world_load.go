@@ -11,9 +11,9 @@ import (
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
-// loader loads one validated fixture inside a transaction. The schema has
+// loader loads one validated world inside a transaction. The schema has
 // checked every value; the loader checks what a schema cannot see: that
-// references name entries of the fixture or of the world already there,
+// references name entries of the new world or of the world already there,
 // that ids are new, and the rules that tie entries together (FIXTURE.md).
 type loader struct {
 	ctx    context.Context
@@ -28,15 +28,15 @@ type loader struct {
 }
 
 type postedFlag struct {
-	at          any // the flag, for its place in the fixture
+	at          any // the flag, for its place in the world
 	turn, agent string
 	posted      bool
 }
 
-// loadWorld inserts w inside tx, section by section, so that each
+// insertWorld inserts w inside tx, section by section, so that each
 // reference points at rows already inserted: replies are attached once the
 // turns exist. An error names a value of w by its address (world.Pointer).
-func (s *Store) loadWorld(ctx context.Context, tx *txn, w *world.World) ([]IssuedToken, error) {
+func (s *Store) insertWorld(ctx context.Context, tx *txn, w *world.World) ([]IssuedToken, error) {
 	l := &loader{ctx: ctx, tx: tx, now: s.Now(), opts: s.opts, w: w, issued: []IssuedToken{}}
 	for _, section := range []func() error{
 		l.projects, l.people, l.memberships, l.agents, l.runners, l.rooms, l.messages,
@@ -53,13 +53,13 @@ func (l *loader) has(query string, args ...any) (bool, error) {
 	return exists(l.ctx, l.tx, query, args...)
 }
 
-// ErrExists is a fixture entry whose id (or token) the world already
-// holds, from the fixture itself or from what was there before it. A
-// *world.Error wraps it; match it with errors.Is.
+// ErrExists is an entry of a world being loaded whose id (or token) the
+// database already holds, from that world itself or from what was there
+// before it. A *world.Error wraps it; match it with errors.Is.
 var ErrExists = errors.New("already exists")
 
 // exec runs a statement; a UNIQUE or PRIMARY KEY violation is the
-// fixture's error at the value at points at ("WHAT already exists").
+// world's error at the value at points at ("WHAT already exists").
 func (l *loader) exec(at any, what, query string, args ...any) error {
 	if _, err := l.tx.ExecContext(l.ctx, query, args...); err != nil {
 		if isUniqueViolation(err) {
@@ -110,7 +110,7 @@ func (l *loader) dbTime(at *world.Time) (any, error) {
 	return toDB(t), err
 }
 
-// token stores the hash of an agent's or runner's token (the fixture's, or
+// token stores the hash of an agent's or runner's token (the world's, or
 // a fresh one) and records it as issued.
 func (l *loader) token(at *string, row tokenRow, it IssuedToken) error {
 	given := *at
@@ -281,7 +281,7 @@ func (l *loader) messages() error {
 			status = "claimed"
 		}
 		// Without created_at, messages are one millisecond apart in
-		// fixture order, the last one just before load time.
+		// the world's order, the last one just before load time.
 		created, err := l.timeOr(&m.CreatedAt, l.now.Add(time.Duration(i-len(l.w.Messages))*time.Millisecond))
 		if err != nil {
 			return err
@@ -479,7 +479,7 @@ func idOr(id, prefix string) (string, error) {
 	return newID(prefix)
 }
 
-// supersededAt is when a fixture's superseded claim was superseded.
+// supersededAt is when a loaded world's superseded claim was superseded.
 func (l *loader) supersededAt(superseded bool) any {
 	if superseded {
 		return toDB(l.now)

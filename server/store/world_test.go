@@ -12,7 +12,7 @@ import (
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
-func TestLoadWorldFixture(t *testing.T) {
+func TestLoadWorld(t *testing.T) {
 	eachDB(t, func(t *testing.T, db testDB) {
 		c := newClock()
 		s := db.open(t, c)
@@ -21,15 +21,15 @@ func TestLoadWorldFixture(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		issued, err := s.LoadFixture(ctx, f)
+		issued, err := s.LoadWorld(ctx, f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := tokenOf(t, issued, KindAgent, "maya/builder"); got != fxBuilderAgent {
-			t.Fatalf("fixture agent token not returned as given: %q", got)
+			t.Fatalf("the world's agent token not returned as given: %q", got)
 		}
 		if got := tokenOf(t, issued, KindRunner, "maya/builder"); got != fxBuilderRunner {
-			t.Fatalf("fixture runner token not returned as given")
+			t.Fatalf("the world's runner token not returned as given")
 		}
 		if got := tokenOf(t, issued, KindAgent, "maya/critic"); !strings.HasPrefix(got, TokenPrefix) {
 			t.Fatalf("generated token %q", got)
@@ -47,20 +47,20 @@ func TestLoadWorldFixture(t *testing.T) {
 		}
 		// Generated tokens work.
 		auth(t, s, tokenOf(t, issued, KindAgent, "maya/critic"))
-		// The same fixture again is loaded already: nothing is loaded, no
+		// The same world again is loaded already: nothing is loaded, no
 		// token issued, and it says when it was loaded.
 		b, err := os.ReadFile("testdata/world.json")
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := s.LoadFixture(ctx, bytes.NewReader(b))
+		again, err := s.LoadWorld(ctx, bytes.NewReader(b))
 		var le *LoadedError
 		if !errors.Is(err, ErrLoaded) || !errors.As(err, &le) || !le.At.Equal(t0) || again != nil {
-			t.Fatalf("the same fixture again: %v, %v; want ErrLoaded at %v and no tokens", again, err, t0)
+			t.Fatalf("the same world again: %v, %v; want ErrLoaded at %v and no tokens", again, err, t0)
 		}
-		// Another fixture that names the same entries collides on ids,
+		// Another world that names the same entries collides on ids,
 		// naming the first entry.
-		_, err = s.LoadFixture(ctx, bytes.NewReader(append(b, '\n')))
+		_, err = s.LoadWorld(ctx, bytes.NewReader(append(b, '\n')))
 		var fe *world.Error
 		if !errors.As(err, &fe) || fe.Path != "$.projects[0].slug" || !strings.Contains(err.Error(), "already exists") {
 			t.Fatalf("second load: %v", err)
@@ -68,14 +68,14 @@ func TestLoadWorldFixture(t *testing.T) {
 	})
 }
 
-const baseFixture = `{
+const baseWorld = `{
   "version": 1,
   "projects": [{"slug": "p"}],
   "people": [{"handle": "a", "display_name": "A", "color": 1}, {"handle": "b", "display_name": "B", "color": 2}],
   "memberships": [{"project": "p", "person": "a"}],
-  "agents": [{"id": "a/x", "model": "m", "client": "c", "availability": "online", "trust_level": "unverified", "token": "prk_base-fixture-token-ax"},
+  "agents": [{"id": "a/x", "model": "m", "client": "c", "availability": "online", "trust_level": "unverified", "token": "prk_base-world-token-ax"},
              {"id": "b/y", "model": "m", "client": "c", "availability": "idle", "trust_level": "owner_verified"}],
-  "runners": [{"id": "r", "agent": "a/x", "token": "prk_base-fixture-runner-r"}],
+  "runners": [{"id": "r", "agent": "a/x", "token": "prk_base-world-runner-r"}],
   "rooms": [{"id": "room", "project": "p", "kind": "private", "owner": "a"}],
   "messages": [{"id": "m1", "room": "room", "kind": "room_message", "author": "a", "body": "hi"},
                {"id": "req", "room": "room", "kind": "task_request", "author": "a", "body": "do it"}],
@@ -88,7 +88,7 @@ const baseFixture = `{
 func mutate(t *testing.T, f func(w map[string]any)) string {
 	t.Helper()
 	var w map[string]any
-	if err := json.Unmarshal([]byte(baseFixture), &w); err != nil {
+	if err := json.Unmarshal([]byte(baseWorld), &w); err != nil {
 		t.Fatal(err)
 	}
 	f(w)
@@ -103,10 +103,10 @@ func entry(w map[string]any, section string, i int) map[string]any {
 	return w[section].([]any)[i].(map[string]any)
 }
 
-func TestFixtureErrorsNamePath(t *testing.T) {
+func TestWorldErrorsNamePath(t *testing.T) {
 	eachDB(t, func(t *testing.T, db testDB) {
 		cases := []struct {
-			name, path, fixture string
+			name, path, doc string
 		}{
 			{"syntax", "$", `{"version": 1,`},
 			{"version", "$.version", mutate(t, func(w map[string]any) { w["version"] = 2 })},
@@ -126,7 +126,7 @@ func TestFixtureErrorsNamePath(t *testing.T) {
 				entry(w, "agents", 0)["capabilities"] = []any{map[string]any{"kind": "repo", "name": "r"}, map[string]any{"kind": "magic", "name": "x"}}
 			})},
 			{"short token", "$.agents[0].token", mutate(t, func(w map[string]any) { entry(w, "agents", 0)["token"] = "short" })},
-			{"duplicate token", "$.agents[1].token", mutate(t, func(w map[string]any) { entry(w, "agents", 1)["token"] = "prk_base-fixture-token-ax" })},
+			{"duplicate token", "$.agents[1].token", mutate(t, func(w map[string]any) { entry(w, "agents", 1)["token"] = "prk_base-world-token-ax" })},
 			{"runner agent", "$.runners[0].agent", mutate(t, func(w map[string]any) { entry(w, "runners", 0)["agent"] = "a/nope" })},
 			{"private room owner", "$.rooms[0]", mutate(t, func(w map[string]any) { delete(entry(w, "rooms", 0), "owner") })},
 			{"message room", "$.messages[1].room", mutate(t, func(w map[string]any) { entry(w, "messages", 1)["room"] = "nope" })},
@@ -147,13 +147,13 @@ func TestFixtureErrorsNamePath(t *testing.T) {
 		}
 		// The base itself loads.
 		base := db.open(t, newClock())
-		if _, err := base.LoadFixture(ctx, strings.NewReader(baseFixture)); err != nil {
-			t.Fatalf("base fixture: %v", err)
+		if _, err := base.LoadWorld(ctx, strings.NewReader(baseWorld)); err != nil {
+			t.Fatalf("base world: %v", err)
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				s := db.open(t, newClock())
-				_, err := s.LoadFixture(ctx, strings.NewReader(c.fixture))
+				_, err := s.LoadWorld(ctx, strings.NewReader(c.doc))
 				var fe *world.Error
 				if !errors.As(err, &fe) {
 					t.Fatalf("err = %v, want *world.Error", err)
@@ -175,7 +175,7 @@ func TestFixtureErrorsNamePath(t *testing.T) {
 	})
 }
 
-func TestFixtureDocExampleLoads(t *testing.T) {
+func TestWorldDocExampleLoads(t *testing.T) {
 	eachDB(t, func(t *testing.T, db testDB) {
 		doc, err := os.ReadFile("../../spec/world/FIXTURE.md")
 		if err != nil {
@@ -188,7 +188,7 @@ func TestFixtureDocExampleLoads(t *testing.T) {
 		_, after, _ = strings.Cut(after, "```json\n")
 		example, _, _ := strings.Cut(after, "```")
 		s := db.open(t, newClock())
-		issued, err := s.LoadFixture(ctx, strings.NewReader(example))
+		issued, err := s.LoadWorld(ctx, strings.NewReader(example))
 		if err != nil {
 			t.Fatalf("FIXTURE.md example: %v", err)
 		}
@@ -206,18 +206,18 @@ func TestFixtureDocExampleLoads(t *testing.T) {
 	})
 }
 
-// pairFixture is a world with one two-agent turn: the lead (a/x) drafted,
+// pairWorld is a world with one two-agent turn: the lead (a/x) drafted,
 // the reviewer (a/z) reviewed, and each holds the claim it posted under.
 // Nothing says "reply posted" but the replies themselves.
-const pairFixture = `{
+const pairWorld = `{
   "version": 1,
   "projects": [{"slug": "p"}],
   "people": [{"handle": "a", "display_name": "A"}],
   "memberships": [{"project": "p", "person": "a"}],
   "agents": [{"id": "a/x", "model": "m", "client": "c", "availability": "online", "trust_level": "unverified"},
              {"id": "a/z", "model": "m", "client": "c", "availability": "online", "trust_level": "unverified"}],
-  "runners": [{"id": "rx", "agent": "a/x", "token": "prk_pair-fixture-runner-rx"},
-              {"id": "rz", "agent": "a/z", "token": "prk_pair-fixture-runner-rz"}],
+  "runners": [{"id": "rx", "agent": "a/x", "token": "prk_pair-world-runner-rx"},
+              {"id": "rz", "agent": "a/z", "token": "prk_pair-world-runner-rz"}],
   "rooms": [{"id": "room", "project": "p", "kind": "private", "owner": "a"},
             {"id": "general", "project": "p", "kind": "general", "owner": null}],
   "messages": [{"id": "ask", "room": "room", "kind": "room_message", "author": "a", "body": "?"},
@@ -244,18 +244,18 @@ func mutateFrom(t *testing.T, base string, f func(w map[string]any)) string {
 	return string(b)
 }
 
-// TestFixtureRepliesAreTheRecord: the replies (messages with reply_turn)
+// TestWorldRepliesAreTheRecord: the replies (messages with reply_turn)
 // are the one record of what was posted. A reviewer whose review is in is
 // done with the turn, and each claim's reply is its agent's reply under
 // its role, with no flag saying so; the lead, whose draft is not its last
 // reply, still has its revise to come.
-func TestFixtureRepliesAreTheRecord(t *testing.T) {
+func TestWorldRepliesAreTheRecord(t *testing.T) {
 	eachDB(t, func(t *testing.T, db testDB) {
 		s := db.open(t, newClock())
-		if _, err := s.LoadFixture(ctx, strings.NewReader(pairFixture)); err != nil {
+		if _, err := s.LoadWorld(ctx, strings.NewReader(pairWorld)); err != nil {
 			t.Fatal(err)
 		}
-		rx, rz := auth(t, s, "prk_pair-fixture-runner-rx"), auth(t, s, "prk_pair-fixture-runner-rz")
+		rx, rz := auth(t, s, "prk_pair-world-runner-rx"), auth(t, s, "prk_pair-world-runner-rz")
 		two := ptrTo(2)
 		// The reviewer's part is done: a new key is refused.
 		if _, err := s.ClaimDiscussion(ctx, rz, "ask", "new", two); RefusalCode(err) != CodeReplyPosted {
@@ -278,10 +278,10 @@ func TestFixtureRepliesAreTheRecord(t *testing.T) {
 	})
 }
 
-// TestFixtureReplyRules: what the replies say is checked against the
+// TestWorldReplyRules: what the replies say is checked against the
 // deprecated flags that repeat it, and against the harness: who replies
 // what, once.
-func TestFixtureReplyRules(t *testing.T) {
+func TestWorldReplyRules(t *testing.T) {
 	eachDB(t, func(t *testing.T, db testDB) {
 		claim := func(w map[string]any, i int) map[string]any { return entry(w, "discussion_claims", i) }
 		turnAgent := func(w map[string]any, j int) map[string]any {
@@ -344,7 +344,7 @@ func TestFixtureReplyRules(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				s := db.open(t, newClock())
-				_, err := s.LoadFixture(ctx, strings.NewReader(mutateFrom(t, pairFixture, c.f)))
+				_, err := s.LoadWorld(ctx, strings.NewReader(mutateFrom(t, pairWorld, c.f)))
 				if c.path == "" {
 					if err != nil {
 						t.Fatal(err)
@@ -360,15 +360,15 @@ func TestFixtureReplyRules(t *testing.T) {
 	})
 }
 
-// TestFixtureIntegersByValue: an integer is read by its value, as the
+// TestWorldIntegersByValue: an integer is read by its value, as the
 // schema's "integer" means it: a reply limit written 2.0 is 2.
-func TestFixtureIntegersByValue(t *testing.T) {
+func TestWorldIntegersByValue(t *testing.T) {
 	eachDB(t, func(t *testing.T, db testDB) {
 		turn := `"agents": [{"agent": "a/x"}, {"agent": "a/z"}]}`
 		for _, c := range []struct{ limit, err string }{{"2.0", ""}, {"2e0", ""}, {"2.5", "$.turns[0].reply_limit"}} {
 			s := db.open(t, newClock())
-			fixture := strings.Replace(pairFixture, turn, `"agents": [{"agent": "a/x"}, {"agent": "a/z"}], "reply_limit": `+c.limit+`}`, 1)
-			_, err := s.LoadFixture(ctx, strings.NewReader(fixture))
+			doc := strings.Replace(pairWorld, turn, `"agents": [{"agent": "a/x"}, {"agent": "a/z"}], "reply_limit": `+c.limit+`}`, 1)
+			_, err := s.LoadWorld(ctx, strings.NewReader(doc))
 			var fe *world.Error
 			if c.err != "" {
 				if !errors.As(err, &fe) || fe.Path != c.err {
@@ -380,7 +380,7 @@ func TestFixtureIntegersByValue(t *testing.T) {
 				t.Fatalf("reply_limit %s: %v", c.limit, err)
 			}
 			// Two replies are in: a limit of 2 leaves none for the lead's revise.
-			_, err = s.ClaimDiscussion(ctx, auth(t, s, "prk_pair-fixture-runner-rx"), "ask", "revise", ptrTo(2))
+			_, err = s.ClaimDiscussion(ctx, auth(t, s, "prk_pair-world-runner-rx"), "ask", "revise", ptrTo(2))
 			if RefusalCode(err) != CodeNoRepliesLeft {
 				t.Errorf("reply_limit %s: the lead's revise: %v, want %s", c.limit, err, CodeNoRepliesLeft)
 			}

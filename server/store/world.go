@@ -12,32 +12,35 @@ import (
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
-// LoadFixture loads the world in r (spec/world/FIXTURE.md, checked by
+// LoadWorld loads the world in r (spec/world/FIXTURE.md, checked by
 // [world.Schema.Parse]) into the store, all or nothing, in one
-// transaction. The store may already hold a world: the fixture adds to
+// transaction. The store may already hold a world: the new one adds to
 // it, its ids must not collide with what is there, and its references may
 // name what is there. It returns one IssuedToken per agent and per runner:
-// the fixture's plaintext token, or a freshly minted one where the fixture
-// gives none. A bad fixture is a [*world.Error] naming the JSON path of the
+// the world's plaintext token, or a freshly minted one where the world
+// gives none. A bad world is a [*world.Error] naming the JSON path of the
 // bad entry and its place in the text (several schema violations are
 // joined with errors.Join; errors.As finds the first).
 //
-// A fixture whose very bytes were loaded before (by this store, or by
-// another replica of the database) is not loaded again: LoadFixture
+// A world whose very bytes were loaded before (by this store, or by
+// another replica of the database) is not loaded again: LoadWorld
 // returns a *LoadedError, which matches ErrLoaded.
-func (s *Store) LoadFixture(ctx context.Context, r io.Reader) ([]IssuedToken, error) {
+//
+// Its errors begin "fixture: ", the world format's older name, as
+// prickled has always printed them.
+func (s *Store) LoadWorld(ctx context.Context, r io.Reader) ([]IssuedToken, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("fixture: read: %w", err)
 	}
-	return s.loadFixture(ctx, data, false)
+	return s.loadWorld(ctx, data, false)
 }
 
-// ErrLoaded is the fixture that the database already holds (LoadFixture):
+// ErrLoaded is the world that the database already holds (LoadWorld):
 // match it with errors.Is.
-var ErrLoaded = errors.New("the fixture is loaded already")
+var ErrLoaded = errors.New("the world is loaded already")
 
-// LoadedError says when the fixture was loaded before.
+// LoadedError says when the world was loaded before.
 type LoadedError struct {
 	// At is when it was loaded.
 	At time.Time
@@ -50,14 +53,14 @@ func (e *LoadedError) Error() string {
 // Is matches ErrLoaded.
 func (e *LoadedError) Is(target error) bool { return target == ErrLoaded }
 
-// loadFixture parses and loads a fixture. With onlyIntoEmpty it loads
+// loadWorld parses and loads a world. With onlyIntoEmpty it loads
 // nothing, and returns no tokens, when the store already holds a world.
-func (s *Store) loadFixture(ctx context.Context, data []byte, onlyIntoEmpty bool) ([]IssuedToken, error) {
-	fs, err := fixtureSchema()
+func (s *Store) loadWorld(ctx context.Context, data []byte, onlyIntoEmpty bool) ([]IssuedToken, error) {
+	ws, err := worldSchema()
 	if err != nil {
 		return nil, fmt.Errorf("fixture: schema: %w", err)
 	}
-	w, err := fs.Parse(data)
+	w, err := ws.Parse(data)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +92,7 @@ func (s *Store) loadFixture(ctx context.Context, data []byte, onlyIntoEmpty bool
 			}
 		}
 		var err error
-		if issued, err = s.loadWorld(ctx, tx, w); err != nil {
+		if issued, err = s.insertWorld(ctx, tx, w); err != nil {
 			return err
 		}
 		return tx.notifyCaches(ctx)

@@ -1,8 +1,8 @@
 package store_test
 
-// The fixture contract as a third party meets it: the published schema
-// is the one source of the fixture's enums and patterns, and every fixture
-// the repository carries loads.
+// The world format as a third party meets it: the published schema is
+// the one source of the format's enums and patterns, and every world the
+// repository carries loads.
 
 import (
 	"bytes"
@@ -23,15 +23,15 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
-// TestFixtureSchemaOneSource: no enum and no pattern of the pages is
-// copied into the fixture schema (it refers to the pages' definitions),
+// TestWorldSchemaOneSource: no enum and no pattern of the pages is
+// copied into the world schema (it refers to the pages' definitions),
 // and the Go constants the store keeps for the schema's enums are among
 // them. The pages are the first published ones (testdata/pages/snapshot),
 // which the schema was written against: a page added later may state a
 // fact the schema already holds without the schema having copied it.
-func TestFixtureSchemaOneSource(t *testing.T) {
+func TestWorldSchemaOneSource(t *testing.T) {
 	file := world.SchemaJSON()
-	fixture, err := jsonschema.Parse(file)
+	schema, err := jsonschema.Parse(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,27 +57,27 @@ func TestFixtureSchemaOneSource(t *testing.T) {
 			})
 		}
 	}
-	enums := map[string][]string{} // by the fixture schema's pointer
-	fixture.Walk(func(s *jsonschema.Schema) {
+	enums := map[string][]string{} // by the world schema's pointer
+	schema.Walk(func(s *jsonschema.Schema) {
 		if k := s.Get("enum"); k != nil {
 			if at, dup := pageEnums[jsonschema.Canonical(k.Value)]; dup {
-				t.Errorf("fixture schema %s copies the enum of %s: refer to it", k.Ptr, at)
+				t.Errorf("world schema %s copies the enum of %s: refer to it", k.Ptr, at)
 			}
 			enums[s.Pointer()], _ = k.Strings()
 		}
 		if p, ok := s.String("pattern"); ok {
 			if at, dup := pagePatterns[p]; dup {
-				t.Errorf("fixture schema %s copies the pattern of %s: refer to it", s.KeywordPointer("pattern"), at)
+				t.Errorf("world schema %s copies the pattern of %s: refer to it", s.KeywordPointer("pattern"), at)
 			}
 		}
 	})
-	if v, ok := fixture.Root().Property("version").Get("const").Number(); !ok || v.Cmp(big.NewRat(world.Version, 1)) != 0 {
+	if v, ok := schema.Root().Property("version").Get("const").Number(); !ok || v.Cmp(big.NewRat(world.Version, 1)) != 0 {
 		t.Errorf("schema version %v, world.Version %d", v, world.Version)
 	}
 	states := enums["/$defs/turn/properties/state"]
 	for _, c := range []string{store.TurnWaiting, store.TurnEnded, store.TurnStopped, store.TurnTimedOut, store.TurnReplaced} {
 		if !slices.Contains(states, c) {
-			t.Errorf("turn state %q is not in the fixture schema's %v", c, states)
+			t.Errorf("turn state %q is not in the world schema's %v", c, states)
 		}
 	}
 	bundled, err := spec.LoadBundled()
@@ -90,29 +90,29 @@ func TestFixtureSchemaOneSource(t *testing.T) {
 	}
 }
 
-// TestRepositoryFixturesLoad: every fixture of the repository, and the
-// fixtures "prickle-load fixture" writes, load into an empty store.
-func TestRepositoryFixturesLoad(t *testing.T) {
+// TestRepositoryWorldsLoad: every world of the repository, and the
+// worlds "prickle-load fixture" writes, load into an empty store.
+func TestRepositoryWorldsLoad(t *testing.T) {
 	for _, db := range []string{"sqlite", "postgres"} {
-		t.Run(db, func(t *testing.T) { repositoryFixturesLoad(t, db) })
+		t.Run(db, func(t *testing.T) { repositoryWorldsLoad(t, db) })
 	}
 }
 
-func repositoryFixturesLoad(t *testing.T, db string) {
+func repositoryWorldsLoad(t *testing.T, db string) {
 	newDSN := func() string { return ":memory:" }
 	if db == "postgres" {
 		pg := pgtest.Start(t)
 		newDSN = func() string { return pg.NewDSN(t) }
 	}
 	{
-		fixtures := map[string][]byte{}
+		worlds := map[string][]byte{}
 		for _, f := range []string{"testdata/world.json", "../testdata/world.json", "../../spec/seed/world.json",
 			"../../e2e/testdata/world.json"} {
 			b, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			fixtures[f] = b
+			worlds[f] = b
 		}
 		scripts, err := filepath.Glob("../../conformance/scripts/*.txtar")
 		if err != nil || len(scripts) == 0 {
@@ -125,21 +125,21 @@ func repositoryFixturesLoad(t *testing.T, db string) {
 			}
 			for _, af := range a.Files {
 				if af.Name == "fixture.json" {
-					fixtures[f] = af.Data
+					worlds[f] = af.Data
 				}
 			}
 		}
-		world, _, err := load.Fixture(3)
+		generated, _, err := load.Fixture(3)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fixtures["prickle-load fixture -tasks 3"] = world
-		for name, b := range fixtures {
+		worlds["prickle-load fixture -tasks 3"] = generated
+		for name, b := range worlds {
 			st, err := store.Open(context.Background(), newDSN(), store.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.LoadFixture(context.Background(), bytes.NewReader(b)); err != nil {
+			if _, err := st.LoadWorld(context.Background(), bytes.NewReader(b)); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 			st.Close()

@@ -8,9 +8,9 @@ import (
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
-// fixtureSchema compiles the fixture schema once, with the bundled pages'
-// schemas it refers to.
-var fixtureSchema = sync.OnceValues(func() (*world.Schema, error) {
+// worldSchema compiles the world format's schema once, with the bundled
+// pages' schemas it refers to.
+var worldSchema = sync.OnceValues(func() (*world.Schema, error) {
 	pages, err := spec.LoadBundled()
 	if err != nil {
 		return nil, fmt.Errorf("bundled pages: %w", err)
@@ -19,11 +19,11 @@ var fixtureSchema = sync.OnceValues(func() (*world.Schema, error) {
 })
 
 // checkID checks a runner, room or discussion claim id against the
-// fixture schema's id, naming what it is in the error.
+// world schema's id, naming what it is in the error.
 func checkID(what, id string) error {
-	fs, err := fixtureSchema()
+	ws, err := worldSchema()
 	if err != nil {
 		return err
 	}
-	return fs.CheckValue(world.DefID, what, id)
+	return ws.CheckValue(world.DefID, what, id)
 }
