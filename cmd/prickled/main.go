@@ -1,17 +1,18 @@
 // Command prickled is the reference Prickle server: MCP over streamable
 // HTTP at /mcp (or stdio with --stdio), on an embedded SQLite database.
 //
-//	prickled [--addr 127.0.0.1:8080] [--db prickled.db] [--fixture FILE]
+//	prickled [--addr 127.0.0.1:8080] [--db prickled.db] [--world FILE]
 //	         [--tokens-out FILE] [--launch-timeout 15m] [--stdio] [limits]
 //	prickled token issue|rotate --agent OWNER/NAME [--runner ID] [--db FILE] [--tokens-out FILE]
 //	prickled --version
 //
-// On an empty database it seeds the documented world; --fixture adds the
-// world of a fixture instead. The tokens created are shown once (printed,
-// or written to --tokens-out). "prickled token" issues or rotates a token
-// of a database that already holds a world. SIGINT or SIGTERM finish
-// in-flight calls, then exit 0. The limits (timeouts, sessions,
-// connections) and every decision are in server/README.md.
+// On an empty database it seeds the documented world; --world adds the
+// world of a file instead (--fixture FILE, its older name, is the same).
+// The tokens created are shown once (printed, or written to --tokens-out).
+// "prickled token" issues or rotates a token of a database that already
+// holds a world. SIGINT or SIGTERM finish in-flight calls, then exit 0.
+// The limits (timeouts, sessions, connections) and every decision are in
+// server/README.md.
 //
 // The command's code is package app beside it (cmd/prickled/app); this main
 // only calls app.Main and must import nothing else of this module.

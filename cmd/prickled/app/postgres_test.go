@@ -134,7 +134,7 @@ func claimCall(hc *http.Client, url, token, task, key string) reply {
 	return callTool(hc, url, token, "claim_task", map[string]any{"task_id": task, "idempotency_key": key})
 }
 
-// taskKey is the task (of crashFixture's) and the key of the load's
+// taskKey is the task (of crashWorld's) and the key of the load's
 // claim number i.
 func taskKey(i int) (task, key string) {
 	return fmt.Sprintf("task-%02d", i), fmt.Sprintf("key-%02d", i)
@@ -205,17 +205,17 @@ func attemptsIn(t *testing.T, dsn string) map[string]dbAttempt {
 }
 
 // pgWorld starts a first replica on a new database of the cluster with
-// crashFixture's world of n tasks and returns the database's URL, the
-// fixture's path, the replica and the runner's token.
-func pgWorld(t *testing.T, c *pgtest.Cluster, n int, args ...string) (dsn, fixture string, p *proc, runnerTok string) {
+// crashWorld's world of n tasks and returns the database's URL, the
+// world file's path, the replica and the runner's token.
+func pgWorld(t *testing.T, c *pgtest.Cluster, n int, args ...string) (dsn, worldFile string, p *proc, runnerTok string) {
 	t.Helper()
 	dsn = c.NewDSN(t)
 	dir := t.TempDir()
-	fixture = filepath.Join(dir, "world.json")
-	crashFixture(t, fixture, n)
+	worldFile = filepath.Join(dir, "world.json")
+	crashWorld(t, worldFile, n)
 	tokFile := filepath.Join(dir, "tokens.json")
-	p = start(t, append([]string{"--addr", "127.0.0.1:0", "--db", dsn, "--fixture", fixture, "--tokens-out", tokFile}, args...)...)
-	return dsn, fixture, p, tokenOf(t, readTokens(t, tokFile), store.KindRunner, "maya/builder")
+	p = start(t, append([]string{"--addr", "127.0.0.1:0", "--db", dsn, "--world", worldFile, "--tokens-out", tokFile}, args...)...)
+	return dsn, worldFile, p, tokenOf(t, readTokens(t, tokFile), store.KindRunner, "maya/builder")
 }
 
 // TestPostgresReplicaKilled: two replicas on one database under a load of
@@ -229,8 +229,8 @@ func pgWorld(t *testing.T, c *pgtest.Cluster, n int, args ...string) (dsn, fixtu
 func TestPostgresReplicaKilled(t *testing.T) {
 	const tasks, workers, killAfter = 240, 16, 60
 	c := pgtest.Start(t)
-	dsn, fixture, a, tok := pgWorld(t, c, tasks)
-	b := start(t, "--addr", "127.0.0.1:0", "--db", dsn, "--fixture", fixture)
+	dsn, worldFile, a, tok := pgWorld(t, c, tasks)
+	b := start(t, "--addr", "127.0.0.1:0", "--db", dsn, "--world", worldFile)
 
 	l := &killLoad{claims: map[string]*killedClaim{}, killAfter: killAfter, kill: make(chan struct{})}
 	wg := l.start(t, []*proc{a, b}, tok, tasks, workers)
@@ -271,7 +271,7 @@ func TestPostgresReplicaKilled(t *testing.T) {
 	if code := b.wait(); code != 0 {
 		t.Fatalf("the survivor's exit code %d; stderr:\n%s", code, b.stderr.String())
 	}
-	if out := b.stdout.String(); !strings.Contains(out, "holds the world of "+fixture+" already") || strings.Contains(out, store.TokenPrefix) {
+	if out := b.stdout.String(); !strings.Contains(out, "holds the world of "+worldFile+" already") || strings.Contains(out, store.TokenPrefix) {
 		t.Errorf("the second replica printed:\n%s", out)
 	}
 }
@@ -687,9 +687,9 @@ func TestPostgresPoolBounded(t *testing.T) {
 	defer stopSampling()
 
 	dir := t.TempDir()
-	fixture, tokFile := filepath.Join(dir, "world.json"), filepath.Join(dir, "tokens.json")
-	crashFixture(t, fixture, tasks)
-	p := start(t, "--addr", "127.0.0.1:0", "--db", dsn, "--fixture", fixture, "--tokens-out", tokFile,
+	worldFile, tokFile := filepath.Join(dir, "world.json"), filepath.Join(dir, "tokens.json")
+	crashWorld(t, worldFile, tasks)
+	p := start(t, "--addr", "127.0.0.1:0", "--db", dsn, "--world", worldFile, "--tokens-out", tokFile,
 		"--db-conns", strconv.Itoa(conns))
 	toks := readTokens(t, tokFile)
 	runner, agent := tokenOf(t, toks, store.KindRunner, "maya/builder"), tokenOf(t, toks, store.KindAgent, "maya/builder")

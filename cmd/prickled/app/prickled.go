@@ -86,8 +86,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if o.stdio && stdioToken == "" {
 		return fail(errors.New("--stdio needs the caller's token in PRICKLE_TOKEN"))
 	}
-	if o.fixture != "" {
-		f, err := os.Open(o.fixture)
+	if o.world != "" {
+		f, err := os.Open(o.world)
 		if err != nil {
 			return fail(err)
 		}
@@ -113,7 +113,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	srv, issued, err := server.New(ctx, cfg)
 	if err != nil {
-		return failStart(stderr, o.fixture, err)
+		return failStart(stderr, o.world, err)
 	}
 	defer srv.Close()
 	// Tokens go to the terminal (or only to --tokens-out), never to the
@@ -124,8 +124,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	if srv.WorldLoadedBefore() {
 		fmt.Fprintf(tokOut, "prickled: %s holds the world of %s already (an earlier start, or another replica, loaded it): not loaded again, no new tokens\n",
-			store.Redact(o.db), o.fixture)
-	} else if err := showTokens(tokOut, o.tokensOut, o.db, o.fixture != "", issued); err != nil {
+			store.Redact(o.db), o.world)
+	} else if err := showTokens(tokOut, o.tokensOut, o.db, o.world != "", issued); err != nil {
 		return fail(err)
 	}
 
@@ -148,11 +148,11 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 // serveOptions are prickled's flags when it serves; cfg holds those that
 // go to the server as they are (origins, limits).
 type serveOptions struct {
-	addr, db, fixture, tokensOut, publicURL string
-	launch                                  time.Duration
-	stdio, logJSON, version                 bool
-	stateless                               autoBool
-	cfg                                     server.Config
+	addr, db, world, tokensOut, publicURL string
+	launch                                time.Duration
+	stdio, logJSON, version               bool
+	stateless                             autoBool
+	cfg                                   server.Config
 }
 
 // parseServe reads serve's command line. ok is false when the command is
@@ -163,7 +163,8 @@ func parseServe(args []string, stdout, stderr io.Writer) (o *serveOptions, code 
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
 	fs.StringVar(&o.db, "db", "prickled.db", "the database: a SQLite `FILE`, :memory:, or a PostgreSQL URL (postgres://...; the PG* variables and ~/.pgpass fill in what it leaves out), which replicas share")
-	fs.StringVar(&o.fixture, "fixture", "", "add the world described in `FILE` (spec/world/FIXTURE.md) to the database, instead of seeding an empty one")
+	fs.StringVar(&o.world, "world", "", "add the world described in `FILE` (spec/world/FIXTURE.md) to the database, instead of seeding an empty one")
+	fs.StringVar(&o.world, "fixture", "", "the same as --world `FILE` (its older name)")
 	fs.StringVar(&o.tokensOut, "tokens-out", "", "write the new tokens as JSON to `FILE` (mode 0600) instead of printing them")
 	fs.DurationVar(&o.launch, "launch-timeout", store.DefaultLaunchTimeout, "lifetime of an execution credential")
 	fs.BoolVar(&o.stdio, "stdio", false, "serve MCP on standard input and output; the caller's token is $PRICKLE_TOKEN")
@@ -240,11 +241,13 @@ func (b *autoBool) or(def bool) bool {
 // showTokens shows the tokens created now, once: written to tokensOut
 // (mode 0600) when it is set, and then only their number and the file are
 // printed; otherwise, or when that write fails, printed to w. A start that
-// created none says how to get one.
-func showTokens(w io.Writer, tokensOut, db string, fixture bool, issued []store.IssuedToken) error {
+// created none says how to get one. (A world given with --world that
+// holds no agents or runners is still "the fixture", in the words
+// prickled printed before --world had its name.)
+func showTokens(w io.Writer, tokensOut, db string, loaded bool, issued []store.IssuedToken) error {
 	if len(issued) == 0 {
 		// Never overwrite an earlier tokens file with nothing.
-		if fixture {
+		if loaded {
 			fmt.Fprintln(w, "prickled: the fixture holds no agents or runners: no new tokens")
 			return nil
 		}
@@ -284,8 +287,8 @@ func writeTokens(name string, tokens []world.Token) error {
 	return nil
 }
 
-// failStart reports a failed start. A fixture's problems are one line
-// each, led by the place in the fixture file (FILE:LINE:COLUMN) when it is
+// failStart reports a failed start. A world's problems are one line
+// each, led by the place in the world's file (FILE:LINE:COLUMN) when it is
 // known, so that an editor can jump to it.
 func failStart(stderr io.Writer, file string, err error) int {
 	errs := []error{err}

@@ -590,8 +590,8 @@ func TestBinaryLogsNoTokens(t *testing.T) {
 	}
 }
 
-// crashFixture is a world with n tasks routed to one runner's agent.
-func crashFixture(t *testing.T, path string, n int) {
+// crashWorld is a world with n tasks routed to one runner's agent.
+func crashWorld(t *testing.T, path string, n int) {
 	t.Helper()
 	type obj = map[string]any
 	var tasks []obj
@@ -626,10 +626,10 @@ func TestCrashRecovery(t *testing.T) {
 	const tasks, workers, killAfter = 320, 16, 80
 	dir := t.TempDir()
 	db := filepath.Join(dir, "crash.db")
-	fixture := filepath.Join(dir, "crash.json")
-	crashFixture(t, fixture, tasks)
+	worldFile := filepath.Join(dir, "crash.json")
+	crashWorld(t, worldFile, tasks)
 	tokFile := filepath.Join(dir, "tokens.json")
-	p := start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture, "--tokens-out", tokFile)
+	p := start(t, "--addr", "127.0.0.1:0", "--db", db, "--world", worldFile, "--tokens-out", tokFile)
 	runnerTok := tokenOf(t, readTokens(t, tokFile), store.KindRunner, "maya/builder")
 
 	l := &crashLoad{answered: map[string]crashAnswer{}, killAfter: killAfter, kill: make(chan struct{})}
@@ -790,12 +790,12 @@ func claimCutOff(t *testing.T, client *api.Client, tasks int, answered map[strin
 // TestStdio: --stdio with PRICKLE_TOKEN, driven by the go-sdk's
 // CommandTransport, calling all three tools.
 func TestStdio(t *testing.T) {
-	fixture, err := filepath.Abs("../../../server/testdata/world.json")
+	worldFile, err := filepath.Abs("../../../server/testdata/world.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	stderr := &testkit.Buffer{}
-	cmd := exec.Command(binary, "--stdio", "--db", ":memory:", "--fixture", fixture)
+	cmd := exec.Command(binary, "--stdio", "--db", ":memory:", "--world", worldFile)
 	cmd.Env = append(os.Environ(), "PRICKLE_TOKEN=prk_fixture-runner-maya-laptop-0001")
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
@@ -838,7 +838,7 @@ func TestStdio(t *testing.T) {
 	// Without a usable token it refuses to start, with a one-line reason.
 	for _, env := range []string{"PRICKLE_TOKEN=", "PRICKLE_TOKEN=prk_unknown-token-0000"} {
 		var out, errb bytes.Buffer
-		cmd := exec.Command(binary, "--stdio", "--db", ":memory:", "--fixture", fixture)
+		cmd := exec.Command(binary, "--stdio", "--db", ":memory:", "--world", worldFile)
 		cmd.Env = append(os.Environ(), env)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &out, &errb
 		err := cmd.Run()
@@ -856,7 +856,7 @@ func TestStdio(t *testing.T) {
 }
 
 // TestRunExitCodes: run itself, in-process: bad flags exit 2, a missing or
-// bad fixture exits 1 with a one-line reason.
+// bad world exits 1 with a one-line reason (--fixture is --world).
 func TestRunExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
@@ -876,7 +876,8 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"--db", ":memory:", "extra-argument"}, 2, ""},
 		{[]string{"-h"}, 0, ""},
 		// Port 0: a busy 8080 (a prickled of the user's own) must not decide.
-		{[]string{"--addr", "127.0.0.1:0", "--db", ":memory:", "--fixture", filepath.Join(dir, "missing.json")}, 1, "missing.json"},
+		{[]string{"--addr", "127.0.0.1:0", "--db", ":memory:", "--world", filepath.Join(dir, "missing.json")}, 1, "missing.json"},
+		{[]string{"--addr", "127.0.0.1:0", "--db", ":memory:", "--world", bad}, 1, "$.projects[0].slug"},
 		{[]string{"--addr", "127.0.0.1:0", "--db", ":memory:", "--fixture", bad}, 1, "$.projects[0].slug"},
 		{[]string{"--db", ":memory:", "--addr", "127.0.0.1:-1"}, 1, "listen"},
 		// Checked before the world is seeded: no tokens created unseen.
@@ -975,27 +976,28 @@ func checkDB(t *testing.T, path string, tasks int) {
 	}
 }
 
-// TestFixtureOnAWorld: --fixture on a database that already holds a
-// world is never skipped. A fixture whose ids are new is added (its
-// tokens are printed and work, next to the world's); the same fixture
-// again collides, exit 1 with one line naming the place in the file and
-// the ways forward; without --fixture the restart keeps the world, its
-// claims and tokens, and says how to get a new token.
-func TestFixtureOnAWorld(t *testing.T) {
+// TestWorldOnAWorld: --world on a database that already holds a world is
+// never skipped. A world whose ids are new is added (its tokens are
+// printed and work, next to the first world's); the same world again
+// (under --fixture, its older name, the same flag) is not loaded again;
+// a copy of it collides, exit 1 with one line naming the place in the
+// file and the ways forward; without --world the restart keeps the world,
+// its claims and tokens, and says how to get a new token.
+func TestWorldOnAWorld(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "p.db")
-	fixture, err := filepath.Abs(filepath.Join("..", "..", "..", "server", "testdata", "world.json"))
+	worldFile, err := filepath.Abs(filepath.Join("..", "..", "..", "server", "testdata", "world.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const runnerTok = "prk_fixture-runner-maya-laptop-0001"
-	p := start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
+	p := start(t, "--addr", "127.0.0.1:0", "--db", db, "--world", worldFile)
 	first := claimUnbound(t, p, runnerTok)
 	p.stop(t)
 
-	// A fixture with new ids is added to the world.
-	extra := writeExtraFixture(t, dir)
-	p = start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", extra)
+	// A world with new ids is added to the world.
+	extra := writeExtraWorld(t, dir)
+	p = start(t, "--addr", "127.0.0.1:0", "--db", db, "--world", extra)
 	zoe, cs := connect(t, p.url(), "prk_fixture-agent-zoe-helper-0001")
 	team, err := zoe.DiscoverTeamAgents(context.Background(), &api.DiscoverTeamAgentsInput{Project: "website-v2"})
 	if err != nil {
@@ -1003,31 +1005,32 @@ func TestFixtureOnAWorld(t *testing.T) {
 	}
 	cs.Close()
 	if len(team.People) != 3 {
-		t.Errorf("website-v2 after the fixture was added: %d people, want maya, theo and zoe", len(team.People))
+		t.Errorf("website-v2 after the world was added: %d people, want maya, theo and zoe", len(team.People))
 	}
 	if again := claimUnbound(t, p, runnerTok); again != first {
 		t.Errorf("the world's claim replays to %s, want %s", again, first)
 	}
 	p.stop(t) // stdout is all in once the process is gone
 	if out := p.stdout.String(); !strings.Contains(out, "prk_fixture-agent-zoe-helper-0001") {
-		t.Errorf("the added fixture's token was not shown:\n%s", out)
+		t.Errorf("the added world's token was not shown:\n%s", out)
 	}
 
-	// The same fixture again (a restart, or another replica): the world
-	// is there already; it serves it, and shows no tokens.
-	p = start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", fixture)
+	// The same world again (a restart, or another replica), given with
+	// --fixture: the world is there already; it serves it, and shows no
+	// tokens.
+	p = start(t, "--addr", "127.0.0.1:0", "--db", db, "--fixture", worldFile)
 	if again := claimUnbound(t, p, runnerTok); again != first {
-		t.Errorf("the same fixture again: the claim replays to %s, want %s", again, first)
+		t.Errorf("the same world again: the claim replays to %s, want %s", again, first)
 	}
 	p.stop(t)
-	if out := p.stdout.String(); !strings.Contains(out, "holds the world of "+fixture+" already") ||
+	if out := p.stdout.String(); !strings.Contains(out, "holds the world of "+worldFile+" already") ||
 		!strings.Contains(out, "not loaded again, no new tokens") || strings.Contains(out, store.TokenPrefix) {
-		t.Errorf("the same fixture again printed:\n%s", out)
+		t.Errorf("the same world again printed:\n%s", out)
 	}
 
-	checkFixtureCollides(t, dir, db, fixture)
+	checkWorldCollides(t, dir, db, worldFile)
 
-	// Without --fixture: the world as it is, no new tokens, and the way to one.
+	// Without --world: the world as it is, no new tokens, and the way to one.
 	p = start(t, "--addr", "127.0.0.1:0", "--db", db)
 	if again := claimUnbound(t, p, runnerTok); again != first {
 		t.Errorf("after restart the claim replays to %s, want %s", again, first)
@@ -1066,10 +1069,10 @@ func (p *proc) stop(t *testing.T) {
 	}
 }
 
-// writeExtraFixture writes, into dir, a fixture whose ids are not those of
+// writeExtraWorld writes, into dir, a world whose ids are not those of
 // server/testdata/world.json: a project, a person and an agent with its
 // token.
-func writeExtraFixture(t *testing.T, dir string) string {
+func writeExtraWorld(t *testing.T, dir string) string {
 	t.Helper()
 	extra := filepath.Join(dir, "extra.json")
 	if err := os.WriteFile(extra, []byte(`{"version": 1,
@@ -1084,12 +1087,12 @@ func writeExtraFixture(t *testing.T, dir string) string {
 	return extra
 }
 
-// checkFixtureCollides: another fixture with the ids of fixture, on db
-// that holds its world, collides: nothing starts, exit 1, with one line
+// checkWorldCollides: another world with the ids of worldFile's, on db
+// that holds that world, collides: nothing starts, exit 1, with one line
 // naming the place in the file and the ways forward.
-func checkFixtureCollides(t *testing.T, dir, db, fixture string) {
+func checkWorldCollides(t *testing.T, dir, db, worldFile string) {
 	t.Helper()
-	b, err := os.ReadFile(fixture)
+	b, err := os.ReadFile(worldFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1097,14 +1100,14 @@ func checkFixtureCollides(t *testing.T, dir, db, fixture string) {
 	if err := os.WriteFile(other, append(b, '\n'), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := execBinary("", "--addr", "127.0.0.1:0", "--db", db, "--fixture", other)
+	_, stderr, code := execBinary("", "--addr", "127.0.0.1:0", "--db", db, "--world", other)
 	if code != 1 {
-		t.Fatalf("a fixture of the same ids: exit %d, want 1; stderr:\n%s", code, stderr)
+		t.Fatalf("a world of the same ids: exit %d, want 1; stderr:\n%s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 	want := "prickled: " + other + ":4:14: fixture: $.projects[0].slug: project website-v2 already exists"
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "start without the fixture") {
-		t.Errorf("a fixture of the same ids: stderr\n%s\nwant one line starting %q and saying how to go on", stderr, want)
+		t.Errorf("a world of the same ids: stderr\n%s\nwant one line starting %q and saying how to go on", stderr, want)
 	}
 }
 
@@ -1112,7 +1115,7 @@ func checkFixtureCollides(t *testing.T, dir, db, fixture string) {
 // prickled goes on: the calls before and after it are answered, and it
 // exits 0 when its input ends.
 func TestStdioBadLine(t *testing.T) {
-	fixture, err := filepath.Abs("../../../server/testdata/world.json")
+	worldFile, err := filepath.Abs("../../../server/testdata/world.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1125,7 +1128,7 @@ func TestStdioBadLine(t *testing.T) {
 		call(2), `{"jsonrpc":"2.0","id":3,`, call(4) + "xyz", call(5),
 	}, "\n") + "\n"
 	var out, errb bytes.Buffer
-	cmd := exec.Command(binary, "--stdio", "--db", ":memory:", "--fixture", fixture)
+	cmd := exec.Command(binary, "--stdio", "--db", ":memory:", "--world", worldFile)
 	cmd.Env = append(os.Environ(), "PRICKLE_TOKEN=prk_fixture-agent-maya-builder-0001")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(in), &out, &errb
 	if err := cmd.Run(); err != nil {

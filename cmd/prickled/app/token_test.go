@@ -269,8 +269,8 @@ func TestVersion(t *testing.T) {
 }
 
 // TestReadmeStdioExample: the README's stdio command works as written,
-// from the repository's root: the fixture it names exists, and its token
-// is the fixture's runner's.
+// from the repository's root: the world it names exists, and its token
+// is the world's runner's.
 func TestReadmeStdioExample(t *testing.T) {
 	readme, err := os.ReadFile("../../../README.md")
 	if err != nil {
