@@ -193,8 +193,10 @@ func (h *HandlerTarget) String() string {
 // or Replicas processes of it as one deployment. The environment tells
 // each what to serve:
 //
-//	PRICKLE_FIXTURE     path of the world to load (fixture format, see
+//	PRICKLE_WORLD       path of the world to load (the world format of
 //	                    spec/world/FIXTURE.md); always set
+//	PRICKLE_FIXTURE     the same path, under its older name, which
+//	                    servers written before PRICKLE_WORLD read
 //	PRICKLE_ADDR        127.0.0.1:PORT to listen on (each replica its own)
 //	PRICKLE_PORT        PORT alone
 //	PRICKLE_STATE_DIR   a fresh empty folder for the server's files, one
@@ -484,6 +486,7 @@ func (c *CmdTarget) launch(d *deployment, r int, addr string, port int, release 
 	}
 	cmd := exec.Command("sh", "-c", c.Command)
 	cmd.Env = append(os.Environ(),
+		"PRICKLE_WORLD="+d.fixture,
 		"PRICKLE_FIXTURE="+d.fixture,
 		"PRICKLE_ADDR="+addr,
 		"PRICKLE_PORT="+strconv.Itoa(port),

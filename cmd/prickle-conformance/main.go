@@ -11,9 +11,9 @@
 //	prickle-conformance trace [--json] [--pages PATH]
 //
 // With --server-cmd, a fresh server is started per script with `sh -c`;
-// its environment carries PRICKLE_FIXTURE (the world to load),
-// PRICKLE_ADDR and PRICKLE_PORT (where to listen) and PRICKLE_STATE_DIR
-// (a fresh folder for its files). With --url, an already running server
+// its environment carries PRICKLE_WORLD (the world to load; also as
+// PRICKLE_FIXTURE, its older name), PRICKLE_ADDR and PRICKLE_PORT (where
+// to listen) and PRICKLE_STATE_DIR (a fresh folder for its files). With --url, an already running server
 // loaded with the standard seed world is tested; scripts that need their
 // own world are skipped. Every run explores random sequences of calls
 // (--explore N, --seed N); --pages PATH certifies against given pages. See
