@@ -3,10 +3,10 @@
 It serves tools.json (from `prickle-gen export -o export`) verbatim on
 tools/list, validates every call's arguments against the tool's exported
 input schema, implements discover_team_agents on an in-memory world loaded
-from a fixture, and answers every other documented tool not_implemented.
+from a file, and answers every other documented tool not_implemented.
 Certify it: see README.md.
 
-    PRICKLE_ADDR=127.0.0.1:8080 PRICKLE_FIXTURE=world.json python server.py
+    PRICKLE_ADDR=127.0.0.1:8080 PRICKLE_WORLD=world.json python server.py
 """
 
 import json
@@ -38,8 +38,11 @@ VALIDATORS = {
     t["name"]: Validator(t["inputSchema"], format_checker=Draft202012Validator.FORMAT_CHECKER) for t in TOOLS
 }
 
-# The world, as spec/world/FIXTURE.md describes it (the parts this server reads).
-WORLD = json.loads(Path(os.environ["PRICKLE_FIXTURE"]).read_text(encoding="utf-8"))
+# The world, as spec/world/FIXTURE.md describes it (the parts this server
+# reads), from $PRICKLE_WORLD, or $PRICKLE_FIXTURE, its older name, which a
+# suite older than PRICKLE_WORLD sets alone.
+WORLD_FILE = os.environ.get("PRICKLE_WORLD") or os.environ["PRICKLE_FIXTURE"]
+WORLD = json.loads(Path(WORLD_FILE).read_text(encoding="utf-8"))
 
 # Identity comes only from the bearer token: the person whose agent calls.
 OWNERS = {a["token"]: a["id"].split("/")[0] for a in WORLD.get("agents", []) if a.get("token")}

@@ -3,10 +3,10 @@
 // It serves tools.json (from `prickle-gen export -o export`) verbatim on
 // tools/list, validates every call's arguments against the tool's exported
 // input schema, implements discover_team_agents on an in-memory world
-// loaded from a fixture, and answers every other documented tool
+// loaded from a file, and answers every other documented tool
 // not_implemented. Certify it: see README.md.
 //
-//   PRICKLE_ADDR=127.0.0.1:8080 PRICKLE_FIXTURE=world.json node server.ts
+//   PRICKLE_ADDR=127.0.0.1:8080 PRICKLE_WORLD=world.json node server.ts
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -24,7 +24,9 @@ const ajv = new Ajv2020({ allErrors: true, strict: false });
 addFormats(ajv);
 const validators = new Map(tools.map((t) => [t.name, ajv.compile(t.inputSchema)]));
 
-// The world, as spec/world/FIXTURE.md describes it (the parts this server reads).
+// The world, as spec/world/FIXTURE.md describes it (the parts this server
+// reads), from $PRICKLE_WORLD, or $PRICKLE_FIXTURE, its older name, which
+// a suite older than PRICKLE_WORLD sets alone.
 interface Person { handle: string; display_name: string; avatar_url?: string | null; color?: number; away?: boolean }
 interface Agent {
   id: string; model: string; client: string; availability: string; trust_level: string; role?: string;
@@ -37,7 +39,7 @@ interface World {
   agents?: Agent[];
   runners?: { id: string; agent: string; token?: string }[];
 }
-const world: World = JSON.parse(readFileSync(process.env.PRICKLE_FIXTURE ?? "", "utf8"));
+const world: World = JSON.parse(readFileSync(process.env.PRICKLE_WORLD || process.env.PRICKLE_FIXTURE || "", "utf8"));
 
 // Identity comes only from the bearer token: the person whose agent calls.
 const owners = new Map<string, string>();
