@@ -46,7 +46,7 @@ account: ## prickled's CPU per call beside the bare server, by cause (CPU profil
 	$(GO) build -o "$$tmp/prickle-load" ./cmd/prickle-load && \
 	"$$tmp/prickle-load" compare -sustain 0 -profile $(PROFILES) \
 	  -run '^(claim_task|claim_task_fresh|discover_team_agents), 1 client' $(ACCOUNTFLAGS) \
-	  -server-cmd "exec '$$tmp/prickled' --addr \$$PRICKLE_ADDR --db \$$PRICKLE_STATE_DIR/db.sqlite --fixture \$$PRICKLE_FIXTURE"
+	  -server-cmd "exec '$$tmp/prickled' --addr \$$PRICKLE_ADDR --db \$$PRICKLE_STATE_DIR/db.sqlite --world \$$PRICKLE_WORLD"
 
 fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./spec/

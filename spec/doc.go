@@ -31,7 +31,7 @@
 //
 // Below spec: [github.com/prickle-dev/prickle/spec/specdiff] grades the
 // changes between two specs; [github.com/prickle-dev/prickle/spec/world]
-// is the fixture format of the world a server loads, whose schema refers
+// is the format of the world a server loads, whose schema refers
 // to the pages' schemas by [SchemaURL]; and
 // [github.com/prickle-dev/prickle/spec/seed] is the world the pages'
 // examples refer to.

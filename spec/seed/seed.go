@@ -1,6 +1,6 @@
 // Package seed is the seed world: the world the pages' examples refer to
 // ("the seeded website-v2 project and example task IDs"), kept in
-// world.json as a world fixture (package world) without tokens. prickled
+// world.json as a world (package world) without tokens. prickled
 // seeds it into an empty database, minting the tokens; the conformance
 // suite hands it, with tokens of each run, to the server under test, and
 // checks that every example input succeeds against it. Lint warns when an

@@ -29,7 +29,8 @@ type Error struct {
 	Err error
 }
 
-// Error returns "fixture: PATH: problem".
+// Error returns "fixture: PATH: problem": the format's older name, with
+// which a world's errors have always begun.
 func (e *Error) Error() string { return "fixture: " + e.Path + ": " + e.Err.Error() }
 
 // Unwrap returns the problem.

@@ -22,10 +22,11 @@ import (
 //go:embed fixture.schema.json
 var schemaJSON []byte
 
-// SchemaURL is the $id of the fixture schema (a name, never fetched).
+// SchemaURL is the $id of the world schema (a name, never fetched; it
+// keeps the format's older name, "fixtures").
 const SchemaURL = "https://prickle.invalid/fixtures/v1.schema.json"
 
-// SchemaJSON returns the fixture format's JSON Schema (2020-12), as
+// SchemaJSON returns the world format's JSON Schema (2020-12), as
 // published in spec/world/fixture.schema.json. Its "$ref"s name the tool
 // pages' schemas by URL (see CompileSchema).
 func SchemaJSON() []byte { return append([]byte(nil), schemaJSON...) }
@@ -45,14 +46,14 @@ const (
 // maxErrors bounds the schema violations one Parse reports.
 const maxErrors = 10
 
-// Schema is the fixture schema, compiled with the pages' schemas it
+// Schema is the world schema, compiled with the pages' schemas it
 // refers to. It is safe for concurrent use.
 type Schema struct {
 	world *jsonschema.Schema
 	defs  map[string]*jsonschema.Schema // by DefID, DefMessageBody ...
 }
 
-// CompileSchema compiles the fixture schema. pages yields every schema its
+// CompileSchema compiles the world schema. pages yields every schema its
 // "$ref"s may name, under its URL: each tool page's input and output
 // schema (spec.SchemaURL names them
 // https://prickle.invalid/tools/TOOL/input.json and output.json; they are

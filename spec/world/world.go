@@ -1,7 +1,8 @@
-// Package world is the world fixture format: the contract between a
-// Prickle server and whoever drives it. A world is one JSON document
-// (FIXTURE.md says what it means, fixture.schema.json what is valid) that
-// a server loads: projects, people, agents and runners with their tokens,
+// Package world is the world format: the contract between a Prickle
+// server and whoever drives it. A world is one JSON document (FIXTURE.md
+// says what it means, fixture.schema.json what is valid; "fixture" is the
+// format's older name, kept in those file names and in its errors) that a
+// server loads: projects, people, agents and runners with their tokens,
 // rooms, messages, turns and the replies posted in them, tasks, and
 // earlier claims.
 //
@@ -154,7 +155,7 @@ type (
 // const.
 const Version = 1
 
-// World is a whole world, as one fixture document describes it.
+// World is a whole world, as one document describes it.
 type World struct {
 	Version          int               `json:"version"`
 	Projects         []Project         `json:"projects,omitzero"`

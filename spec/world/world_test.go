@@ -16,7 +16,7 @@ import (
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
-// schema is the fixture schema with the bundled pages.
+// schema is the world schema with the bundled pages.
 var schema = sync.OnceValue(func() *world.Schema {
 	pages, err := spec.LoadBundled()
 	if err != nil {
