@@ -318,59 +318,11 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 	cred := s.newCredential(s.opts.DiscussionTools, s.discussionTools, now.Add(s.opts.DiscussionTTL))
 	replayed := found
 	if !found {
-		if t.agents[t.index(p.Agent)].replied {
-			return ClaimDiscussionResult{}, refuse(CodeReplyPosted, "your agent already posted its reply in this turn")
-		}
-		role, lead, draftID, err := nextRole(ctx, tx, t, messageID, p.Agent)
-		if err != nil {
+		if claim, err = newKeyClaim(ctx, tx, p, t, messageID, left, now); err != nil {
 			return ClaimDiscussionResult{}, err
 		}
-		if left == 0 {
-			return ClaimDiscussionResult{}, refuse(CodeNoRepliesLeft, "the turn allows no more replies")
-		}
-		live, err := hasRow(tx.stmt(ctx, stLiveDiscussionClaim).QueryRowContext(ctx, messageID, p.Agent, toDB(now)))
-		if err != nil {
+		if claim, replayed, err = insertDiscussionClaim(ctx, tx, p, messageID, idemKey, claim, now, cred); err != nil {
 			return ClaimDiscussionResult{}, err
-		}
-		if live {
-			return ClaimDiscussionResult{}, refuse(CodeDiscussionInProgress,
-				"your agent already has a live discussion claim for this message; replay its idempotency key, or retry after its credential expires")
-		}
-		id, err := newID("dsc_")
-		if err != nil {
-			return ClaimDiscussionResult{}, err
-		}
-		res, err := tx.stmt(ctx, stInsertDiscussionClaim).ExecContext(ctx,
-			id, messageID, p.RunnerID, p.Agent, idemKey, role, lead, draftID, toDB(now), toDB(cred.ExpiresAt), cred.hash, cred.toolsJSON)
-		var n int64
-		if err == nil {
-			n, err = res.RowsAffected()
-		}
-		switch {
-		case err == nil && n == 1:
-			claim = discussionClaim{id: id, role: role, lead: lead, reviewing: draftID}
-			if role != RoleReview && role != RoleRevise {
-				claim.reviewing = sql.NullString{}
-			}
-			if _, err := tx.stmt(ctx, stSupersedeDiscussionClaims).ExecContext(ctx, toDB(now), messageID, p.Agent, id); err != nil {
-				return ClaimDiscussionResult{}, err
-			}
-		case err == nil:
-			// The key exists after all: its UNIQUE constraint kept the
-			// insert out, and the claim replays.
-			claim, found, err = findDiscussionClaim(ctx, tx, p.RunnerID, messageID, idemKey)
-			if err != nil {
-				return ClaimDiscussionResult{}, err
-			}
-			if !found {
-				return ClaimDiscussionResult{}, errors.New("discussion claim vanished after its key's conflict")
-			}
-			if claim.replied {
-				return ClaimDiscussionResult{}, refuse(CodeReplyPosted, "the reply for this claim was already posted")
-			}
-			replayed = true
-		default:
-			return ClaimDiscussionResult{}, fmt.Errorf("insert discussion claim: %w", err)
 		}
 	}
 	if claim.superseded {
@@ -397,4 +349,77 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 		DiscussionCredential: cred.Credential,
 		Replayed:             replayed,
 	}, nil
+}
+
+// newKeyClaim is what a key not seen before may claim in the turn t of
+// messageID, whose replies_left is left: the claim to insert (its role,
+// lead and the draft it reviews, nextRole's), or the refusal of a new key,
+// in order: reply_posted once the agent's part is done, draft_pending or
+// reviews_pending, no_replies_left, and discussion_in_progress while
+// another key's claim of the agent in the turn is live.
+func newKeyClaim(ctx context.Context, tx *txn, p *Principal, t turnInfo, messageID string, left int, now time.Time) (discussionClaim, error) {
+	if t.agents[t.index(p.Agent)].replied {
+		return discussionClaim{}, refuse(CodeReplyPosted, "your agent already posted its reply in this turn")
+	}
+	role, lead, draftID, err := nextRole(ctx, tx, t, messageID, p.Agent)
+	if err != nil {
+		return discussionClaim{}, err
+	}
+	if left == 0 {
+		return discussionClaim{}, refuse(CodeNoRepliesLeft, "the turn allows no more replies")
+	}
+	live, err := hasRow(tx.stmt(ctx, stLiveDiscussionClaim).QueryRowContext(ctx, messageID, p.Agent, toDB(now)))
+	if err != nil {
+		return discussionClaim{}, err
+	}
+	if live {
+		return discussionClaim{}, refuse(CodeDiscussionInProgress,
+			"your agent already has a live discussion claim for this message; replay its idempotency key, or retry after its credential expires")
+	}
+	return discussionClaim{role: role, lead: lead, reviewing: draftID}, nil
+}
+
+// insertDiscussionClaim inserts c, a new key's claim (newKeyClaim), with a
+// fresh id, holding cred, and supersedes the agent's other claims in the
+// turn (their credentials are dropped). replayed is true if the key
+// turned out to exist after all (the insert met its UNIQUE constraint and
+// inserted nothing): the claim returned is then that key's, to replay.
+func insertDiscussionClaim(ctx context.Context, tx *txn, p *Principal, messageID, idemKey string, c discussionClaim, now time.Time, cred credential) (claim discussionClaim, replayed bool, err error) {
+	id, err := newID("dsc_")
+	if err != nil {
+		return discussionClaim{}, false, err
+	}
+	res, err := tx.stmt(ctx, stInsertDiscussionClaim).ExecContext(ctx,
+		id, messageID, p.RunnerID, p.Agent, idemKey, c.role, c.lead, c.reviewing, toDB(now), toDB(cred.ExpiresAt), cred.hash, cred.toolsJSON)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	switch {
+	case err == nil && n == 1:
+		c.id = id
+		if c.role != RoleReview && c.role != RoleRevise {
+			c.reviewing = sql.NullString{}
+		}
+		if _, err := tx.stmt(ctx, stSupersedeDiscussionClaims).ExecContext(ctx, toDB(now), messageID, p.Agent, id); err != nil {
+			return discussionClaim{}, false, err
+		}
+		return c, false, nil
+	case err == nil:
+		// The key exists after all: its UNIQUE constraint kept the
+		// insert out, and the claim replays.
+		claim, found, err := findDiscussionClaim(ctx, tx, p.RunnerID, messageID, idemKey)
+		if err != nil {
+			return discussionClaim{}, false, err
+		}
+		if !found {
+			return discussionClaim{}, false, errors.New("discussion claim vanished after its key's conflict")
+		}
+		if claim.replied {
+			return discussionClaim{}, false, refuse(CodeReplyPosted, "the reply for this claim was already posted")
+		}
+		return claim, true, nil
+	default:
+		return discussionClaim{}, false, fmt.Errorf("insert discussion claim: %w", err)
+	}
 }
