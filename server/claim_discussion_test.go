@@ -10,11 +10,12 @@ import (
 	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec/seed"
+	"github.com/prickle-dev/prickle/spec/world"
 )
 
 // postReply posts the one reply a discussion credential allows, as
 // post_message will (it has no page yet, so the store does it).
-func (e *env) postReply(credential, body string) store.Message {
+func (e *env) postReply(credential, body string) world.Message {
 	e.t.Helper()
 	ctx := context.Background()
 	p, err := e.srv.Store().Authenticate(ctx, credential)
@@ -50,7 +51,7 @@ func (e *env) wantSession(out *api.ClaimDiscussionOutput, raw []byte, role strin
 }
 
 // wantQuote checks that reviewing quotes the draft m.
-func wantQuote(t *testing.T, out *api.ClaimDiscussionOutput, m store.Message) {
+func wantQuote(t *testing.T, out *api.ClaimDiscussionOutput, m world.Message) {
 	t.Helper()
 	q := out.Reviewing
 	if q == nil {

@@ -10,9 +10,14 @@ import (
 
 // handler implements api.Handler on the store. The caller comes from the
 // context (authorize put it there from the bearer token), never from an
-// argument. It embeds api.UnimplementedHandler: a tool whose page is added
-// before the server implements it is served and refused as not_implemented
-// (prickled logs which at start-up).
+// argument. The store answers discover_team_agents, claim_task's attempt
+// and claim_discussion's quoted draft in the generated output types
+// already; what the handler still converts is what the store keeps as its
+// own (server/README.md, "One shape for the data"): a claim's role and
+// its credential's allowed tools, as enums. It embeds
+// api.UnimplementedHandler: a tool whose page is added before the server
+// implements it is served and refused as not_implemented (prickled logs
+// which at start-up).
 type handler struct {
 	api.UnimplementedHandler
 	store *store.Store
@@ -20,7 +25,7 @@ type handler struct {
 
 var _ api.Handler = (*handler)(nil)
 
-// enum converts a value the store read into a generated enum type. A value
+// enum converts a value the store keeps into a generated enum type. A value
 // outside the documented ones is a server bug (bad data), answered as an
 // internal error: it is never sent.
 func enum[T interface {
@@ -62,11 +67,7 @@ func (h *handler) ClaimTask(ctx context.Context, in *api.ClaimTaskInput) (*api.C
 		return nil, err
 	}
 	return &api.ClaimTaskOutput{
-		Attempt: api.ClaimTaskOutputAttempt{
-			AttemptID: r.Attempt.AttemptID,
-			TaskID:    r.Attempt.TaskID,
-			ClaimedAt: r.Attempt.ClaimedAt,
-		},
+		Attempt: r.Attempt,
 		ExecutionCredential: api.ClaimTaskOutputExecutionCredential{
 			Token:        r.ExecutionCredential.Token,
 			ExpiresAt:    r.ExecutionCredential.ExpiresAt,
@@ -94,87 +95,27 @@ func (h *handler) ClaimDiscussion(ctx context.Context, in *api.ClaimDiscussionIn
 	if err != nil {
 		return nil, err
 	}
-	out := &api.ClaimDiscussionOutput{
+	return &api.ClaimDiscussionOutput{
 		Project:     r.Project,
 		OwnRoom:     &r.OwnRoom,
 		RepliesLeft: int64(r.RepliesLeft),
 		Lead:        r.Lead,
 		Role:        role,
+		Reviewing:   r.Reviewing,
 		DiscussionCredential: api.ClaimDiscussionOutputDiscussionCredential{
 			Token:        r.DiscussionCredential.Token,
 			ExpiresAt:    r.DiscussionCredential.ExpiresAt,
 			AllowedTools: tools,
 		},
-	}
-	if q := r.Reviewing; q != nil {
-		prov, err := enum[api.ClaimDiscussionOutputReviewingProvenance]("provenance", q.Provenance)
-		if err != nil {
-			return nil, err
-		}
-		status, err := enum[api.ClaimDiscussionOutputReviewingProvenanceStatus]("provenance status", q.ProvenanceStatus)
-		if err != nil {
-			return nil, err
-		}
-		out.Reviewing = &api.ClaimDiscussionOutputReviewing{
-			MessageID:        q.MessageID,
-			Author:           q.Author,
-			Body:             q.Body,
-			Provenance:       prov,
-			ProvenanceStatus: status,
-		}
-	}
-	return out, nil
+	}, nil
 }
 
-// DiscoverTeamAgents implements api.Handler.
+// DiscoverTeamAgents implements api.Handler: the store answers in the
+// output's own type.
 func (h *handler) DiscoverTeamAgents(ctx context.Context, in *api.DiscoverTeamAgentsInput) (*api.DiscoverTeamAgentsOutput, error) {
-	r, err := h.store.DiscoverTeamAgents(ctx, principal(ctx), in.Project)
+	out, err := h.store.DiscoverTeamAgents(ctx, principal(ctx), in.Project)
 	if err != nil {
 		return nil, toolError(err)
 	}
-	out := &api.DiscoverTeamAgentsOutput{
-		People: make([]api.DiscoverTeamAgentsOutputPerson, 0, len(r.People)),
-		Agents: make([]api.DiscoverTeamAgentsOutputAgent, 0, len(r.Agents)),
-	}
-	for _, p := range r.People {
-		out.People = append(out.People, api.DiscoverTeamAgentsOutputPerson{
-			Handle:      p.Handle,
-			DisplayName: p.DisplayName,
-			AvatarURL:   p.AvatarURL,
-			Color:       int64(p.Color),
-			Away:        p.Away,
-		})
-	}
-	for _, a := range r.Agents {
-		caps := make([]api.DiscoverTeamAgentsOutputAgentCapability, 0, len(a.Capabilities))
-		for _, c := range a.Capabilities {
-			kind, err := enum[api.DiscoverTeamAgentsOutputAgentCapabilityKind]("capability kind", c.Kind)
-			if err != nil {
-				return nil, err
-			}
-			caps = append(caps, api.DiscoverTeamAgentsOutputAgentCapability{Kind: kind, Name: c.Name})
-		}
-		avail, err := enum[api.DiscoverTeamAgentsOutputAgentAvailability]("availability", a.Availability)
-		if err != nil {
-			return nil, err
-		}
-		trust, err := enum[api.DiscoverTeamAgentsOutputAgentTrustLevel]("trust level", a.TrustLevel)
-		if err != nil {
-			return nil, err
-		}
-		out.Agents = append(out.Agents, api.DiscoverTeamAgentsOutputAgent{
-			AgentID:      a.AgentID,
-			Owner:        a.Owner,
-			Name:         a.Name,
-			AvatarURL:    a.AvatarURL,
-			Model:        a.Model,
-			Client:       a.Client,
-			Role:         a.Role,
-			Capabilities: caps,
-			Availability: avail,
-			TrustLevel:   trust,
-			LastSeenAt:   a.LastSeenAt,
-		})
-	}
-	return out, nil
+	return &out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/spec/seed"
 )
 
@@ -171,7 +172,7 @@ func TestWorldLoadInvalidatesCaches(t *testing.T) {
 	eachDB(t, func(t *testing.T, db testDB) {
 		s := db.open(t, newClock())
 		s.auth.put([32]byte{1}, Principal{Kind: KindAgent}, 0)
-		s.dir.put(seed.Project, DiscoverResult{People: []Person{{Handle: "ghost"}}}, 0)
+		s.dir.put(seed.Project, api.DiscoverTeamAgentsOutput{People: []api.DiscoverTeamAgentsOutputPerson{{Handle: "ghost"}}}, 0)
 		if _, err := s.SeedDefault(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/prickle-dev/prickle/api"
 )
 
 // Harness is the only claim_discussion harness version this server speaks.
@@ -43,21 +45,6 @@ const (
 // maximum) and the default reply limit of a turn.
 const MaxReplies = 8
 
-// Quote is a quoted message (the draft under review).
-type Quote struct {
-	// MessageID identifies the quoted message.
-	MessageID string `json:"message_id"`
-	// Author is the authoring agent, "owner/name".
-	Author string `json:"author"`
-	// Body is the message text.
-	Body string `json:"body"`
-	// Provenance is agent_generated, from_approved_context, owner_approved
-	// or owner_instruction.
-	Provenance string `json:"provenance"`
-	// ProvenanceStatus is claimed or attested.
-	ProvenanceStatus string `json:"provenance_status"`
-}
-
 // ClaimDiscussionResult is the claim_discussion answer; its JSON form
 // matches the tool's output schema (reviewing marshals as null when nil).
 type ClaimDiscussionResult struct {
@@ -74,7 +61,7 @@ type ClaimDiscussionResult struct {
 	// Role is draft, review, revise or combine.
 	Role string `json:"role"`
 	// Reviewing quotes the draft for review and revise; nil otherwise.
-	Reviewing *Quote `json:"reviewing"`
+	Reviewing *api.ClaimDiscussionOutputReviewing `json:"reviewing"`
 	// DiscussionCredential is the fresh 10-minute credential.
 	DiscussionCredential Credential `json:"discussion_credential"`
 	// Replayed is true when the idempotency key had been used before. Not
@@ -237,8 +224,10 @@ func findDiscussionClaim(ctx context.Context, tx *txn, runner, message, key stri
 	return c, err == nil, err
 }
 
-func loadQuote(ctx context.Context, tx *txn, messageID string) (*Quote, error) {
-	var q Quote
+// loadQuote quotes the draft messageID, as reviewing shows it. A
+// provenance the output schema does not document is bad data, an error.
+func loadQuote(ctx context.Context, tx *txn, messageID string) (*api.ClaimDiscussionOutputReviewing, error) {
+	var q api.ClaimDiscussionOutputReviewing
 	var author sql.NullString
 	err := tx.stmt(ctx, stQuote).QueryRowContext(ctx, messageID).
 		Scan(&q.MessageID, &author, &q.Body, &q.Provenance, &q.ProvenanceStatus)
@@ -247,6 +236,9 @@ func loadQuote(ctx context.Context, tx *txn, messageID string) (*Quote, error) {
 	}
 	if !author.Valid {
 		return nil, fmt.Errorf("draft %q has no agent author", messageID)
+	}
+	if !q.Provenance.Valid() || !q.ProvenanceStatus.Valid() {
+		return nil, fmt.Errorf("draft %q: provenance %q (%q) is not one of the documented values", messageID, q.Provenance, q.ProvenanceStatus)
 	}
 	q.Author = author.String
 	return &q, nil
@@ -331,7 +323,7 @@ func (s *Store) claimDiscussionTx(ctx context.Context, tx *txn, p *Principal, me
 	if replayed && left == 0 {
 		return ClaimDiscussionResult{}, refuse(CodeNoRepliesLeft, "the turn allows no more replies")
 	}
-	var reviewing *Quote
+	var reviewing *api.ClaimDiscussionOutputReviewing
 	if claim.reviewing.Valid {
 		if reviewing, err = loadQuote(ctx, tx, claim.reviewing.String); err != nil {
 			return ClaimDiscussionResult{}, err

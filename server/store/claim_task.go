@@ -6,17 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/prickle-dev/prickle/api"
 )
 
-// Attempt is one claimed run of a task, as claim_task returns it.
-type Attempt struct {
-	// AttemptID identifies the attempt.
-	AttemptID string `json:"attempt_id"`
-	// TaskID is the task the attempt runs.
-	TaskID string `json:"task_id"`
-	// ClaimedAt is when the attempt was first claimed (replays keep it).
-	ClaimedAt time.Time `json:"claimed_at"`
-}
+// Attempt is one claimed run of a task, as claim_task returns it: the
+// generated api's type under the store's name for it. ClaimedAt is when
+// the attempt was first claimed (replays keep it).
+type Attempt = api.ClaimTaskOutputAttempt
 
 // ClaimTaskResult is the claim_task answer; its JSON form matches the
 // tool's output schema.

@@ -6,65 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
+
+	"github.com/prickle-dev/prickle/api"
 )
-
-// Person is a person in a project, as discover_team_agents returns it.
-type Person struct {
-	// Handle is the person's handle.
-	Handle string `json:"handle"`
-	// DisplayName is the person's display name.
-	DisplayName string `json:"display_name"`
-	// AvatarURL is nil when the person has no avatar.
-	AvatarURL *string `json:"avatar_url"`
-	// Color is 0-7.
-	Color int `json:"color"`
-	// Away is true when the person is away.
-	Away bool `json:"away"`
-}
-
-// Capability is one capability of an agent.
-type Capability struct {
-	// Kind is mcp, repo, deploy, data or other.
-	Kind string `json:"kind"`
-	// Name names the capability.
-	Name string `json:"name"`
-}
-
-// Agent is an agent in a project, as discover_team_agents returns it.
-type Agent struct {
-	// AgentID is "owner/name".
-	AgentID string `json:"agent_id"`
-	// Owner is the owner's handle.
-	Owner string `json:"owner"`
-	// Name is the agent's name within its owner.
-	Name string `json:"name"`
-	// AvatarURL is nil when the agent has no avatar.
-	AvatarURL *string `json:"avatar_url"`
-	// Model is the model the agent runs.
-	Model string `json:"model"`
-	// Client is the client the agent connects with.
-	Client string `json:"client"`
-	// Role is a short description of the agent's role.
-	Role string `json:"role"`
-	// Capabilities is never nil.
-	Capabilities []Capability `json:"capabilities"`
-	// Availability is online, working, idle, asleep, away or offline.
-	Availability string `json:"availability"`
-	// TrustLevel is owner_verified or unverified.
-	TrustLevel string `json:"trust_level"`
-	// LastSeenAt is nil when the agent was never seen.
-	LastSeenAt *time.Time `json:"last_seen_at"`
-}
-
-// DiscoverResult is the discover_team_agents answer. Both slices are
-// non-nil (they marshal as [] when empty).
-type DiscoverResult struct {
-	// People are the project's members, by handle.
-	People []Person `json:"people"`
-	// Agents are the agents owned by the project's members, by agent id.
-	Agents []Agent `json:"agents"`
-}
 
 // DiscoverTeamAgents lists the people and agents of project. The caller's
 // agent's owner must be a member of the project; a credential scoped to a
@@ -78,36 +22,41 @@ type DiscoverResult struct {
 // does not tell whether the project exists. A project's directory and a
 // person's memberships are cached (see cache.go): loading a world
 // invalidates them, and no tool changes people, agents or memberships.
-func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project string) (DiscoverResult, error) {
+//
+// The answer is the tool's output as the generated api package types it:
+// the people by handle, the agents by agent id, every value one the
+// output schema documents (a value the database holds that it does not,
+// such as an unknown availability, is an error, never an answer).
+func (s *Store) DiscoverTeamAgents(ctx context.Context, p *Principal, project string) (api.DiscoverTeamAgentsOutput, error) {
 	if p == nil {
-		return DiscoverResult{}, refuse(CodeUnauthenticated, "no caller identity")
+		return api.DiscoverTeamAgentsOutput{}, refuse(CodeUnauthenticated, "no caller identity")
 	}
 	notVisible := refuse(CodeProjectNotVisible, "the project does not exist or you cannot see it")
 	if p.Scope.Project != "" && p.Scope.Project != project {
-		return DiscoverResult{}, notVisible
+		return api.DiscoverTeamAgentsOutput{}, notVisible
 	}
 	projects, err := s.projectsOf(ctx, p.Owner)
 	if err != nil {
-		return DiscoverResult{}, opError("discover team agents", err)
+		return api.DiscoverTeamAgentsOutput{}, opError("discover team agents", err)
 	}
 	if !projects[project] {
-		return DiscoverResult{}, notVisible
+		return api.DiscoverTeamAgentsOutput{}, notVisible
 	}
 	d, ok, gen := s.dir.get(project)
 	if !ok {
 		var err error
 		if d, err = s.readDirectory(ctx, project); err != nil {
-			return DiscoverResult{}, opError("discover team agents", err)
+			return api.DiscoverTeamAgentsOutput{}, opError("discover team agents", err)
 		}
 		if len(d.People) > 0 { // only projects that exist and have members
 			s.dir.put(project, d, gen)
 		}
 	}
 	// The caller sees the project if its agent's owner is a member.
-	if !slices.ContainsFunc(d.People, func(pe Person) bool { return pe.Handle == p.Owner }) {
-		return DiscoverResult{}, notVisible
+	if !slices.ContainsFunc(d.People, func(pe api.DiscoverTeamAgentsOutputPerson) bool { return pe.Handle == p.Owner }) {
+		return api.DiscoverTeamAgentsOutput{}, notVisible
 	}
-	return d.clone(), nil
+	return cloneDirectory(d), nil
 }
 
 // projectsOf returns the projects person is a member of (cached). The
@@ -140,18 +89,18 @@ func (s *Store) projectsOf(ctx context.Context, person string) (map[string]bool,
 	return projects, nil
 }
 
-// clone returns a deep copy, so that callers never share a cached value.
-func (r DiscoverResult) clone() DiscoverResult {
-	out := DiscoverResult{People: make([]Person, len(r.People)), Agents: make([]Agent, len(r.Agents))}
-	for i, pe := range r.People {
-		pe.AvatarURL = clonePtr(pe.AvatarURL)
-		out.People[i] = pe
+// cloneDirectory returns a deep copy of d, so that callers never share a
+// cached value.
+func cloneDirectory(d api.DiscoverTeamAgentsOutput) api.DiscoverTeamAgentsOutput {
+	out := api.DiscoverTeamAgentsOutput{People: slices.Clone(d.People), Agents: slices.Clone(d.Agents)}
+	for i := range out.People {
+		out.People[i].AvatarURL = clonePtr(out.People[i].AvatarURL)
 	}
-	for i, a := range r.Agents {
+	for i := range out.Agents {
+		a := &out.Agents[i]
 		a.AvatarURL = clonePtr(a.AvatarURL)
 		a.LastSeenAt = clonePtr(a.LastSeenAt)
 		a.Capabilities = slices.Clone(a.Capabilities)
-		out.Agents[i] = a
 	}
 	return out
 }
@@ -166,58 +115,91 @@ func clonePtr[T any](p *T) *T {
 
 // readDirectory reads project's people and agents in one read transaction.
 // A project that does not exist has no people.
-func (s *Store) readDirectory(ctx context.Context, project string) (DiscoverResult, error) {
-	res := DiscoverResult{People: []Person{}, Agents: []Agent{}}
+func (s *Store) readDirectory(ctx context.Context, project string) (api.DiscoverTeamAgentsOutput, error) {
+	var d api.DiscoverTeamAgentsOutput
 	err := s.inReadTx(ctx, func(tx *txn) error {
-		rows, err := tx.stmt(ctx, stProjectPeople).QueryContext(ctx, project)
-		if err != nil {
+		var err error
+		if d.People, err = readPeople(ctx, tx, project); err != nil {
 			return err
 		}
-		for rows.Next() {
-			var pe Person
-			var av sql.NullString
-			if err := rows.Scan(&pe.Handle, &pe.DisplayName, &av, &pe.Color, &pe.Away); err != nil {
-				rows.Close()
-				return err
-			}
-			pe.AvatarURL = nullString(av)
-			res.People = append(res.People, pe)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		rows, err = tx.stmt(ctx, stProjectAgents).QueryContext(ctx, project)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var a Agent
-			var av sql.NullString
-			var caps string
-			var seen sql.NullInt64
-			if err := rows.Scan(&a.AgentID, &a.Owner, &a.Name, &av, &a.Model, &a.Client, &a.Role, &caps,
-				&a.Availability, &a.TrustLevel, &seen); err != nil {
-				return err
-			}
-			a.AvatarURL = nullString(av)
-			a.LastSeenAt = nullTime(seen)
-			a.Capabilities = []Capability{}
-			if err := json.Unmarshal([]byte(caps), &a.Capabilities); err != nil {
-				return fmt.Errorf("agent %s capabilities: %w", a.AgentID, err)
-			}
-			if a.Capabilities == nil {
-				a.Capabilities = []Capability{}
-			}
-			res.Agents = append(res.Agents, a)
-		}
-		return rows.Err()
+		d.Agents, err = readAgents(ctx, tx, project)
+		return err
 	})
 	if err != nil {
-		return DiscoverResult{}, err
+		return api.DiscoverTeamAgentsOutput{}, err
 	}
-	return res, nil
+	return d, nil
+}
+
+// readPeople reads the members of project, by handle.
+func readPeople(ctx context.Context, tx *txn, project string) ([]api.DiscoverTeamAgentsOutputPerson, error) {
+	rows, err := tx.stmt(ctx, stProjectPeople).QueryContext(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var people []api.DiscoverTeamAgentsOutputPerson
+	for rows.Next() {
+		var pe api.DiscoverTeamAgentsOutputPerson
+		var av sql.NullString
+		if err := rows.Scan(&pe.Handle, &pe.DisplayName, &av, &pe.Color, &pe.Away); err != nil {
+			return nil, err
+		}
+		pe.AvatarURL = nullString(av)
+		people = append(people, pe)
+	}
+	return people, rows.Err()
+}
+
+// readAgents reads the agents of project's members, by agent id. Their
+// capabilities are stored as the world gave them (a JSON array of
+// world.Capability), which is the output's shape too.
+func readAgents(ctx context.Context, tx *txn, project string) ([]api.DiscoverTeamAgentsOutputAgent, error) {
+	rows, err := tx.stmt(ctx, stProjectAgents).QueryContext(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var agents []api.DiscoverTeamAgentsOutputAgent
+	for rows.Next() {
+		var a api.DiscoverTeamAgentsOutputAgent
+		var av sql.NullString
+		var caps string
+		var seen sql.NullInt64
+		if err := rows.Scan(&a.AgentID, &a.Owner, &a.Name, &av, &a.Model, &a.Client, &a.Role, &caps,
+			&a.Availability, &a.TrustLevel, &seen); err != nil {
+			return nil, err
+		}
+		a.AvatarURL = nullString(av)
+		a.LastSeenAt = nullTime(seen)
+		if err := json.Unmarshal([]byte(caps), &a.Capabilities); err != nil {
+			return nil, fmt.Errorf("agent %s capabilities: %w", a.AgentID, err)
+		}
+		if err := checkAgentEnums(a); err != nil {
+			return nil, err
+		}
+		agents = append(agents, a)
+	}
+	return agents, rows.Err()
+}
+
+// checkAgentEnums refuses an agent whose availability, trust level or
+// capability kind is not one the output schema documents: bad data, which
+// is never sent.
+func checkAgentEnums(a api.DiscoverTeamAgentsOutputAgent) error {
+	bad := func(what, v string) error {
+		return fmt.Errorf("agent %s: %s %q is not one of the documented values", a.AgentID, what, v)
+	}
+	if !a.Availability.Valid() {
+		return bad("availability", string(a.Availability))
+	}
+	if !a.TrustLevel.Valid() {
+		return bad("trust level", string(a.TrustLevel))
+	}
+	for _, c := range a.Capabilities {
+		if !c.Kind.Valid() {
+			return bad("capability kind", string(c.Kind))
+		}
+	}
+	return nil
 }

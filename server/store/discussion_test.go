@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/spec/seed"
 )
 
@@ -222,7 +223,7 @@ func TestHarnessTwoPairDraftReviewRevise(t *testing.T) {
 		if err != nil || r.Role != RoleReview || r.Lead || r.RepliesLeft != 7 {
 			t.Fatalf("review claim = %+v, %v", r, err)
 		}
-		want := Quote{MessageID: draft.ID, Author: "maya/builder", Body: "Draft launch note.", Provenance: "agent_generated", ProvenanceStatus: "claimed"}
+		want := api.ClaimDiscussionOutputReviewing{MessageID: draft.ID, Author: "maya/builder", Body: "Draft launch note.", Provenance: "agent_generated", ProvenanceStatus: "claimed"}
 		if r.Reviewing == nil || *r.Reviewing != want {
 			t.Fatalf("reviewing = %+v, want %+v", r.Reviewing, want)
 		}

@@ -1,13 +1,25 @@
 // Package store is the state layer of prickled, the reference Prickle
 // server: persistence (embedded SQLite, pure Go, the default; or
 // PostgreSQL, which any number of prickled replicas share) and every domain rule of
-// the documented tools, independent of MCP (it imports neither the
-// generated api package nor the go-sdk). The MCP layer authenticates a
-// bearer token with Authenticate, calls one operation with the Principal,
-// and turns a *Refusal into an isError tool result carrying Refusal.Code
-// (never into structuredContent). Result types marshal to JSON exactly as
-// the tools' output schemas require (nullable fields as null, empty lists
-// as []).
+// the documented tools, independent of MCP: it never serves a call itself
+// and does not use the go-sdk. The MCP layer authenticates a bearer token
+// with Authenticate, calls one operation with the Principal, and turns a
+// *Refusal into an isError tool result carrying Refusal.Code (never into
+// structuredContent).
+//
+// The data has two shapes, each with its one Go form: a world comes in as
+// package world's types (spec/world, the format servers load), and the
+// tools' answers go out as the generated api package's output types,
+// which marshal exactly as the output schemas require (nullable fields as
+// null, empty lists as []). DiscoverTeamAgents answers an
+// api.DiscoverTeamAgentsOutput, a claim's attempt is an
+// api.ClaimTaskOutputAttempt and its quoted draft an
+// api.ClaimDiscussionOutputReviewing, and PostDiscussionReply returns the
+// reply as a world.Message. The store's own result types are only the
+// claims' (ClaimTaskResult, ClaimDiscussionResult): what the store minted
+// (the Credential, with the allowed tools as Options gives them) and
+// whether the key was replayed, which the MCP layer turns into the output.
+// It imports package api for its types alone.
 //
 // The decisions these operations implement (the launch timeout, the
 // harness roles, replies_left, what each refusal code means, and every

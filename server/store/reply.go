@@ -11,30 +11,6 @@ import (
 	"github.com/prickle-dev/prickle/spec/world"
 )
 
-// Message is a posted message.
-type Message struct {
-	// ID identifies the message.
-	ID string `json:"message_id"`
-	// Room is the room id.
-	Room string `json:"room"`
-	// Kind is task_request, mention or room_message.
-	Kind string `json:"kind"`
-	// Author is a person's handle or an agent's "owner/name".
-	Author string `json:"author"`
-	// Body is the text.
-	Body string `json:"body"`
-	// Provenance is one of the values the pages document for it.
-	Provenance string `json:"provenance"`
-	// ProvenanceStatus is claimed or attested.
-	ProvenanceStatus string `json:"provenance_status"`
-	// ReplyTurn is the message whose turn this replies in, if any.
-	ReplyTurn *string `json:"reply_turn"`
-	// ReplyRole is the discussion role the reply was posted under, if any.
-	ReplyRole *string `json:"reply_role"`
-	// CreatedAt is when it was posted.
-	CreatedAt time.Time `json:"created_at"`
-}
-
 // PostDiscussionReply posts the one reply a discussion credential allows:
 // a room_message by the credential's agent in the claimed message's room,
 // in that message's turn, under the claim's role, with provenance status
@@ -43,17 +19,19 @@ type Message struct {
 // (reply_posted); so is a reply once the turn no longer waits. When the
 // reply is the agent's last in the harness (the draft of a lone agent, a
 // review, a revise or a combine) the turn stops waiting on the agent; when
-// it waits on nobody the turn ends.
-func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, provenance string) (Message, error) {
+// it waits on nobody the turn ends. The reply is returned as the world
+// format writes a message, a reply in its turn under its role, created
+// now (in RFC 3339, at the store's millisecond precision).
+func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, provenance string) (world.Message, error) {
 	if p == nil {
-		return Message{}, refuse(CodeUnauthenticated, "no caller identity")
+		return world.Message{}, refuse(CodeUnauthenticated, "no caller identity")
 	}
 	if p.Kind != KindDiscussion {
-		return Message{}, refuse(CodeNotDiscussionCredential, "only a discussion credential can post a discussion reply")
+		return world.Message{}, refuse(CodeNotDiscussionCredential, "only a discussion credential can post a discussion reply")
 	}
 	now := s.Now()
 	if p.ExpiresAt != nil && !now.Before(*p.ExpiresAt) {
-		return Message{}, refuse(CodeCredentialExpired, "the discussion credential has expired")
+		return world.Message{}, refuse(CodeCredentialExpired, "the discussion credential has expired")
 	}
 	if provenance == "" {
 		provenance = "agent_generated"
@@ -62,15 +40,15 @@ func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, pro
 	// quoted message, through the world schema: one source.
 	ws, err := worldSchema()
 	if err != nil {
-		return Message{}, fmt.Errorf("store: %w", err)
+		return world.Message{}, fmt.Errorf("store: %w", err)
 	}
 	if err := ws.CheckValue(world.DefMessageBody, "body", body); err != nil {
-		return Message{}, refuse(CodeInvalidArgument, "%v", err)
+		return world.Message{}, refuse(CodeInvalidArgument, "%v", err)
 	}
 	if err := ws.CheckValue(world.DefMessageProvenance, "provenance", provenance); err != nil {
-		return Message{}, refuse(CodeInvalidArgument, "%v", err)
+		return world.Message{}, refuse(CodeInvalidArgument, "%v", err)
 	}
-	var msg Message
+	var msg world.Message
 	err = s.inTx(ctx, func(tx *txn) error {
 		var messageID, role string
 		var lead, superseded, replied bool
@@ -135,12 +113,12 @@ func (s *Store) PostDiscussionReply(ctx context.Context, p *Principal, body, pro
 			}
 		}
 		mt, r := messageID, role
-		msg = Message{ID: id, Room: t.room, Kind: "room_message", Author: p.Agent, Body: body, Provenance: provenance,
-			ProvenanceStatus: "claimed", ReplyTurn: &mt, ReplyRole: &r, CreatedAt: now}
+		msg = world.Message{ID: id, Room: t.room, Kind: "room_message", Author: p.Agent, Body: body, Provenance: provenance,
+			ProvenanceStatus: "claimed", ReplyTurn: &mt, ReplyRole: &r, CreatedAt: world.Time(now.Format(time.RFC3339Nano))}
 		return nil
 	})
 	if err != nil {
-		return Message{}, opError("post discussion reply", err)
+		return world.Message{}, opError("post discussion reply", err)
 	}
 	return msg, nil
 }

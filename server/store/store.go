@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/prickle-dev/prickle/api"
 )
 
 // DefaultLaunchTimeout is the launch timeout used when Options.LaunchTimeout
@@ -68,8 +70,8 @@ type Store struct {
 	e     *engine     // the database's dialect (engine.go)
 	stmts *statements // the hot statements on db, prepared once (stmts.go)
 	opts  Options
-	auth  genCache[[32]byte, Principal]    // agent and runner principals by token hash (cache.go)
-	dir   genCache[string, DiscoverResult] // team directories by project slug (cache.go)
+	auth  genCache[[32]byte, Principal]                  // agent and runner principals by token hash (cache.go)
+	dir   genCache[string, api.DiscoverTeamAgentsOutput] // team directories by project slug (cache.go)
 	// members holds the projects each person is a member of, by handle
 	// (cache.go): who may see a project is decided from it alone.
 	members genCache[string, map[string]bool]

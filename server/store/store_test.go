@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prickle-dev/prickle/api"
 	"github.com/prickle-dev/prickle/spec/seed"
 )
 
@@ -325,14 +326,14 @@ func TestDiscoverTeamAgents(t *testing.T) {
 
 func TestDiscoverEmptyListsAreNotNull(t *testing.T) {
 	eachDB(t, func(t *testing.T, db testDB) {
-		res := DiscoverResult{People: []Person{}, Agents: []Agent{}}
+		res := api.DiscoverTeamAgentsOutput{}
 		b, _ := json.Marshal(res)
 		if string(b) != `{"people":[],"agents":[]}` {
 			t.Fatalf("got %s", b)
 		}
-		// And the store builds non-nil slices even for a scoped credential whose
-		// project has since lost its other members: exercised through the
-		// loaded world, where ines/helper has no capabilities given.
+		// And an agent the world gave no capabilities, no avatar and no
+		// last_seen_at (ines/helper of the loaded world) has none, and its
+		// capabilities marshal as [].
 		s, _ := db.loaded(t)
 		ines, err := s.IssueAgentToken(ctx, "ines/helper")
 		if err != nil {
@@ -342,8 +343,11 @@ func TestDiscoverEmptyListsAreNotNull(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Agents[0].Capabilities == nil || len(r.Agents[0].Capabilities) != 0 || r.Agents[0].AvatarURL != nil || r.Agents[0].LastSeenAt != nil {
+		if len(r.Agents[0].Capabilities) != 0 || r.Agents[0].AvatarURL != nil || r.Agents[0].LastSeenAt != nil {
 			t.Fatalf("ines/helper = %+v", r.Agents[0])
+		}
+		if b, _ := json.Marshal(r.Agents[0]); !bytes.Contains(b, []byte(`"capabilities":[]`)) {
+			t.Fatalf("ines/helper JSON %s: want capabilities []", b)
 		}
 	})
 }
@@ -661,4 +665,24 @@ func claimBoth(t *testing.T, s *Store, runner *Principal) (ClaimTaskResult, Clai
 		t.Fatal(err)
 	}
 	return ct, cd
+}
+
+// TestDiscoverRefusesUndocumentedValues: a value the database holds that
+// the output schema does not document (written behind the store's back)
+// is an error, never an answer.
+func TestDiscoverRefusesUndocumentedValues(t *testing.T) {
+	eachDB(t, func(t *testing.T, db testDB) {
+		s, _, issued := db.seeded(t)
+		p := auth(t, s, tokenOf(t, issued, KindAgent, seed.BuilderAgent))
+		// The schema's CHECKs keep availability and trust level to the
+		// documented values; a capability is JSON, which nothing checks.
+		if _, err := s.execSQL(`UPDATE agents SET capabilities = ? WHERE id = ?`, `[{"kind": "magic", "name": "x"}]`, seed.ReviewerAgent); err != nil {
+			t.Fatal(err)
+		}
+		s.worldChanged()
+		_, err := s.DiscoverTeamAgents(ctx, p, seed.Project)
+		if err == nil || RefusalCode(err) != "" || !strings.Contains(err.Error(), `capability kind "magic"`) {
+			t.Fatalf("discover with an undocumented capability kind: %v, want an error naming it", err)
+		}
+	})
 }
