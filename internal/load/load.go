@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,8 +36,11 @@ import (
 
 // Config is one load run.
 type Config struct {
-	// Endpoint is the server's MCP URL, e.g. http://127.0.0.1:8080/mcp.
-	Endpoint string
+	// Endpoints are the server's MCP URLs, e.g. http://127.0.0.1:8080/mcp:
+	// one, or one per replica of a deployment, which the clients are
+	// spread over round robin (client i connects to Endpoints[i mod n]),
+	// directly, as clients would be by a load balancer.
+	Endpoints []string
 	// RunnerToken authenticates the claims, AgentToken
 	// discover_team_agents; only those the mix needs are required.
 	RunnerToken, AgentToken string
@@ -77,7 +81,7 @@ var ErrFreshExhausted = errors.New("no fresh task left to claim")
 
 func (c *Config) check() error {
 	switch {
-	case c.Endpoint == "":
+	case len(c.Endpoints) == 0 || slices.Contains(c.Endpoints, ""):
 		return errors.New("no server URL")
 	case len(c.Mix) == 0:
 		return errors.New("empty mix")
@@ -230,7 +234,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	rep := &Report{
-		Endpoint: cfg.Endpoint, Mix: FormatMix(cfg.Mix), Clients: cfg.Clients,
+		Endpoints: cfg.Endpoints, Mix: FormatMix(cfg.Mix), Clients: cfg.Clients,
 		Started: time.Now().UTC().Truncate(time.Millisecond),
 	}
 	rep.LoadStart, _ = loadAverage()
@@ -253,7 +257,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			if runner {
 				tok, whose = cfg.RunnerToken, "the runner token"
 			}
-			cs, err := connect(ctx, cfg.Endpoint, tok, cfg.Protocol)
+			cs, err := connect(ctx, cfg.Endpoints[i%len(cfg.Endpoints)], tok, cfg.Protocol)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", whose, err)
 			}

@@ -12,7 +12,8 @@ import (
 // Report is what one Run measured. Latencies are microseconds; the
 // percentiles are read from a histogram, within 0.8% of the exact value.
 type Report struct {
-	Endpoint string `json:"endpoint"`
+	// Endpoints are the URLs loaded (Config.Endpoints).
+	Endpoints []string `json:"endpoints"`
 	// Protocol is the MCP protocol version the sessions negotiated.
 	Protocol string    `json:"protocol"`
 	Mix      string    `json:"mix"`
@@ -181,7 +182,7 @@ func MiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 // WriteText writes the report for people.
 func (rep *Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "%s  protocol %s  clients %d  mix %s\n", rep.Endpoint, rep.Protocol, rep.Clients, rep.Mix)
+	fmt.Fprintf(w, "%s  protocol %s  clients %d  mix %s\n", strings.Join(rep.Endpoints, " "), rep.Protocol, rep.Clients, rep.Mix)
 	fmt.Fprintf(w, "warm-up %.1fs, measured %.2fs; load average %.2f before, %.2f after\n",
 		rep.Warmup, rep.Measured, rep.LoadStart[0], rep.LoadEnd[0])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,7 +64,7 @@ func TestRunAgainstPrickled(t *testing.T) {
 	w := DefaultWorld()
 	w.FreshCount = 200
 	cfg := Config{
-		Endpoint: endpoint, RunnerToken: runner, AgentToken: agent, World: w,
+		Endpoints: []string{endpoint}, RunnerToken: runner, AgentToken: agent, World: w,
 		Mix: allOps(), Clients: 3, Calls: 80, WarmupCalls: 12,
 	}
 	if runtime.GOOS == "linux" {
@@ -125,7 +128,7 @@ func TestRunFreshTasksRunOut(t *testing.T) {
 	w := DefaultWorld()
 	w.FreshCount = 6
 	rep, err := Run(context.Background(), Config{
-		Endpoint: endpoint, RunnerToken: runner, AgentToken: agent, World: w,
+		Endpoints: []string{endpoint}, RunnerToken: runner, AgentToken: agent, World: w,
 		Mix: []Weighted{{OpClaimFresh, 1}, {OpDiscover, 1}}, Clients: 2, Calls: 30,
 	})
 	if !errors.Is(err, ErrFreshExhausted) || rep == nil || !rep.FreshExhausted {
@@ -146,7 +149,7 @@ func TestRunNamesTheRefusedToken(t *testing.T) {
 		{"prk_not-a-token", agent, "the runner token"},
 	} {
 		_, err := Run(context.Background(), Config{
-			Endpoint: endpoint, RunnerToken: c.runner, AgentToken: c.agent, World: DefaultWorld(),
+			Endpoints: []string{endpoint}, RunnerToken: c.runner, AgentToken: c.agent, World: DefaultWorld(),
 			Mix: []Weighted{{OpClaimReplay, 1}, {OpDiscover, 1}}, Clients: 1, Calls: 2,
 		})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -160,7 +163,7 @@ func TestRunCountsRefusals(t *testing.T) {
 	w := DefaultWorld()
 	w.Project = "billing-api" // maya does not see it
 	rep, err := Run(context.Background(), Config{
-		Endpoint: endpoint, RunnerToken: runner, AgentToken: agent, World: w,
+		Endpoints: []string{endpoint}, RunnerToken: runner, AgentToken: agent, World: w,
 		Mix: []Weighted{{OpDiscover, 1}}, Clients: 1, Calls: 4,
 	})
 	if err != nil {
@@ -215,7 +218,7 @@ func TestBareAnswersWhatTheServerAnswered(t *testing.T) {
 	}
 	w := DefaultWorld()
 	w.FreshCount = 10
-	rep, err := Run(ctx, Config{Endpoint: bareURL, RunnerToken: "r-token", AgentToken: "a-token", World: w, Mix: allOps(), Clients: 2, Calls: 20})
+	rep, err := Run(ctx, Config{Endpoints: []string{bareURL}, RunnerToken: "r-token", AgentToken: "a-token", World: w, Mix: allOps(), Clients: 2, Calls: 20})
 	if err != nil || rep.Total.Failed != 0 || rep.Total.OK != 20 {
 		t.Fatalf("Run against bare: %v %+v", err, rep)
 	}
@@ -274,5 +277,52 @@ func TestOutputsFileKeepsBytes(t *testing.T) {
 	os.WriteFile(file, []byte(`{"claim_task": "{}"}`), 0o600)
 	if _, err := ReadOutputs(file); err == nil || !strings.Contains(err.Error(), "outputs.json: outputs:") {
 		t.Errorf("incomplete outputs file: %v", err)
+	}
+}
+
+// TestRunSpreadsClientsOverEndpoints: with several endpoints (replicas),
+// client i connects to endpoint i mod n, and calls only there.
+func TestRunSpreadsClientsOverEndpoints(t *testing.T) {
+	outputs, err := RecordReference(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Bare(outputs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	var inits, calls []*atomic.Int64
+	for range 2 {
+		in, c := new(atomic.Int64), new(atomic.Int64)
+		inits, calls = append(inits, in), append(calls, c)
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			switch {
+			case bytes.Contains(body, []byte(`"method":"initialize"`)):
+				in.Add(1)
+			case bytes.Contains(body, []byte(`"method":"tools/call"`)):
+				c.Add(1)
+			}
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(ts.Close)
+		urls = append(urls, ts.URL+server.PathMCP)
+	}
+	rep, err := Run(context.Background(), Config{Endpoints: urls, RunnerToken: "r", AgentToken: "a", World: DefaultWorld(),
+		Mix: []Weighted{{OpClaimReplay, 1}}, Clients: 3, Calls: 30})
+	if err != nil || rep.Total.OK != 30 {
+		t.Fatalf("Run: %v, %+v", err, rep)
+	}
+	// Clients 0 and 2 on the first, client 1 on the second.
+	if inits[0].Load() != 2 || inits[1].Load() != 1 {
+		t.Errorf("sessions opened: %d and %d, want 2 and 1", inits[0].Load(), inits[1].Load())
+	}
+	if calls[0].Load() == 0 || calls[1].Load() == 0 || calls[0].Load()+calls[1].Load() != 30 {
+		t.Errorf("calls: %d and %d, want 30 over both", calls[0].Load(), calls[1].Load())
+	}
+	if !slices.Equal(rep.Endpoints, urls) {
+		t.Errorf("report names %v, want %v", rep.Endpoints, urls)
 	}
 }

@@ -89,16 +89,20 @@ func failf(stderr io.Writer, code int, format string, args ...any) int {
 
 // runFlags are the flags of run, parsed into a load.Config.
 type runFlags struct {
-	url, tokens, runner, agent, mix string
-	world                           load.World
-	cfg                             load.Config
-	jsonOut                         bool
+	urls                       []string
+	tokens, runner, agent, mix string
+	world                      load.World
+	cfg                        load.Config
+	jsonOut                    bool
 }
 
 func parseRun(args []string, stderr io.Writer) (*runFlags, int, bool) {
 	fs := newFlags("run", "Load the Prickle server at -url with the tokens of -tokens and report\nlatency (p50, p90, p99) and throughput per operation.", stderr)
 	f := &runFlags{world: load.DefaultWorld()}
-	fs.StringVar(&f.url, "url", "", "the server's MCP `URL` (a URL without a path gets /mcp)")
+	fs.Func("url", "the server's MCP `URL` (a URL without a path gets /mcp); repeat it for replicas: client i connects to the i-th URL, round robin", func(v string) error {
+		f.urls = append(f.urls, v)
+		return nil
+	})
 	fs.StringVar(&f.tokens, "tokens", "", "tokens `FILE` in the format of prickled --tokens-out")
 	fs.StringVar(&f.runner, "runner", "", "the runner whose token makes the claims, by runner `ID` or paired agent (default: the first runner)")
 	fs.StringVar(&f.agent, "agent", "", "the agent `OWNER/NAME` whose token calls discover_team_agents (default: the runner's agent)")
@@ -125,7 +129,7 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, int, bool) {
 		return nil, code, false
 	}
 	switch {
-	case f.url == "":
+	case len(f.urls) == 0:
 		return nil, failf(stderr, ExitUsage, "run: -url is required"), false
 	case f.tokens == "":
 		return nil, failf(stderr, ExitUsage, "run: -tokens is required (the server's tokens file, prickled --tokens-out format)"), false
@@ -141,11 +145,14 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, int, bool) {
 	if f.cfg.Calls == 0 && f.cfg.Duration == 0 {
 		f.cfg.Duration = 10 * time.Second
 	}
-	endpoint, err := cmdline.MCPEndpoint(f.url)
-	if err != nil {
-		return nil, failf(stderr, ExitUsage, "run: -url: %v", err), false
+	for _, u := range f.urls {
+		endpoint, err := cmdline.MCPEndpoint(u)
+		if err != nil {
+			return nil, failf(stderr, ExitUsage, "run: -url: %v", err), false
+		}
+		f.cfg.Endpoints = append(f.cfg.Endpoints, endpoint)
 	}
-	f.cfg.Endpoint = endpoint
+	var err error
 	if f.cfg.Mix, err = load.ParseMix(f.mix); err != nil {
 		return nil, failf(stderr, ExitUsage, "run: -mix: %v", err), false
 	}

@@ -133,7 +133,7 @@ func TestParseRun(t *testing.T) {
 	if !ok || code != ExitOK {
 		t.Fatalf("defaults: exit %d", code)
 	}
-	if f.cfg.Endpoint != "http://127.0.0.1:8080/mcp" || f.cfg.Duration != 10*time.Second || f.cfg.Calls != 0 ||
+	if !slices.Equal(f.cfg.Endpoints, []string{"http://127.0.0.1:8080/mcp"}) || f.cfg.Duration != 10*time.Second || f.cfg.Calls != 0 ||
 		f.cfg.Clients != 1 || f.cfg.WarmupDuration != 2*time.Second || load.FormatMix(f.cfg.Mix) != "claim_task:1,claim_discussion:1,discover_team_agents:1" {
 		t.Errorf("defaults: %+v", f.cfg)
 	}
@@ -142,6 +142,10 @@ func TestParseRun(t *testing.T) {
 	if !ok || f.cfg.Calls != 500 || f.cfg.Duration != 0 || f.cfg.Clients != 16 || f.cfg.WarmupCalls != 50 || f.cfg.WarmupDuration != 0 ||
 		f.cfg.World.FreshFirst != 100 || f.cfg.World.FreshCount != 900 || f.cfg.Protocol != "2025-06-18" || len(f.cfg.Mix) != 2 {
 		t.Errorf("flags not applied: %+v", f.cfg)
+	}
+	f, _, ok = parseRun(append(slices.Clone(base), "-url", "http://127.0.0.1:8081/"), &bytes.Buffer{})
+	if want := []string{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8081/mcp"}; !ok || !slices.Equal(f.cfg.Endpoints, want) {
+		t.Errorf("-url twice: %v, want %v", f.cfg.Endpoints, want)
 	}
 	for _, c := range []struct {
 		args []string
@@ -155,6 +159,7 @@ func TestParseRun(t *testing.T) {
 		{append(slices.Clone(base), "-mix", "claim_task,bogus"), ExitUsage, `-mix: mix item 2 "bogus"`},
 		{append(slices.Clone(base), "-mix", "claim_task_fresh"), ExitUsage, "needs -fresh-count"},
 		{[]string{"-url", "ftp://x", "-tokens", "t"}, ExitUsage, "not an http(s) URL"},
+		{append(slices.Clone(base), "-url", "ftp://y"), ExitUsage, `"ftp://y" is not an http(s) URL`},
 		{append(slices.Clone(base), "stray"), ExitUsage, `unexpected argument "stray"`},
 		{[]string{"-h"}, ExitOK, "usage: prickle-load run"},
 	} {
