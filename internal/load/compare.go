@@ -327,7 +327,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 	// with what the first one used.
 	fresh := 0
 	runOn := func(inst *conformance.Instance, rc Config, isServer bool, first int) (*Report, error) {
-		rc.Endpoints, rc.PID = []string{inst.Endpoint}, inst.PID
+		rc.Endpoints, rc.PIDs = []string{inst.Endpoint}, []int{inst.PID}
 		rc.RunnerToken, rc.AgentToken = runner, agent
 		rc.Protocol = cfg.Protocol
 		rc.World = DefaultWorld()

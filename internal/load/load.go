@@ -64,10 +64,13 @@ type Config struct {
 	Protocol string
 	// CallTimeout bounds one call (default 30s).
 	CallTimeout time.Duration
-	// PID, if not 0, is the server's process on this machine: its resident
-	// memory and CPU time are sampled every SampleEvery (default 1s).
-	PID         int
-	SampleEvery time.Duration
+	// PIDs, if any, are the server's processes on this machine (its
+	// replicas): the resident memory and CPU time of them and their
+	// descendants, summed, are sampled every SampleEvery (default 1s).
+	// DBPIDs are its database server's (PostgreSQL's postmaster, whose
+	// descendants are its backends), sampled alike and reported apart.
+	PIDs, DBPIDs []int
+	SampleEvery  time.Duration
 	// Measure, if set, is called as the measured phase starts; what it
 	// returns is called with the calls made when the phase ends (a
 	// profiler, say, brackets the measured calls with them).
@@ -271,12 +274,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 
-	var sampler *sampler
-	if cfg.PID != 0 {
-		if sampler, err = startSampler(cfg.PID, cfg.SampleEvery); err != nil {
-			return nil, err
+	var samplers [2]*sampler // the server's, the database's
+	for i, pids := range [][]int{cfg.PIDs, cfg.DBPIDs} {
+		if len(pids) > 0 {
+			if samplers[i], err = startSampler(pids, cfg.SampleEvery); err != nil {
+				return nil, err
+			}
+			defer samplers[i].stop()
 		}
-		defer sampler.stop()
 	}
 
 	if cfg.WarmupCalls > 0 || cfg.WarmupDuration > 0 {
@@ -293,8 +298,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	cpu0 := selfCPU()
-	if sampler != nil {
-		sampler.mark()
+	for _, s := range samplers {
+		if s != nil {
+			s.mark()
+		}
 	}
 	var endMeasure func(int64)
 	if cfg.Measure != nil {
@@ -304,8 +311,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.phase(ctx, workers, true, cfg.Calls, cfg.Duration)
 	elapsed := time.Since(start)
 	cpu1 := selfCPU()
-	if sampler != nil {
-		rep.Server = sampler.finish()
+	if samplers[0] != nil {
+		rep.Server = samplers[0].finish()
+	}
+	if samplers[1] != nil {
+		rep.Database = samplers[1].finish()
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -318,8 +328,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if rep.Total.Calls > 0 {
 		rep.ClientCPUPerCallUS = us(time.Duration(int64(cpu1-cpu0) / int64(rep.Total.Calls)))
-		if s := rep.Server; s != nil {
-			s.CPUPerCallUS = s.cpu / float64(rep.Total.Calls) * 1e6
+		for _, s := range []*ServerStats{rep.Server, rep.Database} {
+			if s != nil {
+				s.CPUPerCallUS = s.cpu / float64(rep.Total.Calls) * 1e6
+			}
 		}
 	}
 	rep.freshUsed = min(r.fresh.Load(), int64(cfg.World.FreshCount))

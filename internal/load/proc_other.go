@@ -9,6 +9,6 @@ import (
 
 var errNoProc = errors.New("process statistics (-pid) need Linux's /proc")
 
-func readProc(int) (int64, time.Duration, error) { return 0, 0, errNoProc }
+func readProcs([]int) (int64, time.Duration, int, error) { return 0, 0, 0, errNoProc }
 
 func loadAverage() ([3]float64, error) { return [3]float64{}, errNoProc }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,8 +32,10 @@ type Report struct {
 	Total OpReport   `json:"total"`
 	// ClientCPUPerCallUS is the CPU time this generator spent per call.
 	ClientCPUPerCallUS float64 `json:"client_cpu_per_call_us"`
-	// Server is the server process's memory and CPU, with -pid.
-	Server *ServerStats `json:"server,omitempty"`
+	// Server is the memory and CPU of the server's processes (Config.PIDs),
+	// Database those of its database server's (Config.DBPIDs).
+	Server   *ServerStats `json:"server,omitempty"`
+	Database *ServerStats `json:"database,omitempty"`
 	// FreshExhausted: fresh claims stopped early, out of tasks.
 	FreshExhausted bool `json:"fresh_exhausted,omitempty"`
 	// freshUsed is how many fresh tasks the run claimed or tried to.
@@ -64,9 +67,12 @@ type ErrorCount struct {
 	Example string `json:"example"`
 }
 
-// ServerStats is the server process over the run.
+// ServerStats is a server's processes over the run: the processes PIDs
+// and their descendants, summed.
 type ServerStats struct {
-	PID int `json:"pid"`
+	PIDs []int `json:"pids"`
+	// Processes is how many processes were summed at the end.
+	Processes int `json:"processes"`
 	// RSSStart, RSSEnd and RSSMax are the resident set size (bytes) at the
 	// start and end of the measured phase, and its largest sample there.
 	RSSStart int64 `json:"rss_start_bytes"`
@@ -118,8 +124,10 @@ func (rep *Report) summarize(mix []Weighted, workers []*worker, elapsed time.Dur
 		rep.Ops = append(rep.Ops, opReport(op, &h, bytes, opErrs, elapsed))
 	}
 	rep.Total = opReport("total", &all, allBytes, errs, elapsed)
-	if s := rep.Server; s != nil {
-		s.RSSSlope = rssSlope(s.Samples)
+	for _, s := range []*ServerStats{rep.Server, rep.Database} {
+		if s != nil {
+			s.RSSSlope = rssSlope(s.Samples)
+		}
 	}
 }
 
@@ -177,6 +185,14 @@ func rssSlope(ss []Sample) float64 {
 	return (n*sxy - sx*sy) / d
 }
 
+func formatPIDs(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, ",")
+}
+
 // MiB formats a byte count.
 func MiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
@@ -202,11 +218,16 @@ func (rep *Report) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "generator CPU %.0f µs/call\n", rep.ClientCPUPerCallUS)
-	if s := rep.Server; s != nil {
-		fmt.Fprintf(w, "server pid %d: CPU %.0f µs/call; RSS %s at start, %s at end, %s max, slope %s/min\n",
-			s.PID, s.CPUPerCallUS, MiB(s.RSSStart), MiB(s.RSSEnd), MiB(s.RSSMax), MiB(int64(s.RSSSlope)))
-		if s.Error != "" {
-			fmt.Fprintf(w, "server sampling stopped: %s\n", s.Error)
+	for _, p := range []struct {
+		name string
+		s    *ServerStats
+	}{{"server", rep.Server}, {"database", rep.Database}} {
+		if s := p.s; s != nil {
+			fmt.Fprintf(w, "%s pid %s (%d processes): CPU %.0f µs/call; RSS %s at start, %s at end, %s max, slope %s/min\n",
+				p.name, formatPIDs(s.PIDs), s.Processes, s.CPUPerCallUS, MiB(s.RSSStart), MiB(s.RSSEnd), MiB(s.RSSMax), MiB(int64(s.RSSSlope)))
+			if s.Error != "" {
+				fmt.Fprintf(w, "%s sampling stopped: %s\n", p.name, s.Error)
+			}
 		}
 	}
 	if rep.FreshExhausted {

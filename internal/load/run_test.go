@@ -68,7 +68,8 @@ func TestRunAgainstPrickled(t *testing.T) {
 		Mix: allOps(), Clients: 3, Calls: 80, WarmupCalls: 12,
 	}
 	if runtime.GOOS == "linux" {
-		cfg.PID, cfg.SampleEvery = os.Getpid(), 10*time.Millisecond // the server runs in this process
+		cfg.PIDs, cfg.SampleEvery = []int{os.Getpid()}, 10*time.Millisecond // the server runs in this process
+		cfg.DBPIDs = cfg.PIDs                                               // and its SQLite
 	}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -97,13 +98,16 @@ func TestRunAgainstPrickled(t *testing.T) {
 	}
 	if runtime.GOOS == "linux" {
 		s := rep.Server
-		if s == nil || s.RSSStart <= 0 || s.RSSEnd <= 0 || s.RSSMax < s.RSSStart || s.Error != "" || len(s.Samples) < 2 {
+		if s == nil || s.RSSStart <= 0 || s.RSSEnd <= 0 || s.RSSMax < s.RSSStart || s.Error != "" || len(s.Samples) < 2 || s.CPUPerCallUS <= 0 {
 			t.Errorf("server sampling: %+v", s)
+		}
+		if d := rep.Database; d == nil || d.CPUPerCallUS <= 0 || d.Processes < 1 {
+			t.Errorf("database sampling: %+v", d)
 		}
 	}
 	var text bytes.Buffer
 	rep.WriteText(&text)
-	for _, want := range []string{"claim_task_fresh", "p99 µs", "total", "server pid"} {
+	for _, want := range []string{"claim_task_fresh", "p99 µs", "total", "server pid", "database pid"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
@@ -113,7 +117,7 @@ func TestRunAgainstPrickled(t *testing.T) {
 	}
 
 	// A second run with the same fresh tasks is refused, not replayed.
-	cfg.Mix, cfg.Calls, cfg.WarmupCalls, cfg.PID = []Weighted{{OpClaimFresh, 1}}, 5, 0, 0
+	cfg.Mix, cfg.Calls, cfg.WarmupCalls, cfg.PIDs, cfg.DBPIDs = []Weighted{{OpClaimFresh, 1}}, 5, 0, nil, nil
 	rep, err = Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

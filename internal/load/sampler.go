@@ -5,10 +5,12 @@ import (
 	"time"
 )
 
-// sampler reads a process's resident memory and CPU time at a fixed
-// interval, and at the start and end of the measured phase.
+// sampler reads the resident memory and CPU time of processes and their
+// descendants (readProcs) at a fixed interval, and at the start and end
+// of the measured phase.
 type sampler struct {
-	pid  int
+	pids []int
+	n    int // processes at the last sample
 	done chan struct{}
 	wg   sync.WaitGroup
 
@@ -23,11 +25,11 @@ type sampler struct {
 // other sample, when a run would keep more.
 const maxSamples = 3600
 
-func startSampler(pid int, every time.Duration) (*sampler, error) {
-	if _, _, err := readProc(pid); err != nil {
+func startSampler(pids []int, every time.Duration) (*sampler, error) {
+	if _, _, _, err := readProcs(pids); err != nil {
 		return nil, err
 	}
-	s := &sampler{pid: pid, done: make(chan struct{})}
+	s := &sampler{pids: pids, done: make(chan struct{})}
 	s.take()
 	s.wg.Go(func() {
 		tick := time.NewTicker(every)
@@ -65,7 +67,7 @@ func thin(ss []Sample) []Sample {
 // take records one sample; T is relative to the measured phase's start
 // (negative during the warm-up).
 func (s *sampler) take() Sample {
-	rss, cpu, err := readProc(s.pid)
+	rss, cpu, n, err := readProcs(s.pids)
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,6 +77,7 @@ func (s *sampler) take() Sample {
 		}
 		return Sample{}
 	}
+	s.n = n
 	var t float64
 	if !s.t0.IsZero() {
 		t = now.Sub(s.t0).Seconds()
@@ -88,7 +91,7 @@ func (s *sampler) take() Sample {
 
 // mark starts the measured phase.
 func (s *sampler) mark() {
-	_, cpu, _ := readProc(s.pid)
+	_, cpu, _, _ := readProcs(s.pids)
 	now := time.Now()
 	s.mu.Lock()
 	s.t0, s.cpu0 = now, cpu
@@ -114,7 +117,7 @@ func (s *sampler) finish() *ServerStats {
 	s.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := &ServerStats{PID: s.pid, Samples: s.samples}
+	st := &ServerStats{PIDs: s.pids, Processes: s.n, Samples: s.samples}
 	if s.err != nil {
 		st.Error = s.err.Error()
 	}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,8 +115,9 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, int, bool) {
 	fs.IntVar(&f.cfg.WarmupCalls, "warmup-calls", 0, "warm up with at most `N` calls (with -warmup: whichever ends first)")
 	fs.StringVar(&f.cfg.Protocol, "protocol", "", "MCP protocol `VERSION` to ask for (default: the go-sdk client's own, e.g. 2025-11-25 is the TypeScript SDK's)")
 	fs.DurationVar(&f.cfg.CallTimeout, "timeout", 30*time.Second, "bound on one call")
-	fs.IntVar(&f.cfg.PID, "pid", 0, "sample this local server process's memory and CPU (Linux)")
-	fs.DurationVar(&f.cfg.SampleEvery, "sample", time.Second, "with -pid: sampling interval")
+	fs.Func("pid", "sample the memory and CPU of this local server process and its descendants (Linux); repeat it for replicas, summed", pidFlag(&f.cfg.PIDs))
+	fs.Func("db-pid", "sample this local database server's process tree alike, reported apart (PostgreSQL: the postmaster; repeatable)", pidFlag(&f.cfg.DBPIDs))
+	fs.DurationVar(&f.cfg.SampleEvery, "sample", time.Second, "with -pid or -db-pid: sampling interval")
 	fs.BoolVar(&f.jsonOut, "json", false, "write the report as JSON")
 	fs.StringVar(&f.world.Project, "project", f.world.Project, "discover_team_agents: the `PROJECT`")
 	fs.StringVar(&f.world.Task, "task", f.world.Task, "claim_task replays: the task `ID`")
@@ -163,6 +165,18 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, int, bool) {
 	}
 	f.cfg.World = f.world
 	return f, ExitOK, true
+}
+
+// pidFlag appends each value, a process id, to pids.
+func pidFlag(pids *[]int) func(string) error {
+	return func(v string) error {
+		pid, err := strconv.Atoi(v)
+		if err != nil || pid <= 0 {
+			return fmt.Errorf("%q is not a process id", v)
+		}
+		*pids = append(*pids, pid)
+		return nil
+	}
 }
 
 func mainRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {

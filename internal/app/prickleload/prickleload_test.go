@@ -143,6 +143,10 @@ func TestParseRun(t *testing.T) {
 		f.cfg.World.FreshFirst != 100 || f.cfg.World.FreshCount != 900 || f.cfg.Protocol != "2025-06-18" || len(f.cfg.Mix) != 2 {
 		t.Errorf("flags not applied: %+v", f.cfg)
 	}
+	f, _, ok = parseRun(append(slices.Clone(base), "-pid", "10", "-pid", "11", "-db-pid", "12"), &bytes.Buffer{})
+	if !ok || !slices.Equal(f.cfg.PIDs, []int{10, 11}) || !slices.Equal(f.cfg.DBPIDs, []int{12}) {
+		t.Errorf("-pid twice, -db-pid: %v and %v, want [10 11] and [12]", f.cfg.PIDs, f.cfg.DBPIDs)
+	}
 	f, _, ok = parseRun(append(slices.Clone(base), "-url", "http://127.0.0.1:8081/"), &bytes.Buffer{})
 	if want := []string{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8081/mcp"}; !ok || !slices.Equal(f.cfg.Endpoints, want) {
 		t.Errorf("-url twice: %v, want %v", f.cfg.Endpoints, want)
@@ -161,6 +165,8 @@ func TestParseRun(t *testing.T) {
 		{[]string{"-url", "ftp://x", "-tokens", "t"}, ExitUsage, "not an http(s) URL"},
 		{append(slices.Clone(base), "-url", "ftp://y"), ExitUsage, `"ftp://y" is not an http(s) URL`},
 		{append(slices.Clone(base), "stray"), ExitUsage, `unexpected argument "stray"`},
+		{append(slices.Clone(base), "-pid", "x"), ExitUsage, `"x" is not a process id`},
+		{append(slices.Clone(base), "-db-pid", "0"), ExitUsage, `"0" is not a process id`},
 		{[]string{"-h"}, ExitOK, "usage: prickle-load run"},
 	} {
 		var stderr bytes.Buffer
