@@ -11,6 +11,9 @@
 // instead. initdb refuses to run as root, so as root the cluster runs as
 // the postgres system user (or PRICKLE_POSTGRES_USER).
 //
+// New starts a cluster without a test, durable if asked, for a program
+// that measures PostgreSQL (prickle-load replicas).
+//
 // It imports nothing of this module: it is a test helper of the ground
 // floor.
 package pgtest
@@ -61,13 +64,14 @@ type Cluster struct {
 	// User is the superuser role the test databases belong to.
 	User string
 
-	bin  string
-	uid  *syscall.Credential
-	mu   sync.Mutex
-	proc *exec.Cmd
-	done chan struct{} // closed when proc has exited
-	log  *os.File
-	n    int // databases made
+	bin     string
+	durable bool
+	uid     *syscall.Credential
+	mu      sync.Mutex
+	proc    *exec.Cmd
+	done    chan struct{} // closed when proc has exited
+	log     *os.File
+	n       int // databases made
 }
 
 var (
@@ -81,14 +85,53 @@ var (
 // A package that uses it stops it from its TestMain with Stop.
 func Start(tb testing.TB) *Cluster {
 	tb.Helper()
-	once.Do(func() { shared, initErr = start() })
+	once.Do(func() { shared, initErr = start(Options{}) })
 	if initErr != nil {
 		if os.Getenv(Env) == "1" {
 			tb.Fatalf("PostgreSQL (mandatory with %s=1): %v", Env, initErr)
 		}
-		tb.Skipf("PostgreSQL: %v (install Debian's postgresql package, e.g. apt-get install postgresql, or set PRICKLE_PG_BINDIR; %s=1 makes this a failure)", initErr, Env)
+		tb.Skipf("PostgreSQL: %v (%s; %s=1 makes this a failure)", initErr, InstallHint, Env)
 	}
 	return shared
+}
+
+// InstallHint says how to get PostgreSQL's server binaries.
+const InstallHint = "install Debian's postgresql package, e.g. apt-get install postgresql, or set PRICKLE_PG_BINDIR"
+
+// Options configure a cluster started by New.
+type Options struct {
+	// Durable keeps PostgreSQL's defaults of fsync and full_page_writes
+	// (on), so that a commit waits for the disk as in production: for
+	// measurements. The tests' clusters run without them (Restart).
+	Durable bool
+}
+
+// New starts a cluster of its own, not the package's shared one, for a
+// program rather than a test (prickle-load replicas measures PostgreSQL
+// with it). Close stops it.
+func New(opts Options) (*Cluster, error) {
+	c, err := start(opts)
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	return c, nil
+}
+
+// Close stops a cluster of New and removes its folder.
+func (c *Cluster) Close() {
+	c.stop(syscall.SIGQUIT)
+	os.RemoveAll(c.Dir)
+}
+
+// PID is the postmaster's process id, 0 while it is stopped; the
+// cluster's backends and helpers are its descendants.
+func (c *Cluster) PID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.Process.Pid
 }
 
 // Stop stops the package's cluster, if one was started, and removes its
@@ -111,6 +154,9 @@ func Main(m *testing.M) int {
 // the newest /usr/lib/postgresql/*/bin, or the folder of initdb on PATH.
 func BinDir() (string, error) {
 	if d := os.Getenv("PRICKLE_PG_BINDIR"); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err != nil {
+			return "", fmt.Errorf("PRICKLE_PG_BINDIR=%s: no initdb there: %w", d, err)
+		}
 		return d, nil
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
@@ -131,12 +177,12 @@ func version(dir string) int {
 	return n
 }
 
-func start() (*Cluster, error) {
+func start(opts Options) (*Cluster, error) {
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{bin: bin, User: "postgres"}
+	c := &Cluster{bin: bin, User: "postgres", durable: opts.Durable}
 	if os.Geteuid() == 0 {
 		name := os.Getenv("PRICKLE_POSTGRES_USER")
 		if name == "" {
@@ -230,12 +276,15 @@ func (c *Cluster) Restart() error {
 	if err != nil {
 		return err
 	}
-	// fsync=off: a test cluster outlives no machine crash, and a commit
-	// still reaches the OS before it returns, so a killed server loses
-	// nothing it answered.
-	cmd := c.command("postgres", "-D", filepath.Join(c.Dir, "data"), "-p", strconv.Itoa(c.Port), "-k", c.Dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=300", "-c", "shared_buffers=64MB")
+	args := []string{"-D", filepath.Join(c.Dir, "data"), "-p", strconv.Itoa(c.Port), "-k", c.Dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", "-c", "shared_buffers=64MB"}
+	if !c.durable {
+		// fsync=off: a test cluster outlives no machine crash, and a
+		// commit still reaches the OS before it returns, so a killed
+		// server loses nothing it answered.
+		args = append(args, "-c", "fsync=off", "-c", "full_page_writes=off")
+	}
+	cmd := c.command("postgres", args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// The server dies with the test binary: the signal goes when the
 	// thread that started it ends, so that thread stays locked until the
@@ -322,6 +371,17 @@ func (c *Cluster) TCPDSN(db, user, password string) string {
 // tb ends, and returns its name.
 func (c *Cluster) NewDatabase(tb testing.TB) string {
 	tb.Helper()
+	name, err := c.CreateDatabase()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Exec(fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name)) })
+	return name
+}
+
+// CreateDatabase creates an empty database under a new name and returns
+// the name.
+func (c *Cluster) CreateDatabase() (string, error) {
 	c.mu.Lock()
 	c.n++
 	var b [4]byte
@@ -329,10 +389,9 @@ func (c *Cluster) NewDatabase(tb testing.TB) string {
 	name := fmt.Sprintf("t%d_%s", c.n, hex.EncodeToString(b[:]))
 	c.mu.Unlock()
 	if err := c.Exec(fmt.Sprintf(`CREATE DATABASE %s TEMPLATE template0 STRATEGY FILE_COPY`, name)); err != nil {
-		tb.Fatalf("pgtest: create database: %v", err)
+		return "", fmt.Errorf("pgtest: create database: %w", err)
 	}
-	tb.Cleanup(func() { c.Exec(fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name)) })
-	return name
+	return name, nil
 }
 
 // NewDSN is NewDatabase's DSN.

@@ -2,7 +2,10 @@ package pgtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -60,5 +63,64 @@ func TestPasswordRole(t *testing.T) {
 	if conn, err := pgx.Connect(ctx, c.TCPDSN(db, PasswordRole, "wrong")); err == nil {
 		conn.Close(ctx)
 		t.Fatal("a wrong password connected")
+	}
+}
+
+func setting(t *testing.T, dsn, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v string
+	if err := conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestNewDurable: a cluster of New, as a program starts one to measure,
+// commits to the disk (the tests' does not), and Close stops it.
+func TestNewDurable(t *testing.T) {
+	shared := Start(t) // skips without the binaries
+	if v := setting(t, shared.DSN("postgres"), "fsync"); v != "off" {
+		t.Errorf("the tests' cluster: fsync %s, want off", v)
+	}
+	c, err := New(Options{Durable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	db, err := c.CreateDatabase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"fsync", "full_page_writes", "synchronous_commit"} {
+		if v := setting(t, c.DSN(db), name); v != "on" {
+			t.Errorf("durable cluster: %s %s, want on", name, v)
+		}
+	}
+	pid := c.PID()
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); pid <= 0 || err != nil {
+		t.Errorf("PID %d: %v", pid, err)
+	}
+	c.Close()
+	if _, err := os.Stat(c.Dir); !errors.Is(err, os.ErrNotExist) || c.PID() != 0 {
+		t.Errorf("after Close: folder %v, PID %d", err, c.PID())
+	}
+	if _, err := pgx.Connect(context.Background(), c.DSN(db)); err == nil {
+		t.Error("connected to a closed cluster")
+	}
+}
+
+func TestBinDirChecksTheVariable(t *testing.T) {
+	t.Setenv("PRICKLE_PG_BINDIR", t.TempDir())
+	if _, err := BinDir(); err == nil || !strings.Contains(err.Error(), "no initdb there") {
+		t.Errorf("PRICKLE_PG_BINDIR without initdb: %v", err)
+	}
+	if _, err := New(Options{}); err == nil || !strings.Contains(err.Error(), "PRICKLE_PG_BINDIR") {
+		t.Errorf("New: %v, want the variable named", err)
 	}
 }
