@@ -2,7 +2,7 @@
 # `make help` lists the targets.
 GO ?= go
 
-.PHONY: all help generate check test bench bench-compare bench-gate account fuzz lint fmt
+.PHONY: all help generate check test bench bench-compare bench-gate account replicas fuzz lint fmt
 
 all: check test
 
@@ -47,6 +47,14 @@ account: ## prickled's CPU per call beside the bare server, by cause (CPU profil
 	"$$tmp/prickle-load" compare -sustain 0 -profile $(PROFILES) \
 	  -run '^(claim_task|claim_task_fresh|discover_team_agents), 1 client' $(ACCOUNTFLAGS) \
 	  -server-cmd "exec '$$tmp/prickled' --addr \$$PRICKLE_ADDR --db \$$PRICKLE_STATE_DIR/db.sqlite --world \$$PRICKLE_WORLD"
+
+# REPLICASFLAGS passes more flags to prickle-load replicas (-rounds,
+# -clients, -d, -deployments, -server-flags, -json FILE, -keep).
+replicas: ## claims/s and CPU per claim of prickled on SQLite and as replicas on PostgreSQL (this machine's binaries)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(GO) build -o "$$tmp/prickled" ./cmd/prickled && \
+	$(GO) build -o "$$tmp/prickle-load" ./cmd/prickle-load && \
+	"$$tmp/prickle-load" replicas -prickled "$$tmp/prickled" $(REPLICASFLAGS)
 
 fuzz: ## every fuzz target for a minute each
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./spec/

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,8 @@ Commands:
   bare     serve the documented tools with fixed outputs: the baseline
   compare  start a server and the bare baseline, load both in alternating
            rounds, and print the ratios
+  replicas start prickled on SQLite and as replicas on PostgreSQL, measure
+           claims on each in alternating rounds, and print the table
 
 "prickle-load COMMAND -h" lists a command's flags.
 `
@@ -62,6 +65,8 @@ func Main(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 		return mainBare(ctx, args[1:], stdout, stderr)
 	case "compare":
 		return mainCompare(ctx, args[1:], stdout, stderr)
+	case "replicas":
+		return mainReplicas(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK
@@ -389,6 +394,80 @@ func mainCompare(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	if f := cmp.Failures(); len(f) > 0 {
 		return failf(stderr, ExitFailed, "compare: %d kinds of failed calls (listed above)", len(f))
+	}
+	return ExitOK
+}
+
+// parseReplicas parses the flags of replicas.
+func parseReplicas(args []string, stderr io.Writer) (load.ReplicasConfig, string, int, bool) {
+	fs := newFlags("replicas", "Start prickled on a SQLite file and, on a durable PostgreSQL cluster of this\nmachine's binaries, as one replica, two replicas and one replica with\nsessions (--stateless=false); measure each operation at each number of\nclients on every deployment, the deployments taking turns round after\nround; print calls/s, latency, the CPU per call of prickled and of\nPostgreSQL, and the ratios (server/README.md, \"Replicas on PostgreSQL\").", stderr)
+	var cfg load.ReplicasConfig
+	fs.StringVar(&cfg.Prickled, "prickled", "prickled", "the prickled `EXECUTABLE`")
+	serverFlags := fs.String("server-flags", "", "more `FLAGS` for every prickled, e.g. '--db-conns 32'")
+	deployments := fs.String("deployments", strings.Join(load.Deployments, ","), "the `DEPLOYMENTS` to measure")
+	ops := fs.String("ops", load.OpClaimFresh+","+load.OpClaimReplay, "the `OPS` to measure, one at a time")
+	clients := fs.String("clients", "1,16,64", "the numbers of concurrent clients, `N,...`")
+	fs.IntVar(&cfg.Rounds, "rounds", 3, "measure each this many times")
+	fs.DurationVar(&cfg.Duration, "d", 5*time.Second, "each measurement's `DURATION`")
+	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "warm up (not recorded) for `DURATION` before each")
+	fs.IntVar(&cfg.Tasks, "tasks", 300000, "fresh tasks in each world (SQLite's, PostgreSQL's)")
+	fs.BoolVar(&cfg.PGBench, "pgbench", true, "also measure PostgreSQL alone, each round, with pgbench")
+	fs.StringVar(&cfg.Protocol, "protocol", "", "MCP protocol `VERSION` the clients ask for")
+	jsonOut := fs.String("json", "", "also write every measurement as JSON to `FILE`")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work folder (each prickled's log and database)")
+	quiet := fs.Bool("q", false, "no progress lines")
+	if code, ok := cmdline.Parse(fs, args, false); !ok {
+		return cfg, "", code, false
+	}
+	cfg.ServerFlags = strings.Fields(*serverFlags)
+	cfg.Deployments = strings.Split(*deployments, ",")
+	for _, d := range cfg.Deployments {
+		if !slices.Contains(load.Deployments, d) {
+			return cfg, "", failf(stderr, ExitUsage, "replicas: -deployments: unknown %q (known: %s)", d, strings.Join(load.Deployments, ", ")), false
+		}
+	}
+	cfg.Ops = strings.Split(*ops, ",")
+	for _, op := range cfg.Ops {
+		if !slices.Contains(load.Ops, op) {
+			return cfg, "", failf(stderr, ExitUsage, "replicas: -ops: unknown %q (known: %s)", op, strings.Join(load.Ops, ", ")), false
+		}
+	}
+	for _, c := range strings.Split(*clients, ",") {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 {
+			return cfg, "", failf(stderr, ExitUsage, "replicas: -clients: %q is not a number of clients", c), false
+		}
+		cfg.Clients = append(cfg.Clients, n)
+	}
+	if cfg.Rounds < 1 || cfg.Duration <= 0 || cfg.Warmup < 0 || cfg.Tasks < 1 {
+		return cfg, "", failf(stderr, ExitUsage, "replicas: -rounds, -d and -tasks must be positive, -warmup not negative"), false
+	}
+	if !*quiet {
+		cfg.Progress = stderr
+	}
+	return cfg, *jsonOut, ExitOK, true
+}
+
+func mainReplicas(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, jsonOut, code, ok := parseReplicas(args, stderr)
+	if !ok {
+		return code
+	}
+	res, err := load.Replicas(ctx, cfg)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return failf(stderr, ExitFailed, "replicas: interrupted")
+		}
+		return failf(stderr, ExitFailed, "replicas: %v", err)
+	}
+	res.WriteText(stdout)
+	if jsonOut != "" {
+		if err := fsx.WriteJSON(jsonOut, res, 0o644); err != nil {
+			return failf(stderr, ExitFailed, "replicas: %v", err)
+		}
+	}
+	if n := res.Failed(); n > 0 {
+		return failf(stderr, ExitFailed, "replicas: %d calls failed (the errors column)", n)
 	}
 	return ExitOK
 }

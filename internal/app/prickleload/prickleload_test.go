@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prickle-dev/prickle/internal/load"
+	"github.com/prickle-dev/prickle/internal/pgtest"
 	"github.com/prickle-dev/prickle/internal/testkit"
 )
 
@@ -31,6 +33,11 @@ func TestUsage(t *testing.T) {
 		{[]string{"--version"}, 0, "prickle-load "},
 		{[]string{"fixture", "-tasks", "-1"}, 2, "tasks must be between 0"},
 		{[]string{"compare"}, 2, "-server-cmd is required"},
+		{[]string{"replicas", "-clients", "1,x"}, 2, `-clients: "x" is not a number of clients`},
+		{[]string{"replicas", "-deployments", "sqlite,pg-9"}, 2, `-deployments: unknown "pg-9"`},
+		{[]string{"replicas", "-ops", "claim"}, 2, `-ops: unknown "claim"`},
+		{[]string{"replicas", "-rounds", "0"}, 2, "must be positive"},
+		{[]string{"replicas", "-prickled", "/nonexistent/prickled"}, 1, "go build ./cmd/prickled"},
 		{[]string{"bare", "-outputs", "a", "-like", "http://x"}, 2, "exclude each other"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -40,38 +47,51 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-func TestCompareProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs two servers")
-	}
+// buildCommands builds prickle-load and prickled for the test.
+func buildCommands(t *testing.T) (self, prickled string) {
+	t.Helper()
 	dir := t.TempDir()
 	self, err := testkit.GoBuild(dir, "github.com/prickle-dev/prickle/cmd/prickle-load", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prickled, err := testkit.GoBuild(dir, "github.com/prickle-dev/prickle/cmd/prickled", false)
+	if prickled, err = testkit.GoBuild(dir, "github.com/prickle-dev/prickle/cmd/prickled", false); err != nil {
+		t.Fatal(err)
+	}
+	return self, prickled
+}
+
+// runReport runs prickle-load with args and -json FILE, and returns what
+// it wrote there and to standard output.
+func runReport[T any](t *testing.T, self string, args ...string) (*T, string) {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(self, append(args, "-json", report)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("prickle-load %s: %v\nstdout:\n%s\nstderr:\n%s", args[0], err, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return &v, stdout.String()
+}
+
+func TestCompareProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs two servers")
+	}
+	self, prickled := buildCommands(t)
 	serverCmd := "exec " + prickled + ` --addr "$PRICKLE_ADDR" --db "$PRICKLE_STATE_DIR/p.db" --fixture "$PRICKLE_FIXTURE" 2>/dev/null`
 	compare := func(t *testing.T, args ...string) (*load.Comparison, string) {
 		t.Helper()
-		report := filepath.Join(t.TempDir(), "compare.json")
-		cmd := exec.Command(self, append([]string{"compare", "-q", "-server-cmd", serverCmd, "-json", report}, args...)...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("compare: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-		}
-		b, err := os.ReadFile(report)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cmp load.Comparison
-		if err := json.Unmarshal(b, &cmp); err != nil {
-			t.Fatal(err)
-		}
-		return &cmp, stdout.String()
+		return runReport[load.Comparison](t, self, append([]string{"compare", "-q", "-server-cmd", serverCmd}, args...)...)
 	}
 
 	// Fresh claims without a sustained load (whose tasks used to pad the
@@ -173,6 +193,55 @@ func TestParseRun(t *testing.T) {
 		_, code, ok := parseRun(c.args, &stderr)
 		if ok || code != c.code || !strings.Contains(stderr.String(), c.msg) {
 			t.Errorf("parseRun(%q): ok %v exit %d, stderr %q; want exit %d and %q", c.args, ok, code, stderr.String(), c.code, c.msg)
+		}
+	}
+}
+
+// TestReplicasProcesses runs replicas as a user does, briefly: every
+// deployment measured each round without a failed call, the replicas of
+// pg-2 both loaded, PostgreSQL's CPU and counters read, pgbench run.
+func TestReplicasProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds prickled and starts PostgreSQL")
+	}
+	if _, err := pgtest.BinDir(); err != nil {
+		if os.Getenv(pgtest.Env) == "1" {
+			t.Fatal(err)
+		}
+		t.Skipf("PostgreSQL: %v", err)
+	}
+	self, prickled := buildCommands(t)
+	res, stdout := runReport[load.ReplicasResult](t, self, "replicas", "-q", "-prickled", prickled, "-rounds", "2",
+		"-d", "400ms", "-warmup", "100ms", "-clients", "1,3", "-tasks", "20000")
+	if want := 2 * len(load.Deployments) * 2 * 2; len(res.Cells) != want {
+		t.Fatalf("%d measurements, want %d:\n%s", len(res.Cells), want, stdout)
+	}
+	for _, c := range res.Cells {
+		r := c.Report
+		name := fmt.Sprintf("round %d, %s, %s, %d clients", c.Round, c.Deployment, c.Op, c.Clients)
+		if r.Total.Failed != 0 || r.Total.OK == 0 || r.Server == nil || r.Server.CPUPerCallUS <= 0 {
+			t.Errorf("%s: %+v, server %+v", name, r.Total, r.Server)
+			continue
+		}
+		if n := len(r.Endpoints); n != len(r.Server.PIDs) || (c.Deployment == load.DeployPG2) != (n == 2) {
+			t.Errorf("%s: %d endpoints, processes %v", name, n, r.Server.PIDs)
+		}
+		onPG := c.Deployment != load.DeploySQLite
+		if onPG != (r.Database != nil) || onPG != (c.PG != nil) {
+			t.Errorf("%s: database sampled %v, counters %v", name, r.Database != nil, c.PG != nil)
+			continue
+		}
+		// Each claim is a transaction that writes.
+		if onPG && (r.Database.CPUPerCallUS <= 0 || c.PG.Txns < int64(r.Total.OK)) {
+			t.Errorf("%s: PostgreSQL CPU %.0f µs/call, %d write transactions for %d claims", name, r.Database.CPUPerCallUS, c.PG.Txns, r.Total.OK)
+		}
+	}
+	if len(res.PGBench) != 4 || res.PGBench[0].TPS <= 0 || res.PGBench[0].PG.Txns <= 0 {
+		t.Errorf("pgbench: %+v", res.PGBench)
+	}
+	for _, want := range []string{"pg-1 / sqlite", "pg-2 / pg-1", "pg-1 / pg-1-sessions", "PostgreSQL alone: pgbench"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
 }
