@@ -52,7 +52,7 @@ func (s *Store) ClaimTask(ctx context.Context, p *Principal, taskID, idemKey str
 	if err := requireRunner(p, "claim a task"); err != nil {
 		return ClaimTaskResult{}, err
 	}
-	return inTxValue(ctx, s, "claim task", func(tx *txn) (ClaimTaskResult, error) {
+	return inLockedTxValue(ctx, s, "claim task", &rowLock{stLockTask, taskID}, func(tx *txn) (ClaimTaskResult, error) {
 		return s.claimTaskTx(ctx, tx, p, taskID, idemKey, wakeMessageID)
 	})
 }

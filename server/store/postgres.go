@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,7 +26,8 @@ import (
 //     turn) take turns across replicas is the row lock each takes first
 //     (lockRow); the UNIQUE constraints still decide a key, and an insert
 //     that meets one inserts nothing (ON CONFLICT DO NOTHING) and
-//     replays.
+//     replays. A claim's lock goes with its BEGIN, in one round trip
+//     (pgWriter.try).
 //   - Loading a world and migrating take a transaction-scoped advisory
 //     lock, so that replicas starting at once seed an empty database
 //     once and apply each migration once.
@@ -168,11 +170,13 @@ type pgWriter struct {
 }
 
 // do runs fn in a transaction of its own: committed if fn returns nil,
-// rolled back otherwise. It waits for a connection while ctx lasts (and
-// at most the timeout); once fn has begun, ctx no longer matters. A
-// transaction that PostgreSQL aborts for a serialization failure or a
-// deadlock runs again. A panic in fn rolls it back and is raised again.
-func (w *pgWriter) do(ctx context.Context, fn func(tx *txn) error) error {
+// rolled back otherwise. lock, if not nil, is the row lock fn takes
+// first (lockRow): it goes with the BEGIN, in one round trip. It waits
+// for a connection while ctx lasts (and at most the timeout); once fn
+// has begun, ctx no longer matters. A transaction that PostgreSQL aborts
+// for a serialization failure or a deadlock runs again. A panic in fn
+// rolls it back and is raised again.
+func (w *pgWriter) do(ctx context.Context, lock *rowLock, fn func(tx *txn) error) error {
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -182,7 +186,7 @@ func (w *pgWriter) do(ctx context.Context, fn func(tx *txn) error) error {
 	w.mu.RUnlock()
 	defer w.wg.Done()
 	for try := 1; ; try++ {
-		err := w.try(ctx, fn)
+		err := w.try(ctx, lock, fn)
 		var pe *pgconn.PgError
 		if try < pgTries && errors.As(err, &pe) && retryable[pe.Code] {
 			continue
@@ -191,17 +195,18 @@ func (w *pgWriter) do(ctx context.Context, fn func(tx *txn) error) error {
 	}
 }
 
-func (w *pgWriter) try(ctx context.Context, fn func(tx *txn) error) error {
+// try runs fn once. The transaction is the connection's own, begun and
+// ended by statements sent on it rather than a *sql.Tx, so that its
+// BEGIN can go with its first statement (pgx's batch: one write, the
+// answers read in order; PostgreSQL still runs the lock before anything
+// after it, each statement in a snapshot of its own).
+func (w *pgWriter) try(ctx context.Context, lock *rowLock, fn func(tx *txn) error) error {
 	actx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), w.timeout)
 	defer tcancel()
-	var tx *sql.Tx
-	conn, err := firstOnConn(w.db, w.maxConns, actx, tctx, func(conn *sql.Conn) (err error) {
-		if tx, err = conn.BeginTx(tctx, nil); err != nil {
-			err = fmt.Errorf("begin: %w", err)
-		}
-		return err
+	conn, err := firstOnConn(w.db, w.maxConns, actx, tctx, func(conn *sql.Conn) error {
+		return pgBegin(tctx, conn, w.e, lock)
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -210,17 +215,67 @@ func (w *pgWriter) try(ctx context.Context, fn func(tx *txn) error) error {
 		return err
 	}
 	defer conn.Close()
-	ferr, p := runWork(fn, &txn{q: tx, tx: tx, st: w.st, e: w.e, ctx: tctx, storeID: w.storeID})
+	ferr, p := runWork(fn, &txn{q: conn, st: w.st, e: w.e, ctx: tctx, storeID: w.storeID, held: lock})
 	if p != nil {
-		tx.Rollback()
+		pgEnd(tctx, conn, false)
 		panic(p)
 	}
 	if ferr != nil {
-		tx.Rollback()
+		pgEnd(tctx, conn, false)
 		return unavailable(conn, tctx, ferr)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := pgEnd(tctx, conn, true); err != nil {
 		return unavailable(conn, tctx, fmt.Errorf("commit: %w", err))
+	}
+	return nil
+}
+
+// pgBegin begins a transaction on conn, taking lock (if not nil) in the
+// same round trip. On failure no transaction is left open: it is rolled
+// back, or the connection is dropped.
+func pgBegin(ctx context.Context, conn *sql.Conn, e *engine, lock *rowLock) error {
+	return conn.Raw(func(dc any) error {
+		c := dc.(*stdlib.Conn).Conn()
+		if lock == nil {
+			if _, err := c.Exec(ctx, "begin"); err != nil {
+				return fmt.Errorf("begin: %w", err)
+			}
+			return nil
+		}
+		b := &pgx.Batch{}
+		b.Queue("begin")
+		b.Queue(e.rebind(stmtSQL[lock.id]), lock.key)
+		if err := c.SendBatch(ctx, b).Close(); err != nil {
+			return errors.Join(fmt.Errorf("begin: %w", err), endTx(ctx, c, false))
+		}
+		return nil
+	})
+}
+
+// pgEnd commits (or rolls back) the transaction pgBegin began on conn.
+func pgEnd(ctx context.Context, conn *sql.Conn, commit bool) error {
+	return conn.Raw(func(dc any) error { return endTx(ctx, dc.(*stdlib.Conn).Conn(), commit) })
+}
+
+// endTx commits or rolls back the transaction open on c. A COMMIT that
+// PostgreSQL turned into a ROLLBACK (the transaction had failed) is an
+// error. A connection whose transaction may still be open (the statement
+// got no answer) is dropped (driver.ErrBadConn), never put back in the
+// pool inside it.
+func endTx(ctx context.Context, c *pgx.Conn, commit bool) error {
+	end := "rollback"
+	if commit {
+		end = "commit"
+	}
+	tag, err := c.Exec(ctx, end)
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe): // answered: the transaction is over
+		return err
+	case err != nil:
+		return errors.Join(err, driver.ErrBadConn)
+	case commit && tag.String() != "COMMIT":
+		return pgx.ErrTxCommitRollback
 	}
 	return nil
 }

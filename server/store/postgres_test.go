@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/prickle-dev/prickle/internal/pgtest"
 	"github.com/prickle-dev/prickle/spec/seed"
 )
@@ -150,17 +153,7 @@ func TestPostgresUnavailable(t *testing.T) {
 	// as much again for a busy machine.
 	const timeout = time.Second
 	const bound = 4 * timeout
-	s, err := Open(ctx, c.NewDSN(t), Options{Timeout: timeout, MaxConns: 4, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	issued, err := s.SeedDefault(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := tokenOf(t, issued, KindRunner, seed.BuilderAgent)
-	runner := auth(t, s, tok)
+	s, tok, runner := openSeeded(t, c.NewDSN(t), Options{Timeout: timeout, MaxConns: 4})
 	ops := []struct {
 		name string
 		op   func() error
@@ -201,6 +194,25 @@ func TestPostgresUnavailable(t *testing.T) {
 	each("thawed", nil)
 }
 
+// openSeeded opens the database of dsn with opts (logging nowhere) and
+// seeds it, and returns the store, the seed runner's token and its
+// principal.
+func openSeeded(t *testing.T, dsn string, opts Options) (*Store, string, *Principal) {
+	t.Helper()
+	opts.Logger = slog.New(slog.DiscardHandler)
+	s, err := Open(ctx, dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	issued, err := s.SeedDefault(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := tokenOf(t, issued, KindRunner, seed.BuilderAgent)
+	return s, tok, auth(t, s, tok)
+}
+
 // freeze stops (SIGSTOP) the postmaster of c and every process it
 // started (each in a session of its own), and returns the function that
 // resumes them, once, which the test calls however it ends.
@@ -237,4 +249,56 @@ func freeze(t *testing.T, c *pgtest.Cluster) (thaw func()) {
 			syscall.Kill(pid, syscall.SIGCONT)
 		}
 	})
+}
+
+// PostgreSQL only: a claim whose row lock fails (lock_timeout, while
+// another session holds the task's row) fails alone. The lock went with
+// the transaction's BEGIN; the transaction is rolled back and its
+// connection kept (pgx would drop one left in a transaction), and the
+// next calls on it succeed.
+func TestPostgresFailedLockEndsItsTransaction(t *testing.T) {
+	c := pgtest.Start(t)
+	name := c.NewDatabase(t)
+	if err := c.Exec(`ALTER DATABASE ` + name + ` SET lock_timeout = '200ms'`); err != nil {
+		t.Fatal(err)
+	}
+	s, tok, runner := openSeeded(t, c.DSN(name), Options{MaxConns: 1})
+	holder, err := pgx.Connect(ctx, c.DSN(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	if _, err := holder.Exec(ctx, `BEGIN`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(ctx, `SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE`, seed.TaskID); err != nil {
+		t.Fatal(err)
+	}
+	var before time.Time
+	if err := holder.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ClaimTask(ctx, runner, seed.TaskID, "k", nil)
+	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "55P03" {
+		t.Fatalf("claim of a task whose row another session holds: %v, want lock_not_available (55P03)", err)
+	}
+	if _, err := holder.Exec(ctx, `ROLLBACK`); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := s.ClaimTask(ctx, runner, seed.TaskID, "k", nil); err != nil {
+			t.Errorf("claim %d after the failed lock: %v", i, err)
+		}
+		if _, err := s.Authenticate(ctx, tok); err != nil {
+			t.Errorf("authenticate %d after the failed lock: %v", i, err)
+		}
+	}
+	var open, dialled int
+	if err := holder.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state LIKE 'idle in transaction%'), count(*) FILTER (WHERE backend_start > $2)
+		FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'`, name, before).Scan(&open, &dialled); err != nil {
+		t.Fatal(err)
+	}
+	if open != 0 || dialled != 0 {
+		t.Errorf("after the failed lock: %d sessions in a transaction, %d connections dialled anew; want none", open, dialled)
+	}
 }

@@ -217,6 +217,16 @@ type txn struct {
 	// storeID is the id of the PostgreSQL store that runs the
 	// transaction, which its notifications carry (postgres.go).
 	storeID string
+	// held is the row lock the transaction took with its BEGIN
+	// (PostgreSQL, pgWriter): lockRow of it has nothing left to do.
+	held *rowLock
+}
+
+// rowLock is the row lock of hot statement id (a SELECT ... FOR UPDATE)
+// on the row of key: what a write transaction takes first (lockRow).
+type rowLock struct {
+	id  stmtID
+	key string
 }
 
 // querier is what runs SQL in a txn: a *sql.Tx, or the writer's
@@ -245,12 +255,21 @@ func (tx *txn) QueryRowContext(_ context.Context, query string, args ...any) *sq
 // stmt returns hot statement id in the transaction. Bound to a
 // *sql.Tx, database/sql reuses the statement already prepared on the
 // transaction's connection, and closes the binding with the transaction.
+//
+// A PostgreSQL write transaction runs on its connection without a
+// *sql.Tx (pgWriter): there the statement goes as its text, which pgx
+// prepares once per connection and keeps (its statement cache), so it
+// costs the same round trip as a statement prepared through
+// database/sql.
 func (tx *txn) stmt(_ context.Context, id stmtID) txStmt {
+	if tx.tx == nil && tx.e.pg {
+		return txStmt{q: tx.q, query: tx.e.rebind(stmtSQL[id]), ctx: tx.ctx}
+	}
 	s := tx.st.get(id)
 	if tx.tx != nil {
 		s = tx.tx.Stmt(s)
 	}
-	return txStmt{s, tx.ctx}
+	return txStmt{s: s, ctx: tx.ctx}
 }
 
 // lockRow takes the row lock of hot statement id (a SELECT ... FOR
@@ -262,7 +281,7 @@ func (tx *txn) stmt(_ context.Context, id stmtID) txStmt {
 // writing transaction already holds the database's one write lock (BEGIN
 // IMMEDIATE), across processes too.
 func (tx *txn) lockRow(ctx context.Context, id stmtID, key string) error {
-	if !tx.e.pg {
+	if !tx.e.pg || tx.held != nil && *tx.held == (rowLock{id, key}) {
 		return nil
 	}
 	_, err := tx.stmt(ctx, id).ExecContext(ctx, key)
@@ -279,25 +298,37 @@ func (tx *txn) lockQuery(ctx context.Context, query, key string) error {
 	return err
 }
 
-// txStmt is a prepared statement in a txn; like txn, it does not pass a
-// caller's context to the database.
+// txStmt is a hot statement in a txn: prepared (s), or the text query
+// that q, a PostgreSQL connection, prepares (txn.stmt). Like txn, it
+// does not pass a caller's context to the database.
 type txStmt struct {
-	s   *sql.Stmt
-	ctx context.Context
+	s     *sql.Stmt
+	q     querier
+	query string
+	ctx   context.Context
 }
 
 // ExecContext runs the statement.
 func (s txStmt) ExecContext(_ context.Context, args ...any) (sql.Result, error) {
+	if s.s == nil {
+		return s.q.ExecContext(s.ctx, s.query, args...)
+	}
 	return s.s.ExecContext(s.ctx, args...)
 }
 
 // QueryContext runs the statement.
 func (s txStmt) QueryContext(_ context.Context, args ...any) (*sql.Rows, error) {
+	if s.s == nil {
+		return s.q.QueryContext(s.ctx, s.query, args...)
+	}
 	return s.s.QueryContext(s.ctx, args...)
 }
 
 // QueryRowContext runs the statement.
 func (s txStmt) QueryRowContext(_ context.Context, args ...any) *sql.Row {
+	if s.s == nil {
+		return s.q.QueryRowContext(s.ctx, s.query, args...)
+	}
 	return s.s.QueryRowContext(s.ctx, args...)
 }
 

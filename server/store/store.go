@@ -399,8 +399,15 @@ func (s *Store) migrate(ctx context.Context, ms []migration) error {
 // unchanged. Like every txn, fn's statements run to completion whatever
 // becomes of ctx.
 func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
+	return s.inLockedTx(ctx, nil, fn)
+}
+
+// inLockedTx is inTx for a transaction whose first statement is the row
+// lock (lockRow; nil: none): on PostgreSQL the lock is sent with the
+// BEGIN, in one round trip.
+func (s *Store) inLockedTx(ctx context.Context, lock *rowLock, fn func(tx *txn) error) error {
 	if s.pw != nil {
-		return s.pw.do(ctx, fn)
+		return s.pw.do(ctx, lock, fn)
 	}
 	return s.w.do(ctx, fn)
 }
@@ -408,8 +415,14 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
 // inTxValue runs fn in one write transaction and returns its value, or the
 // error as opError gives it.
 func inTxValue[T any](ctx context.Context, s *Store, op string, fn func(tx *txn) (T, error)) (T, error) {
+	return inLockedTxValue(ctx, s, op, nil, fn)
+}
+
+// inLockedTxValue is inTxValue for a transaction whose first statement is
+// the row lock lock (inLockedTx).
+func inLockedTxValue[T any](ctx context.Context, s *Store, op string, lock *rowLock, fn func(tx *txn) (T, error)) (T, error) {
 	var res T
-	err := s.inTx(ctx, func(tx *txn) error {
+	err := s.inLockedTx(ctx, lock, func(tx *txn) error {
 		var err error
 		res, err = fn(tx)
 		return err
