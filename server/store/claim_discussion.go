@@ -143,7 +143,7 @@ func (s *Store) ClaimDiscussion(ctx context.Context, p *Principal, messageID, id
 		return ClaimDiscussionResult{}, refuse(CodeHarnessUnsupported,
 			"harness %d is not supported by this server; send harness: 2", *harness)
 	}
-	return inLockedTxValue(ctx, s, "claim discussion", &rowLock{stLockTurn, messageID}, func(tx *txn) (ClaimDiscussionResult, error) {
+	return inLockedTxValue(ctx, s, "claim discussion", &rowLock{id: stLockTurn, key: messageID}, func(tx *txn) (ClaimDiscussionResult, error) {
 		return s.claimDiscussionTx(ctx, tx, p, messageID, idemKey)
 	})
 }

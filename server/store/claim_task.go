@@ -52,32 +52,54 @@ func (s *Store) ClaimTask(ctx context.Context, p *Principal, taskID, idemKey str
 	if err := requireRunner(p, "claim a task"); err != nil {
 		return ClaimTaskResult{}, err
 	}
-	return inLockedTxValue(ctx, s, "claim task", &rowLock{stLockTask, taskID}, func(tx *txn) (ClaimTaskResult, error) {
-		return s.claimTaskTx(ctx, tx, p, taskID, idemKey, wakeMessageID)
+	var c taskClaimRead
+	read := &rowRead{id: stTaskForClaim, args: []any{p.Owner, p.RunnerID, idemKey, taskID},
+		dest: []any{&c.agent, &c.project, &c.request, &c.attemptID, &c.claimed, &c.superseded, &c.othersLive}}
+	return inLockedTxValue(ctx, s, "claim task", &rowLock{id: stLockTask, key: taskID, then: read}, func(tx *txn) (ClaimTaskResult, error) {
+		return s.claimTaskTx(ctx, tx, p, taskID, idemKey, wakeMessageID, read, &c)
 	})
 }
 
-func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, wake *string) (ClaimTaskResult, error) {
+// taskClaimRead is what a claim reads of its task (stTaskForClaim): the
+// task, the attempt claimed before with the claim's key if any, and the
+// latest end of life of the task's other attempts not superseded.
+type taskClaimRead struct {
+	agent, project      string
+	request, attemptID  sql.NullString
+	claimed, superseded sql.NullInt64
+	othersLive          sql.NullInt64
+}
+
+// others tells the task's other attempts not superseded at now: NULL
+// none, 1 one is live, 0 all expired.
+func (c *taskClaimRead) others(now time.Time) sql.NullInt64 {
+	if !c.othersLive.Valid {
+		return sql.NullInt64{}
+	}
+	if c.othersLive.Int64 > toDB(now) {
+		return sql.NullInt64{Int64: 1, Valid: true}
+	}
+	return sql.NullInt64{Valid: true}
+}
+
+func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, idemKey string, wake *string, read *rowRead, c *taskClaimRead) (ClaimTaskResult, error) {
 	// First the task's lock: the claims of one task, on whatever
-	// replica, take turns from here to their commit (lockRow).
+	// replica, take turns from here to their commit (lockRow). Then the
+	// task, and the attempt claimed before with this key if any: a
+	// replay is the common case of a known key. On PostgreSQL both went
+	// with the BEGIN.
 	if err := tx.lockRow(ctx, stLockTask, taskID); err != nil {
 		return ClaimTaskResult{}, err
 	}
+	err := tx.read(ctx, read)
 	now := s.Now()
-	// The task, and the attempt claimed before with this key if any: a
-	// replay is the common case of a known key.
-	var agent, project string
-	var request, attemptID sql.NullString
-	var claimed, superseded, others sql.NullInt64
-	err := tx.stmt(ctx, stTaskForClaim).QueryRowContext(ctx, toDB(now), p.Owner, p.RunnerID, idemKey, taskID).
-		Scan(&agent, &project, &request, &attemptID, &claimed, &superseded, &others)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ClaimTaskResult{}, refuse(CodeTaskNotFound, "task %q not found", taskID)
 	}
 	if err != nil {
 		return ClaimTaskResult{}, err
 	}
-	if agent != p.Agent {
+	if c.agent != p.Agent {
 		return ClaimTaskResult{}, refuse(CodeNotRouted, "task %q is not routed to your agent %s", taskID, p.Agent)
 	}
 	if wake != nil {
@@ -89,11 +111,11 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 		if kind == "mention" {
 			return ClaimTaskResult{}, refuse(CodeMentionNotCause, "message %q is a mention, and a mention is never a run's cause", *wake)
 		}
-		if !request.Valid {
+		if !c.request.Valid {
 			return ClaimTaskResult{}, refuse(CodeCauseMismatch, "task %q was not asked for by a task request, so wake.message_id must be omitted", taskID)
 		}
-		if *wake != request.String {
-			return ClaimTaskResult{}, refuse(CodeCauseMismatch, "task %q is bound to its task request %q; wake.message_id may only repeat it", taskID, request.String)
+		if *wake != c.request.String {
+			return ClaimTaskResult{}, refuse(CodeCauseMismatch, "task %q is bound to its task request %q; wake.message_id may only repeat it", taskID, c.request.String)
 		}
 	}
 
@@ -106,10 +128,10 @@ func (s *Store) claimTaskTx(ctx context.Context, tx *txn, p *Principal, taskID, 
 	// the database is what enforces it). A refusal after a successful
 	// insert rolls the whole transaction back.
 	cred := s.newCredential(s.opts.ExecutionTools, s.executionTools, now.Add(s.opts.LaunchTimeout))
-	row := attemptRow{Attempt: Attempt{AttemptID: attemptID.String, TaskID: taskID, ClaimedAt: fromDB(claimed.Int64)}, superseded: superseded.Valid}
-	found := attemptID.Valid
+	row := attemptRow{Attempt: Attempt{AttemptID: c.attemptID.String, TaskID: taskID, ClaimedAt: fromDB(c.claimed.Int64)}, superseded: c.superseded.Valid}
+	found := c.attemptID.Valid
 	if !found {
-		if row, found, err = s.insertAttempt(ctx, tx, p, taskID, idemKey, request, now, cred, others); err != nil {
+		if row, found, err = s.insertAttempt(ctx, tx, p, taskID, idemKey, c.request, now, cred, c.others(now)); err != nil {
 			return ClaimTaskResult{}, err
 		}
 	}

@@ -26,8 +26,8 @@ import (
 //     turn) take turns across replicas is the row lock each takes first
 //     (lockRow); the UNIQUE constraints still decide a key, and an insert
 //     that meets one inserts nothing (ON CONFLICT DO NOTHING) and
-//     replays. A claim's lock goes with its BEGIN, in one round trip
-//     (pgWriter.try).
+//     replays. A claim's lock goes with its BEGIN, and its task's read
+//     with both, in one round trip (pgWriter.try).
 //   - Loading a world and migrating take a transaction-scoped advisory
 //     lock, so that replicas starting at once seed an empty database
 //     once and apply each migration once.
@@ -230,9 +230,10 @@ func (w *pgWriter) try(ctx context.Context, lock *rowLock, fn func(tx *txn) erro
 	return nil
 }
 
-// pgBegin begins a transaction on conn, taking lock (if not nil) in the
-// same round trip. On failure no transaction is left open: it is rolled
-// back, or the connection is dropped.
+// pgBegin begins a transaction on conn, taking lock (if not nil) and
+// reading the row it names next (lock.then) in the same round trip. On
+// failure no transaction is left open: it is rolled back, or the
+// connection is dropped.
 func pgBegin(ctx context.Context, conn *sql.Conn, e *engine, lock *rowLock) error {
 	return conn.Raw(func(dc any) error {
 		c := dc.(*stdlib.Conn).Conn()
@@ -245,6 +246,19 @@ func pgBegin(ctx context.Context, conn *sql.Conn, e *engine, lock *rowLock) erro
 		b := &pgx.Batch{}
 		b.Queue("begin")
 		b.Queue(e.rebind(stmtSQL[lock.id]), lock.key)
+		r := lock.then
+		if r != nil {
+			r.done = false
+			b.Queue(e.rebind(stmtSQL[r.id]), r.args...).QueryRow(func(row pgx.Row) error {
+				r.err = row.Scan(r.dest...)
+				if errors.Is(r.err, sql.ErrNoRows) {
+					r.err, r.done = sql.ErrNoRows, true
+					return nil
+				}
+				r.done = r.err == nil
+				return r.err
+			})
+		}
 		if err := c.SendBatch(ctx, b).Close(); err != nil {
 			return errors.Join(fmt.Errorf("begin: %w", err), endTx(ctx, c, false))
 		}

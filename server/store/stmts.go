@@ -82,10 +82,12 @@ var stmtSQL = [numStmts]string{
 	// lockRow for why SQLite needs no lock of its own.
 	stLockTask: `SELECT 1 FROM tasks WHERE id = ? FOR UPDATE`,
 	// With a key not used before, the last column tells the task's other
-	// attempts not superseded: NULL none, 1 one is live, 0 all expired
-	// (read here, with the task, not by a statement of its own).
+	// attempts not superseded: NULL none, else the latest end of their
+	// lives (read here, with the task, not by a statement of its own;
+	// compared with the time after the read, which it does not take, so
+	// that on PostgreSQL it goes with the BEGIN and the lock).
 	stTaskForClaim: `SELECT t.agent, t.project, t.request_message, a.id, a.claimed_at, a.superseded_at,
-			CASE WHEN a.id IS NULL THEN (SELECT max(CASE WHEN o.live_until > ? THEN 1 ELSE 0 END) FROM attempts o
+			CASE WHEN a.id IS NULL THEN (SELECT max(o.live_until) FROM attempts o
 				WHERE o.task = t.id AND o.superseded_at IS NULL) END
 		FROM tasks t
 		JOIN memberships m ON m.project = t.project AND m.person = ?
@@ -224,9 +226,31 @@ type txn struct {
 
 // rowLock is the row lock of hot statement id (a SELECT ... FOR UPDATE)
 // on the row of key: what a write transaction takes first (lockRow).
+// then, if not nil, is the row it reads next.
 type rowLock struct {
-	id  stmtID
-	key string
+	id   stmtID
+	key  string
+	then *rowRead
+}
+
+// rowRead is a read of one row by hot statement id, scanned into dest.
+// After a rowLock, on PostgreSQL, it goes with the BEGIN and the lock, in
+// the same round trip (pgWriter.try); read then answers what it found.
+type rowRead struct {
+	id   stmtID
+	args []any
+	dest []any
+	done bool  // read with the BEGIN
+	err  error // what it found: nil or sql.ErrNoRows
+}
+
+// read scans r's row into its dest (sql.ErrNoRows: none), unless it was
+// read with the transaction's BEGIN.
+func (tx *txn) read(ctx context.Context, r *rowRead) error {
+	if r.done {
+		return r.err
+	}
+	return tx.stmt(ctx, r.id).QueryRowContext(ctx, r.args...).Scan(r.dest...)
 }
 
 // querier is what runs SQL in a txn: a *sql.Tx, or the writer's
@@ -281,7 +305,7 @@ func (tx *txn) stmt(_ context.Context, id stmtID) txStmt {
 // writing transaction already holds the database's one write lock (BEGIN
 // IMMEDIATE), across processes too.
 func (tx *txn) lockRow(ctx context.Context, id stmtID, key string) error {
-	if !tx.e.pg || tx.held != nil && *tx.held == (rowLock{id, key}) {
+	if !tx.e.pg || tx.held != nil && tx.held.id == id && tx.held.key == key {
 		return nil
 	}
 	_, err := tx.stmt(ctx, id).ExecContext(ctx, key)
