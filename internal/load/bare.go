@@ -68,8 +68,8 @@ func RecordReference(ctx context.Context) (Outputs, error) {
 		return nil, err
 	}
 	srv, _, err := server.New(ctx, server.Config{
-		Fixture: bytes.NewReader(world),
-		Logger:  slog.New(slog.DiscardHandler),
+		World:  bytes.NewReader(world),
+		Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reference server: %w", err)

@@ -30,8 +30,8 @@ func prickled(t *testing.T, tasks int) (endpoint, runner, agent string) {
 		t.Fatal(err)
 	}
 	srv, issued, err := server.New(context.Background(), server.Config{
-		Fixture: bytes.NewReader(world),
-		Logger:  slog.New(slog.DiscardHandler),
+		World:  bytes.NewReader(world),
+		Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatalf("the fixture does not load: %v", err)
