@@ -161,7 +161,7 @@ func Run(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	}
 	defer cleanup()
 	replicas := replicasOf(o.Target)
-	starts := &startCounter{Target: o.Target}
+	starts := &startCounter{Target: o.Target, replicas: int64(replicas)}
 	share := shares(o.Target, &o)
 	o.Target = starts
 	if len(o.Tools) > 0 {

@@ -32,17 +32,19 @@ import (
 // in its calls, checks and expected texts, is not something to prove.
 
 // startCounter counts the servers a run asks its target for: every
-// replica of a deployment.
+// replica of a deployment, whether it started or not (a start the run's
+// end cut short asked for them all).
 type startCounter struct {
 	Target
-	n atomic.Int64
+	replicas int64
+	n        atomic.Int64
 }
 
 func (c *startCounter) Start(ctx context.Context, s *Script, fixtureFile, dir string) (*Instance, error) {
 	inst, err := c.Target.Start(ctx, s, fixtureFile, dir)
 	switch {
 	case err != nil:
-		c.n.Add(1)
+		c.n.Add(max(c.replicas, 1))
 	case inst.Stop != nil: // an already running server is not started
 		c.n.Add(int64(len(inst.Endpoints())))
 	}
