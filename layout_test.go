@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -153,16 +152,10 @@ var importRules = []func(dir, imp string) string{
 	},
 }
 
-// notYet lists the packages that break an import rule until they move out
-// of internal/ beside their commands (issue 39, phase 2). An entry that no
-// longer breaks a rule fails the test, so the list only shrinks.
-var notYet = []string{"internal/app/prickleload", "internal/load"}
-
 // TestImportRules: no package, nor its tests, imports what its layer must
 // not (the package docs say what each must not import; these are the
 // rules that hold across the tree).
 func TestImportRules(t *testing.T) {
-	broken := map[string]bool{}
 	for _, p := range packages(t) {
 		check := func(imports []string, who string) {
 			for _, imp := range imports {
@@ -171,19 +164,11 @@ func TestImportRules(t *testing.T) {
 					if why == "" {
 						continue
 					}
-					broken[p.dir] = true
-					if !slices.Contains(notYet, p.dir) {
-						t.Errorf("%s imports %s: %s", who, imp, why)
-					}
+					t.Errorf("%s imports %s: %s", who, imp, why)
 				}
 			}
 		}
 		check(p.imports, p.dir)
 		check(p.testImports, p.dir+" (its tests)")
-	}
-	for _, d := range notYet {
-		if !broken[d] {
-			t.Errorf("%s breaks no import rule any more: take it off notYet", d)
-		}
 	}
 }

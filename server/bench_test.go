@@ -52,7 +52,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prickle-dev/prickle/api"
-	"github.com/prickle-dev/prickle/internal/load"
+	"github.com/prickle-dev/prickle/cmd/prickle-load/load"
 	"github.com/prickle-dev/prickle/internal/testkit"
 	"github.com/prickle-dev/prickle/server"
 )

@@ -1,7 +1,7 @@
 // Command prickle-load is an out-of-process load generator for any Prickle
 // server, with a bare go-sdk baseline server and a side-by-side comparison
 // of the two, and of prickled's deployments on SQLite and PostgreSQL
-// (package internal/load; README.md, "Load and compare").
+// (package cmd/prickle-load/load; README.md, "Load and compare").
 //
 //	prickle-load run -url URL -tokens FILE [-mix OP[:W],...] [-c N] [-d D | -n N] [-json]
 //	prickle-load fixture [-tasks N] [-o FILE] [-tokens-out FILE]
@@ -19,12 +19,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/prickle-dev/prickle/internal/app/prickleload"
+	"github.com/prickle-dev/prickle/cmd/prickle-load/app"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := prickleload.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := app.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -14,8 +14,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/prickle-dev/prickle/cmd/prickle-load/load"
 	"github.com/prickle-dev/prickle/internal/jsonschema"
-	"github.com/prickle-dev/prickle/internal/load"
 	"github.com/prickle-dev/prickle/internal/pgtest"
 	"github.com/prickle-dev/prickle/server/store"
 	"github.com/prickle-dev/prickle/spec"

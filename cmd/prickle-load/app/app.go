@@ -1,7 +1,11 @@
-// Package prickleload is the prickle-load command as a function:
-// cmd/prickle-load calls [Main]. The load engine, the bare baseline and
-// the comparison are internal/load's.
-package prickleload
+// Package app is the prickle-load command as a function: cmd/prickle-load
+// calls [Main], and tests run it in-process. The load engine, the bare
+// baseline and the comparison are cmd/prickle-load/load's.
+//
+// It may import its load library, the reference server, the world format
+// and the ground floor of internal/; only cmd/prickle-load's main and tests
+// import it, and it must not import the generator or another command.
+package app
 
 import (
 	"bytes"
@@ -20,9 +24,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prickle-dev/prickle/cmd/prickle-load/load"
 	"github.com/prickle-dev/prickle/internal/cmdline"
 	"github.com/prickle-dev/prickle/internal/fsx"
-	"github.com/prickle-dev/prickle/internal/load"
 	"github.com/prickle-dev/prickle/internal/pprofx"
 	"github.com/prickle-dev/prickle/server"
 	"github.com/prickle-dev/prickle/spec/world"

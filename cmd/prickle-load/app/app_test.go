@@ -1,4 +1,4 @@
-package prickleload
+package app
 
 // The command as a user runs it: compare starts the real prickled and this
 // program's bare server as processes and loads both.
@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prickle-dev/prickle/internal/load"
+	"github.com/prickle-dev/prickle/cmd/prickle-load/load"
 	"github.com/prickle-dev/prickle/internal/pgtest"
 	"github.com/prickle-dev/prickle/internal/testkit"
 )

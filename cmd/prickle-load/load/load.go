@@ -10,6 +10,13 @@
 // throughput and latency percentiles of the measured phase, after a warm-up
 // that is not recorded; and, for a server process on this machine, its
 // resident memory and CPU time over the run.
+//
+// It is prickle-load's library, beside the command that uses it. It may
+// import the reference server, the generated API and runtime, the
+// conformance suite's targets (to start the servers it compares), the
+// world format and the ground floor of internal/; only prickle-load's app
+// and the server's load tests import it, and it must not import the
+// generator or a command's app.
 package load
 
 import (
