@@ -237,11 +237,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	r := &run{cfg: cfg, args: args, id: rand.Text()[:10]}
-	sched := schedule(cfg.Mix)
-	needs := map[bool]bool{}
-	for _, w := range cfg.Mix {
-		needs[asRunner(w.Op)] = true
-	}
 
 	rep := &Report{
 		Endpoints: cfg.Endpoints, Mix: FormatMix(cfg.Mix), Clients: cfg.Clients,
@@ -249,16 +244,44 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep.LoadStart, _ = loadAverage()
 
+	workers, err := r.connectWorkers(ctx, rep)
+	defer closeWorkers(workers)
+	if err != nil {
+		return nil, err
+	}
+	samplers, err := r.startSamplers()
+	defer stopSamplers(samplers)
+	if err != nil {
+		return nil, err
+	}
+
+	r.warmup(ctx, workers, rep)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.measure(ctx, workers, samplers, rep); err != nil {
+		return nil, err
+	}
+	rep.freshUsed = min(r.fresh.Load(), int64(cfg.World.FreshCount))
+	if r.freshOut.Load() {
+		rep.FreshExhausted = true
+		return rep, ErrFreshExhausted
+	}
+	return rep, nil
+}
+
+// connectWorkers makes cfg.Clients workers, each with a session per
+// identity the mix needs, each worker's on its endpoint in turn; rep
+// takes the protocol the server agreed. On an error it returns the
+// workers made so far with it, for closeWorkers.
+func (r *run) connectWorkers(ctx context.Context, rep *Report) ([]*worker, error) {
+	cfg := r.cfg
+	sched := schedule(cfg.Mix)
+	needs := map[bool]bool{}
+	for _, w := range cfg.Mix {
+		needs[asRunner(w.Op)] = true
+	}
 	workers := make([]*worker, cfg.Clients)
-	defer func() {
-		for _, w := range workers {
-			if w != nil {
-				for _, cs := range w.sessions {
-					cs.Close()
-				}
-			}
-		}
-	}()
 	for i := range workers {
 		w := &worker{sessions: map[bool]*mcp.ClientSession{}, sched: sched, next: i % len(sched), stats: map[string]*opStats{}}
 		workers[i] = w
@@ -269,7 +292,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			cs, err := connect(ctx, cfg.Endpoints[i%len(cfg.Endpoints)], tok, cfg.Protocol)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", whose, err)
+				return workers, fmt.Errorf("%s: %w", whose, err)
 			}
 			w.sessions[runner] = cs
 			if ir := cs.InitializeResult(); ir != nil {
@@ -280,30 +303,66 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			w.stats[m.Op] = &opStats{errors: map[errorKey]*ErrorCount{}}
 		}
 	}
+	return workers, nil
+}
 
+// closeWorkers closes every session of workers (nil entries are skipped).
+func closeWorkers(workers []*worker) {
+	for _, w := range workers {
+		if w != nil {
+			for _, cs := range w.sessions {
+				cs.Close()
+			}
+		}
+	}
+}
+
+// startSamplers starts the samplers of the server's processes and of the
+// database's, where cfg names them. On an error it returns those started
+// so far with it, for stopSamplers.
+func (r *run) startSamplers() ([2]*sampler, error) {
 	var samplers [2]*sampler // the server's, the database's
-	for i, pids := range [][]int{cfg.PIDs, cfg.DBPIDs} {
+	for i, pids := range [][]int{r.cfg.PIDs, r.cfg.DBPIDs} {
 		if len(pids) > 0 {
-			if samplers[i], err = startSampler(pids, cfg.SampleEvery); err != nil {
-				return nil, err
+			var err error
+			if samplers[i], err = startSampler(pids, r.cfg.SampleEvery); err != nil {
+				return samplers, err
 			}
-			defer samplers[i].stop()
 		}
 	}
+	return samplers, nil
+}
 
-	if cfg.WarmupCalls > 0 || cfg.WarmupDuration > 0 {
-		start := time.Now()
-		r.phase(ctx, workers, false, cfg.WarmupCalls, cfg.WarmupDuration)
-		rep.Warmup = time.Since(start).Seconds()
-		for _, w := range workers { // warm-up calls are not reported
-			for op := range w.stats {
-				w.stats[op] = &opStats{errors: map[errorKey]*ErrorCount{}}
-			}
+// stopSamplers stops the samplers started, the last first.
+func stopSamplers(samplers [2]*sampler) {
+	for i := len(samplers) - 1; i >= 0; i-- {
+		if samplers[i] != nil {
+			samplers[i].stop()
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+}
+
+// warmup runs the warm-up phase cfg asks for, if any, and forgets what it
+// measured: warm-up calls are not reported, only its duration.
+func (r *run) warmup(ctx context.Context, workers []*worker, rep *Report) {
+	if r.cfg.WarmupCalls <= 0 && r.cfg.WarmupDuration <= 0 {
+		return
 	}
+	start := time.Now()
+	r.phase(ctx, workers, false, r.cfg.WarmupCalls, r.cfg.WarmupDuration)
+	rep.Warmup = time.Since(start).Seconds()
+	for _, w := range workers {
+		for op := range w.stats {
+			w.stats[op] = &opStats{errors: map[errorKey]*ErrorCount{}}
+		}
+	}
+}
+
+// measure runs the measured phase and puts in rep what it measured: the
+// calls per operation, the load average, the server's and the database's
+// processes, the CPU time per call.
+func (r *run) measure(ctx context.Context, workers []*worker, samplers [2]*sampler, rep *Report) error {
+	cfg := r.cfg
 	cpu0 := selfCPU()
 	for _, s := range samplers {
 		if s != nil {
@@ -325,7 +384,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Database = samplers[1].finish()
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	rep.LoadEnd, _ = loadAverage()
 	rep.Measured = elapsed.Seconds()
@@ -341,12 +400,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 		}
 	}
-	rep.freshUsed = min(r.fresh.Load(), int64(cfg.World.FreshCount))
-	if r.freshOut.Load() {
-		rep.FreshExhausted = true
-		return rep, ErrFreshExhausted
-	}
-	return rep, nil
+	return nil
 }
 
 // phase runs every worker until calls calls were made (when calls > 0), d
