@@ -219,206 +219,293 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 		return nil, errors.New("no server command")
 	}
 	scenarios := cfg.Scenarios()
-	tasks := 0
-	for _, s := range scenarios {
-		if s.Op == OpClaimFresh {
-			tasks += cfg.Runs * (s.Calls + cfg.WarmupCalls)
-		}
-	}
-	if cfg.Sustain > 0 {
-		tasks += cfg.SustainTasks
-	}
-	dir, err := os.MkdirTemp("", "prickle-load-")
-	if err != nil {
+	c := &comparing{cfg: cfg, tasks: cfg.freshTasks(scenarios)}
+	var err error
+	if c.dir, err = os.MkdirTemp("", "prickle-load-"); err != nil {
 		return nil, err
 	}
 	if !cfg.Keep {
-		defer os.RemoveAll(dir)
+		defer os.RemoveAll(c.dir)
 	}
-	world, tokens, err := Fixture(tasks)
-	if err != nil {
-		return nil, err
-	}
-	fixtureFile := filepath.Join(dir, "world.json")
-	if err := fsx.WriteFileAtomic(fixtureFile, world, 0o600); err != nil {
-		return nil, err
-	}
-	runner, agent, err := SelectTokens(tokens, "", "")
-	if err != nil {
+	if err := c.writeWorld(); err != nil {
 		return nil, err
 	}
 
-	cmp := &Comparison{ServerCmd: cfg.ServerCmd, Runs: cfg.Runs}
+	c.cmp = &Comparison{ServerCmd: cfg.ServerCmd, Runs: cfg.Runs}
 	if cfg.Keep {
-		cmp.WorkDir = dir
+		c.cmp.WorkDir = c.dir
 	}
-	cmp.LoadStart, _ = loadAverage()
-	start := func(name, command string, env ...string) (*conformance.Instance, error) {
-		fmt.Fprintf(cfg.Progress, "starting %s: %s\n", name, command)
-		sdir := filepath.Join(dir, name)
-		if err := os.Mkdir(sdir, 0o700); err != nil {
-			return nil, err
-		}
-		t := &conformance.CmdTarget{Command: command, StartTimeout: cfg.StartTimeout, Env: env}
-		inst, err := t.Start(ctx, nil, fixtureFile, sdir)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return inst, nil
-	}
-	var srvPprof, basePprof string
-	var profs *profiles
+	c.cmp.LoadStart, _ = loadAverage()
 	if cfg.Profile != "" {
-		if err := os.MkdirAll(cfg.Profile, 0o755); err != nil {
+		if err := c.profile(); err != nil {
 			return nil, err
 		}
-		if srvPprof, err = freeAddr(); err != nil {
-			return nil, err
-		}
-		if basePprof, err = freeAddr(); err != nil {
-			return nil, err
-		}
-		profs = &profiles{parts: map[string][]*profile.Profile{}, calls: map[string]int64{}}
-		cmp.ProfileDir = cfg.Profile
 	}
-	pprofEnv := func(addr string) []string {
-		if addr == "" {
-			return nil
-		}
-		return []string{"PRICKLE_PPROF_ADDR=" + addr, "PRICKLED_PPROF=" + addr}
-	}
-	srv, err := start("server", cfg.ServerCmd, pprofEnv(srvPprof)...)
-	if err != nil {
+	if c.srv, err = c.start(ctx, "server", cfg.ServerCmd, pprofEnv(c.srvPprof)...); err != nil {
 		return nil, err
 	}
-	defer srv.Stop()
-	outputs, err := Record(ctx, srv.Endpoint, runner, agent, cfg.Protocol, DefaultWorld())
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
-	outputsFile := filepath.Join(dir, "outputs.json")
-	if err := WriteOutputs(outputsFile, outputs); err != nil {
+	defer c.srv.Stop()
+	if err := c.record(ctx); err != nil {
 		return nil, err
 	}
-	cmp.BaselineCmd = cfg.BaselineCmd
-	if cmp.BaselineCmd == "" {
-		// The bare server runs from a copy of this program: run from the
-		// generator's own file it would share the generator's code pages
-		// (and so its CPU caches), an advantage the server under test does
-		// not have.
-		bare := filepath.Join(dir, "prickle-load-bare")
-		if err := copyFile(cfg.Self, bare, 0o700); err != nil {
-			return nil, fmt.Errorf("baseline: %w", err)
-		}
-		cmp.BaselineCmd = "exec " + shellQuote(bare) + ` bare -addr "$PRICKLE_ADDR" -outputs "$PRICKLE_LOAD_OUTPUTS"`
-		if basePprof != "" {
-			cmp.BaselineCmd += ` -pprof "$PRICKLE_PPROF_ADDR"`
-		}
-	}
-	base, err := start("baseline", cmp.BaselineCmd, append(pprofEnv(basePprof), "PRICKLE_LOAD_OUTPUTS="+outputsFile)...)
-	if err != nil {
+	if c.base, err = c.startBaseline(ctx); err != nil {
 		return nil, err
 	}
-	defer base.Stop()
+	defer c.base.Stop()
 
+	for _, s := range scenarios {
+		res, err := c.scenario(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		c.cmp.Scenarios = append(c.cmp.Scenarios, res)
+	}
+	if cfg.Sustain > 0 {
+		if err := c.sustain(ctx); err != nil {
+			return nil, err
+		}
+	}
+	c.cmp.LoadEnd, _ = loadAverage()
+	if c.profs != nil {
+		if c.cmp.Accounts, err = c.profs.accounts(scenarios, cfg.Profile); err != nil {
+			return nil, err
+		}
+	}
+	return c.cmp, nil
+}
+
+// comparing is the state of one Compare.
+type comparing struct {
+	cfg   CompareConfig
+	tasks int    // fresh tasks in the world
+	dir   string // the work folder
+	// fixtureFile is the world both servers load; runner and agent, the
+	// tokens the calls are made with.
+	fixtureFile   string
+	runner, agent string
+	cmp           *Comparison
+	// srvPprof and basePprof are the servers' pprof addresses, and profs
+	// what their profiles measured, when profiled (CompareConfig.Profile).
+	srvPprof, basePprof string
+	profs               *profiles
+	srv, base           *conformance.Instance
 	// fresh is the next fresh task of the server under test. Both servers
 	// of a round claim from the same first task (the baseline's claims
 	// land on its own state), so the one that goes second is not left
 	// with what the first one used.
-	fresh := 0
-	runOn := func(inst *conformance.Instance, rc Config, isServer bool, first int) (*Report, error) {
-		rc.Endpoints, rc.PIDs = []string{inst.Endpoint}, []int{inst.PID}
-		rc.RunnerToken, rc.AgentToken = runner, agent
-		rc.Protocol = cfg.Protocol
-		rc.World = DefaultWorld()
-		rc.World.FreshFirst, rc.World.FreshCount = first, tasks-first
-		rep, err := Run(ctx, rc)
-		if isServer && rep != nil {
-			fresh += int(rep.freshUsed)
-		}
-		if err != nil && !(errors.Is(err, ErrFreshExhausted) && rep != nil) {
-			return nil, err
-		}
-		return rep, nil
-	}
+	fresh int
+}
+
+// freshTasks is how many fresh tasks the world needs: every fresh claim
+// of the scenarios' runs and warm-ups, and the sustained load's.
+func (c *CompareConfig) freshTasks(scenarios []Scenario) int {
+	tasks := 0
 	for _, s := range scenarios {
-		res := ScenarioResult{Scenario: s}
-		for run := range cfg.Runs {
-			order := []bool{true, false}
-			if run%2 == 1 {
-				order = []bool{false, true}
-			}
-			var rs, rb *Report
-			first := fresh
-			for _, isServer := range order {
-				rc := Config{Mix: []Weighted{{s.Op, 1}}, Clients: s.Clients, Calls: s.Calls, WarmupCalls: cfg.WarmupCalls}
-				inst, side, addr := base, "baseline", basePprof
-				if isServer {
-					inst, side, addr = srv, "server", srvPprof
-				}
-				var perr error
-				if profs != nil {
-					rc.Measure = func() func(int64) {
-						p := startProfiler(ctx, addr)
-						return func(calls int64) {
-							prof, err := p.finish()
-							if err != nil {
-								perr = fmt.Errorf("%s: %w", side, err)
-								return
-							}
-							profs.add(s.Name()+"/"+side, prof, calls)
-						}
+		if s.Op == OpClaimFresh {
+			tasks += c.Runs * (s.Calls + c.WarmupCalls)
+		}
+	}
+	if c.Sustain > 0 {
+		tasks += c.SustainTasks
+	}
+	return tasks
+}
+
+// writeWorld writes the world both servers load, with c.tasks fresh
+// tasks, into the work folder, and picks the tokens from it.
+func (c *comparing) writeWorld() error {
+	world, tokens, err := Fixture(c.tasks)
+	if err != nil {
+		return err
+	}
+	c.fixtureFile = filepath.Join(c.dir, "world.json")
+	if err := fsx.WriteFileAtomic(c.fixtureFile, world, 0o600); err != nil {
+		return err
+	}
+	c.runner, c.agent, err = SelectTokens(tokens, "", "")
+	return err
+}
+
+// profile prepares the profiles: their folder, and a pprof address for
+// each server.
+func (c *comparing) profile() error {
+	if err := os.MkdirAll(c.cfg.Profile, 0o755); err != nil {
+		return err
+	}
+	var err error
+	if c.srvPprof, err = freeAddr(); err != nil {
+		return err
+	}
+	if c.basePprof, err = freeAddr(); err != nil {
+		return err
+	}
+	c.profs = &profiles{parts: map[string][]*profile.Profile{}, calls: map[string]int64{}}
+	c.cmp.ProfileDir = c.cfg.Profile
+	return nil
+}
+
+// pprofEnv is the environment that has a server serve pprof on addr, if
+// any.
+func pprofEnv(addr string) []string {
+	if addr == "" {
+		return nil
+	}
+	return []string{"PRICKLE_PPROF_ADDR=" + addr, "PRICKLED_PPROF=" + addr}
+}
+
+// start starts command, the server called name, on the world, in a folder
+// of its own.
+func (c *comparing) start(ctx context.Context, name, command string, env ...string) (*conformance.Instance, error) {
+	fmt.Fprintf(c.cfg.Progress, "starting %s: %s\n", name, command)
+	sdir := filepath.Join(c.dir, name)
+	if err := os.Mkdir(sdir, 0o700); err != nil {
+		return nil, err
+	}
+	t := &conformance.CmdTarget{Command: command, StartTimeout: c.cfg.StartTimeout, Env: env}
+	inst, err := t.Start(ctx, nil, c.fixtureFile, sdir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return inst, nil
+}
+
+// record records the server under test's answers into the work folder,
+// for the bare baseline to give.
+func (c *comparing) record(ctx context.Context) error {
+	outputs, err := Record(ctx, c.srv.Endpoint, c.runner, c.agent, c.cfg.Protocol, DefaultWorld())
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return WriteOutputs(filepath.Join(c.dir, "outputs.json"), outputs)
+}
+
+// startBaseline starts the baseline: CompareConfig.BaselineCmd, or the
+// bare server giving the server's recorded answers.
+func (c *comparing) startBaseline(ctx context.Context) (*conformance.Instance, error) {
+	c.cmp.BaselineCmd = c.cfg.BaselineCmd
+	if c.cmp.BaselineCmd == "" {
+		// The bare server runs from a copy of this program: run from the
+		// generator's own file it would share the generator's code pages
+		// (and so its CPU caches), an advantage the server under test does
+		// not have.
+		bare := filepath.Join(c.dir, "prickle-load-bare")
+		if err := copyFile(c.cfg.Self, bare, 0o700); err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		c.cmp.BaselineCmd = "exec " + shellQuote(bare) + ` bare -addr "$PRICKLE_ADDR" -outputs "$PRICKLE_LOAD_OUTPUTS"`
+		if c.basePprof != "" {
+			c.cmp.BaselineCmd += ` -pprof "$PRICKLE_PPROF_ADDR"`
+		}
+	}
+	outputsFile := filepath.Join(c.dir, "outputs.json")
+	return c.start(ctx, "baseline", c.cmp.BaselineCmd, append(pprofEnv(c.basePprof), "PRICKLE_LOAD_OUTPUTS="+outputsFile)...)
+}
+
+// runOn runs rc on inst, its fresh claims from task first on; the server
+// under test's runs advance c.fresh. A run cut short by the fresh tasks
+// running out is reported, not failed.
+func (c *comparing) runOn(ctx context.Context, inst *conformance.Instance, rc Config, isServer bool, first int) (*Report, error) {
+	rc.Endpoints, rc.PIDs = []string{inst.Endpoint}, []int{inst.PID}
+	rc.RunnerToken, rc.AgentToken = c.runner, c.agent
+	rc.Protocol = c.cfg.Protocol
+	rc.World = DefaultWorld()
+	rc.World.FreshFirst, rc.World.FreshCount = first, c.tasks-first
+	rep, err := Run(ctx, rc)
+	if isServer && rep != nil {
+		c.fresh += int(rep.freshUsed)
+	}
+	if err != nil && !(errors.Is(err, ErrFreshExhausted) && rep != nil) {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// scenario runs s Runs times on both servers, alternating which goes
+// first, and reports each round as it ends.
+func (c *comparing) scenario(ctx context.Context, s Scenario) (ScenarioResult, error) {
+	res := ScenarioResult{Scenario: s}
+	for round := range c.cfg.Runs {
+		rs, rb, err := c.round(ctx, s, round)
+		if err != nil {
+			return res, fmt.Errorf("%s, run %d: %w", s.Name(), round+1, err)
+		}
+		res.Server = append(res.Server, rs)
+		res.Baseline = append(res.Baseline, rb)
+		ratioText := "n/a"
+		if ratio, ok := s.ratio(rs, rb); ok {
+			res.Ratio = append(res.Ratio, ratio)
+			ratioText = fmt.Sprintf("%.2f", ratio)
+		}
+		fmt.Fprintf(c.cfg.Progress, "%-45s run %d: server %.0f, baseline %.0f, ratio %s (load %.2f)%s\n",
+			s.Name(), round+1, s.value(rs), s.value(rb), ratioText, rs.LoadEnd[0], failedNote(rs, rb))
+	}
+	return res, nil
+}
+
+// round runs s once on each server, the server under test first in even
+// rounds, the baseline first in odd ones, both from the same fresh task,
+// profiling each when asked.
+func (c *comparing) round(ctx context.Context, s Scenario, round int) (server, baseline *Report, err error) {
+	order := []bool{true, false}
+	if round%2 == 1 {
+		order = []bool{false, true}
+	}
+	first := c.fresh
+	for _, isServer := range order {
+		rc := Config{Mix: []Weighted{{s.Op, 1}}, Clients: s.Clients, Calls: s.Calls, WarmupCalls: c.cfg.WarmupCalls}
+		inst, side, addr := c.base, "baseline", c.basePprof
+		if isServer {
+			inst, side, addr = c.srv, "server", c.srvPprof
+		}
+		var perr error
+		if c.profs != nil {
+			rc.Measure = func() func(int64) {
+				p := startProfiler(ctx, addr)
+				return func(calls int64) {
+					prof, err := p.finish()
+					if err != nil {
+						perr = fmt.Errorf("%s: %w", side, err)
+						return
 					}
-				}
-				rep, err := runOn(inst, rc, isServer, first)
-				if err == nil {
-					err = perr
-				}
-				if err != nil {
-					return nil, fmt.Errorf("%s, run %d: %w", s.Name(), run+1, err)
-				}
-				if isServer {
-					rs = rep
-				} else {
-					rb = rep
+					c.profs.add(s.Name()+"/"+side, prof, calls)
 				}
 			}
-			res.Server = append(res.Server, rs)
-			res.Baseline = append(res.Baseline, rb)
-			ratioText := "n/a"
-			if ratio, ok := s.ratio(rs, rb); ok {
-				res.Ratio = append(res.Ratio, ratio)
-				ratioText = fmt.Sprintf("%.2f", ratio)
-			}
-			fmt.Fprintf(cfg.Progress, "%-45s run %d: server %.0f, baseline %.0f, ratio %s (load %.2f)%s\n",
-				s.Name(), run+1, s.value(rs), s.value(rb), ratioText, rs.LoadEnd[0], failedNote(rs, rb))
 		}
-		cmp.Scenarios = append(cmp.Scenarios, res)
-	}
-	if cfg.Sustain > 0 {
-		first := fresh
-		for _, isServer := range []bool{true, false} {
-			inst := base
-			if isServer {
-				inst = srv
-			}
-			rc := Config{Mix: sustainMix, Clients: cfg.Clients, Duration: cfg.Sustain, WarmupCalls: cfg.WarmupCalls, SampleEvery: 2 * time.Second}
-			rep, err := runOn(inst, rc, isServer, first)
-			if err != nil {
-				return nil, fmt.Errorf("sustained load: %w", err)
-			}
-			cmp.Sustained = append(cmp.Sustained, rep)
-			fmt.Fprintf(cfg.Progress, "sustained %s: %.0f calls/s, RSS %s -> %s\n", sustainedName(len(cmp.Sustained)-1),
-				rep.Total.CallsPerSec, MiB(rep.Server.RSSStart), MiB(rep.Server.RSSEnd))
+		rep, err := c.runOn(ctx, inst, rc, isServer, first)
+		if err == nil {
+			err = perr
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if isServer {
+			server = rep
+		} else {
+			baseline = rep
 		}
 	}
-	cmp.LoadEnd, _ = loadAverage()
-	if profs != nil {
-		if cmp.Accounts, err = profs.accounts(scenarios, cfg.Profile); err != nil {
-			return nil, err
+	return server, baseline, nil
+}
+
+// sustain runs the sustained mixed load on the server under test, then on
+// the baseline, for memory.
+func (c *comparing) sustain(ctx context.Context) error {
+	first := c.fresh
+	for _, isServer := range []bool{true, false} {
+		inst := c.base
+		if isServer {
+			inst = c.srv
 		}
+		rc := Config{Mix: sustainMix, Clients: c.cfg.Clients, Duration: c.cfg.Sustain, WarmupCalls: c.cfg.WarmupCalls, SampleEvery: 2 * time.Second}
+		rep, err := c.runOn(ctx, inst, rc, isServer, first)
+		if err != nil {
+			return fmt.Errorf("sustained load: %w", err)
+		}
+		c.cmp.Sustained = append(c.cmp.Sustained, rep)
+		fmt.Fprintf(c.cfg.Progress, "sustained %s: %.0f calls/s, RSS %s -> %s\n", sustainedName(len(c.cmp.Sustained)-1),
+			rep.Total.CallsPerSec, MiB(rep.Server.RSSStart), MiB(rep.Server.RSSEnd))
 	}
-	return cmp, nil
+	return nil
 }
 
 // failedNote says how many calls failed in a pair of runs, if any did.
