@@ -168,121 +168,198 @@ type ReplicasResult struct {
 // started is stopped when it returns.
 func Replicas(ctx context.Context, cfg ReplicasConfig) (*ReplicasResult, error) {
 	cfg.defaults()
-	for _, d := range cfg.Deployments {
-		if !slices.Contains(Deployments, d) {
-			return nil, fmt.Errorf("unknown deployment %q (known: %s)", d, strings.Join(Deployments, ", "))
-		}
-	}
-	for _, op := range cfg.Ops {
-		if _, ok := opTool[op]; !ok {
-			return nil, fmt.Errorf("unknown operation %q", op)
-		}
-	}
-	if _, err := exec.LookPath(cfg.Prickled); err != nil {
-		return nil, fmt.Errorf("prickled: %w (build it: go build ./cmd/prickled)", err)
-	}
-	needPG := slices.ContainsFunc(cfg.Deployments, func(d string) bool { return d != DeploySQLite })
-	var pgbench string
-	if needPG || cfg.PGBench {
-		bin, err := pgtest.BinDir()
-		if err != nil {
-			return nil, fmt.Errorf("PostgreSQL: %w (%s)", err, pgtest.InstallHint)
-		}
-		if pgbench = filepath.Join(bin, "pgbench"); cfg.PGBench {
-			if _, err := os.Stat(pgbench); err != nil {
-				return nil, fmt.Errorf("pgbench: %w", err)
-			}
-		}
+	pgbench, err := cfg.check()
+	if err != nil {
+		return nil, err
 	}
 
 	res := &ReplicasResult{Deployments: cfg.Deployments, Ops: cfg.Ops, Clients: cfg.Clients, Rounds: cfg.Rounds, Duration: cfg.Duration,
 		ServerFlags: append(slices.Clone(replicaFlags), cfg.ServerFlags...), CPUs: runtime.NumCPU()}
 	res.LoadStart, _ = loadAverage()
-	dir, err := os.MkdirTemp("", "prickle-replicas-")
-	if err != nil {
+	r := &replicating{cfg: cfg, res: res, pgbench: pgbench, deployed: map[string][]*conformance.Instance{}, fresh: map[bool]int{}}
+	if r.dir, err = os.MkdirTemp("", "prickle-replicas-"); err != nil {
 		return nil, err
 	}
 	if cfg.Keep {
-		res.WorkDir = dir
+		res.WorkDir = r.dir
 	} else {
-		defer os.RemoveAll(dir)
+		defer os.RemoveAll(r.dir)
 	}
-	world, tokens, err := Fixture(cfg.Tasks)
-	if err != nil {
+	if err := r.writeWorld(); err != nil {
 		return nil, err
 	}
-	fixtureFile := filepath.Join(dir, "world.json")
-	if err := fsx.WriteFileAtomic(fixtureFile, world, 0o600); err != nil {
-		return nil, err
-	}
-	runnerTok, agentTok, err := SelectTokens(tokens, "", "")
-	if err != nil {
-		return nil, err
-	}
-
-	var cluster *pgtest.Cluster
-	var pgConn *pgx.Conn
-	var dsn string
-	if needPG || cfg.PGBench {
-		fmt.Fprintln(cfg.Progress, "starting PostgreSQL (durable: fsync and synchronous_commit on)")
-		if cluster, err = pgtest.New(pgtest.Options{Durable: true}); err != nil {
-			return nil, fmt.Errorf("PostgreSQL: %w (%s)", err, pgtest.InstallHint)
-		}
-		defer cluster.Close()
-		db, err := cluster.CreateDatabase()
-		if err != nil {
+	defer r.close()
+	if cfg.needPG() || cfg.PGBench {
+		if err := r.startPostgres(ctx); err != nil {
 			return nil, err
 		}
-		// The replicas reach the database over TCP, as across a network.
-		dsn = cluster.TCPDSN(db, cluster.User, "")
-		if pgConn, err = pgx.Connect(ctx, cluster.DSN(db)); err != nil {
-			return nil, fmt.Errorf("PostgreSQL: %w", err)
-		}
-		defer pgConn.Close(context.Background())
-		if err := pgConn.QueryRow(ctx, "SELECT current_setting('server_version')").Scan(&res.PostgreSQL); err != nil {
-			return nil, fmt.Errorf("PostgreSQL: %w", err)
-		}
 	}
-
-	// The processes: one on SQLite; on PostgreSQL two stateless replicas
-	// (pg-1 is the first, pg-2 both) and one with sessions.
-	start := func(name, db string, extra ...string) (*conformance.Instance, error) {
-		args := append([]string{"--db", `"$PRICKLE_DB"`, "--fixture", `"$PRICKLE_FIXTURE"`,
-			"--tokens-out", `"$PRICKLE_STATE_DIR/tokens.json"`, "--addr", `"$PRICKLE_ADDR"`}, res.ServerFlags...)
-		args = append(args, extra...)
-		command := "exec " + shellQuote(cfg.Prickled) + " " + strings.Join(args, " ") + ` 2>"$PRICKLE_STATE_DIR/log"`
-		fmt.Fprintf(cfg.Progress, "starting %s: %s\n", name, command)
-		sdir := filepath.Join(dir, name)
-		if err := os.Mkdir(sdir, 0o700); err != nil {
+	if err := r.deploy(ctx); err != nil {
+		return nil, err
+	}
+	for round := range cfg.Rounds {
+		if err := r.round(ctx, round); err != nil {
 			return nil, err
 		}
-		t := &conformance.CmdTarget{Command: command, StartTimeout: 30 * time.Minute, Env: []string{"PRICKLE_DB=" + db}}
-		inst, err := t.Start(ctx, nil, fixtureFile, sdir)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return inst, nil
 	}
-	deployed := map[string][]*conformance.Instance{}
-	var all []*conformance.Instance
-	defer func() {
-		for _, r := range all {
-			r.Stop()
+	res.LoadEnd, _ = loadAverage()
+	return res, nil
+}
+
+// replicating is the state of one Replicas.
+type replicating struct {
+	cfg ReplicasConfig
+	res *ReplicasResult
+	dir string // the work folder
+	// fixtureFile is the world every prickled loads; runnerTok and
+	// agentTok, the tokens the calls are made with.
+	fixtureFile         string
+	runnerTok, agentTok string
+	// pgbench is pgbench's path, cluster the PostgreSQL cluster, pgConn a
+	// connection to its database for its counters, dsn the replicas' way
+	// to that database: when a deployment or PGBench needs PostgreSQL.
+	pgbench string
+	cluster *pgtest.Cluster
+	pgConn  *pgx.Conn
+	dsn     string
+	// deployed is the processes of each deployment; all, every process
+	// started and not yet stopped.
+	deployed map[string][]*conformance.Instance
+	all      []*conformance.Instance
+	// fresh is the next fresh task of each world (by on PostgreSQL):
+	// SQLite's file, and the one PostgreSQL database every replica there
+	// shares.
+	fresh map[bool]int
+}
+
+// needPG says whether a deployment measured runs on PostgreSQL.
+func (c *ReplicasConfig) needPG() bool {
+	return slices.ContainsFunc(c.Deployments, func(d string) bool { return d != DeploySQLite })
+}
+
+// check refuses deployments and operations it does not know, and a
+// prickled or a PostgreSQL that cannot be found; it returns pgbench's
+// path when PostgreSQL is needed.
+func (c *ReplicasConfig) check() (pgbench string, err error) {
+	for _, d := range c.Deployments {
+		if !slices.Contains(Deployments, d) {
+			return "", fmt.Errorf("unknown deployment %q (known: %s)", d, strings.Join(Deployments, ", "))
 		}
-	}()
+	}
+	for _, op := range c.Ops {
+		if _, ok := opTool[op]; !ok {
+			return "", fmt.Errorf("unknown operation %q", op)
+		}
+	}
+	if _, err := exec.LookPath(c.Prickled); err != nil {
+		return "", fmt.Errorf("prickled: %w (build it: go build ./cmd/prickled)", err)
+	}
+	if c.needPG() || c.PGBench {
+		bin, err := pgtest.BinDir()
+		if err != nil {
+			return "", fmt.Errorf("PostgreSQL: %w (%s)", err, pgtest.InstallHint)
+		}
+		if pgbench = filepath.Join(bin, "pgbench"); c.PGBench {
+			if _, err := os.Stat(pgbench); err != nil {
+				return "", fmt.Errorf("pgbench: %w", err)
+			}
+		}
+	}
+	return pgbench, nil
+}
+
+// writeWorld writes the world every prickled loads, with cfg.Tasks fresh
+// tasks, into the work folder, and picks the tokens from it.
+func (r *replicating) writeWorld() error {
+	world, tokens, err := Fixture(r.cfg.Tasks)
+	if err != nil {
+		return err
+	}
+	r.fixtureFile = filepath.Join(r.dir, "world.json")
+	if err := fsx.WriteFileAtomic(r.fixtureFile, world, 0o600); err != nil {
+		return err
+	}
+	r.runnerTok, r.agentTok, err = SelectTokens(tokens, "", "")
+	return err
+}
+
+// startPostgres starts the durable PostgreSQL cluster, creates the
+// database the replicas share and connects to it for its counters.
+func (r *replicating) startPostgres(ctx context.Context) error {
+	fmt.Fprintln(r.cfg.Progress, "starting PostgreSQL (durable: fsync and synchronous_commit on)")
+	cluster, err := pgtest.New(pgtest.Options{Durable: true})
+	if err != nil {
+		return fmt.Errorf("PostgreSQL: %w (%s)", err, pgtest.InstallHint)
+	}
+	r.cluster = cluster
+	db, err := cluster.CreateDatabase()
+	if err != nil {
+		return err
+	}
+	// The replicas reach the database over TCP, as across a network.
+	r.dsn = cluster.TCPDSN(db, cluster.User, "")
+	pgConn, err := pgx.Connect(ctx, cluster.DSN(db))
+	if err != nil {
+		return fmt.Errorf("PostgreSQL: %w", err)
+	}
+	r.pgConn = pgConn
+	if err := pgConn.QueryRow(ctx, "SELECT current_setting('server_version')").Scan(&r.res.PostgreSQL); err != nil {
+		return fmt.Errorf("PostgreSQL: %w", err)
+	}
+	return nil
+}
+
+// close stops every process started, then closes the connection to
+// PostgreSQL and the cluster, if started.
+func (r *replicating) close() {
+	for _, inst := range r.all {
+		inst.Stop()
+	}
+	if r.pgConn != nil {
+		r.pgConn.Close(context.Background())
+	}
+	if r.cluster != nil {
+		r.cluster.Close()
+	}
+}
+
+// start starts a prickled called name on db, with extra flags, in a
+// folder of its own.
+func (r *replicating) start(ctx context.Context, name, db string, extra ...string) (*conformance.Instance, error) {
+	args := append([]string{"--db", `"$PRICKLE_DB"`, "--fixture", `"$PRICKLE_FIXTURE"`,
+		"--tokens-out", `"$PRICKLE_STATE_DIR/tokens.json"`, "--addr", `"$PRICKLE_ADDR"`}, r.res.ServerFlags...)
+	args = append(args, extra...)
+	command := "exec " + shellQuote(r.cfg.Prickled) + " " + strings.Join(args, " ") + ` 2>"$PRICKLE_STATE_DIR/log"`
+	fmt.Fprintf(r.cfg.Progress, "starting %s: %s\n", name, command)
+	sdir := filepath.Join(r.dir, name)
+	if err := os.Mkdir(sdir, 0o700); err != nil {
+		return nil, err
+	}
+	t := &conformance.CmdTarget{Command: command, StartTimeout: 30 * time.Minute, Env: []string{"PRICKLE_DB=" + db}}
+	inst, err := t.Start(ctx, nil, r.fixtureFile, sdir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return inst, nil
+}
+
+// deploy starts the processes the deployments need: one on SQLite; on
+// PostgreSQL two stateless replicas (pg-1 is the first, pg-2 both) and
+// one with sessions.
+func (r *replicating) deploy(ctx context.Context) error {
 	need := func(ds ...string) bool {
-		return slices.ContainsFunc(ds, func(d string) bool { return slices.Contains(cfg.Deployments, d) })
+		return slices.ContainsFunc(ds, func(d string) bool { return slices.Contains(r.cfg.Deployments, d) })
 	}
 	if need(DeployPG1, DeployPG2, DeployPG1Sessions) {
 		// A prickled of its own loads the world, under a bound of its own
 		// (--db-timeout bounds the fixture's one transaction too, and
 		// hundreds of thousands of tasks take minutes); the replicas
 		// measured then find it loaded and keep the default.
-		r, err := start("pg-load", dsn, "--db-timeout", "30m")
+		inst, err := r.start(ctx, "pg-load", r.dsn, "--db-timeout", "30m")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		r.Stop()
+		inst.Stop()
 	}
 	type proc struct {
 		name, db string
@@ -290,93 +367,106 @@ func Replicas(ctx context.Context, cfg ReplicasConfig) (*ReplicasResult, error) 
 		in       []string
 	}
 	for _, p := range []proc{
-		{"sqlite", filepath.Join(dir, "prickled.db"), nil, []string{DeploySQLite}},
-		{"pg-a", dsn, nil, []string{DeployPG1, DeployPG2}},
-		{"pg-b", dsn, nil, []string{DeployPG2}},
-		{"pg-sessions", dsn, []string{"--stateless=false"}, []string{DeployPG1Sessions}},
+		{"sqlite", filepath.Join(r.dir, "prickled.db"), nil, []string{DeploySQLite}},
+		{"pg-a", r.dsn, nil, []string{DeployPG1, DeployPG2}},
+		{"pg-b", r.dsn, nil, []string{DeployPG2}},
+		{"pg-sessions", r.dsn, []string{"--stateless=false"}, []string{DeployPG1Sessions}},
 	} {
 		if !need(p.in...) {
 			continue
 		}
-		r, err := start(p.name, p.db, p.extra...)
+		inst, err := r.start(ctx, p.name, p.db, p.extra...)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		all = append(all, r)
+		r.all = append(r.all, inst)
 		for _, d := range p.in {
-			deployed[d] = append(deployed[d], r)
+			r.deployed[d] = append(r.deployed[d], inst)
 		}
 	}
+	return nil
+}
 
-	readPG := func() (PGStats, error) {
-		var s PGStats
-		err := pgConn.QueryRow(ctx, `SELECT txid_snapshot_xmax(txid_current_snapshot()), wal_sync, wal_bytes::float8 FROM pg_stat_wal`).
-			Scan(&s.Txns, &s.WALSyncs, &s.WALBytes)
-		return s, err
-	}
-	// The next fresh task of each world: SQLite's file, and the one
-	// PostgreSQL database every replica there shares.
-	fresh := map[bool]int{}
-	for round := range cfg.Rounds {
-		k := 0
-		for _, op := range cfg.Ops {
-			for _, clients := range cfg.Clients {
-				for _, d := range rotate(cfg.Deployments, round+k) {
-					onPG := d != DeploySQLite
-					rc := Config{Mix: []Weighted{{op, 1}}, Clients: clients, Duration: cfg.Duration, WarmupDuration: cfg.Warmup,
-						RunnerToken: runnerTok, AgentToken: agentTok, Protocol: cfg.Protocol, World: DefaultWorld()}
-					rc.World.FreshFirst, rc.World.FreshCount = fresh[onPG], cfg.Tasks-fresh[onPG]
-					for _, r := range deployed[d] {
-						rc.Endpoints = append(rc.Endpoints, r.Endpoint)
-						rc.PIDs = append(rc.PIDs, r.PID)
-					}
-					cell := Cell{Round: round + 1, Deployment: d, Op: op, Clients: clients}
-					var perr error
-					if onPG {
-						rc.DBPIDs = []int{cluster.PID()}
-						rc.Measure = func() func(int64) {
-							s0, err := readPG()
-							return func(int64) {
-								s1, err1 := readPG()
-								if perr = errors.Join(err, err1); perr == nil {
-									st := s1.sub(s0)
-									cell.PG = &st
-								}
-							}
-						}
-					}
-					rep, err := Run(ctx, rc)
-					if rep != nil {
-						fresh[onPG] += int(rep.freshUsed)
-					}
-					if errors.Is(err, ErrFreshExhausted) {
-						return nil, fmt.Errorf("%s, %s, %d clients: %w: give more tasks (-tasks, now %d)", d, op, clients, err, cfg.Tasks)
-					}
-					if err = errors.Join(err, perr); err != nil {
-						return nil, fmt.Errorf("%s, %s, %d clients: %w", d, op, clients, err)
-					}
-					cell.Report = rep
-					res.Cells = append(res.Cells, cell)
-					fmt.Fprintf(cfg.Progress, "round %d  %-16s %3d clients  %-14s %6.0f calls/s  p50 %5.2f ms  p99 %6.2f ms  errors %d  (load %.2f)\n",
-						round+1, op, clients, d, rep.Total.CallsPerSec, rep.Total.P50/1000, rep.Total.P99/1000, rep.Total.Failed, rep.LoadEnd[0])
-				}
-				k++
-			}
-		}
-		if cfg.PGBench {
-			for _, clients := range cfg.Clients {
-				run, err := runPGBench(ctx, pgbench, cluster, dir, clients, cfg.Duration, readPG)
+// readPG reads PostgreSQL's counters.
+func (r *replicating) readPG(ctx context.Context) (PGStats, error) {
+	var s PGStats
+	err := r.pgConn.QueryRow(ctx, `SELECT txid_snapshot_xmax(txid_current_snapshot()), wal_sync, wal_bytes::float8 FROM pg_stat_wal`).
+		Scan(&s.Txns, &s.WALSyncs, &s.WALBytes)
+	return s, err
+}
+
+// round measures every operation at every number of clients on every
+// deployment once, the deployments' order rotating from one measurement
+// to the next, then PostgreSQL alone when asked (ReplicasConfig.PGBench).
+func (r *replicating) round(ctx context.Context, round int) error {
+	k := 0
+	for _, op := range r.cfg.Ops {
+		for _, clients := range r.cfg.Clients {
+			for _, d := range rotate(r.cfg.Deployments, round+k) {
+				cell, err := r.measure(ctx, round, d, op, clients)
 				if err != nil {
-					return nil, err
+					return err
 				}
-				run.Round = round + 1
-				res.PGBench = append(res.PGBench, *run)
-				fmt.Fprintf(cfg.Progress, "round %d  pgbench          %3d clients  %6.0f commits/s\n", round+1, clients, run.TPS)
+				r.res.Cells = append(r.res.Cells, cell)
+				rep := cell.Report
+				fmt.Fprintf(r.cfg.Progress, "round %d  %-16s %3d clients  %-14s %6.0f calls/s  p50 %5.2f ms  p99 %6.2f ms  errors %d  (load %.2f)\n",
+					round+1, op, clients, d, rep.Total.CallsPerSec, rep.Total.P50/1000, rep.Total.P99/1000, rep.Total.Failed, rep.LoadEnd[0])
+			}
+			k++
+		}
+	}
+	if r.cfg.PGBench {
+		for _, clients := range r.cfg.Clients {
+			run, err := runPGBench(ctx, r.pgbench, r.cluster, r.dir, clients, r.cfg.Duration, func() (PGStats, error) { return r.readPG(ctx) })
+			if err != nil {
+				return err
+			}
+			run.Round = round + 1
+			r.res.PGBench = append(r.res.PGBench, *run)
+			fmt.Fprintf(r.cfg.Progress, "round %d  pgbench          %3d clients  %6.0f commits/s\n", round+1, clients, run.TPS)
+		}
+	}
+	return nil
+}
+
+// measure measures op at clients clients on deployment d, and on
+// PostgreSQL what PostgreSQL counted meanwhile.
+func (r *replicating) measure(ctx context.Context, round int, d, op string, clients int) (Cell, error) {
+	onPG := d != DeploySQLite
+	rc := Config{Mix: []Weighted{{op, 1}}, Clients: clients, Duration: r.cfg.Duration, WarmupDuration: r.cfg.Warmup,
+		RunnerToken: r.runnerTok, AgentToken: r.agentTok, Protocol: r.cfg.Protocol, World: DefaultWorld()}
+	rc.World.FreshFirst, rc.World.FreshCount = r.fresh[onPG], r.cfg.Tasks-r.fresh[onPG]
+	for _, inst := range r.deployed[d] {
+		rc.Endpoints = append(rc.Endpoints, inst.Endpoint)
+		rc.PIDs = append(rc.PIDs, inst.PID)
+	}
+	cell := Cell{Round: round + 1, Deployment: d, Op: op, Clients: clients}
+	var perr error
+	if onPG {
+		rc.DBPIDs = []int{r.cluster.PID()}
+		rc.Measure = func() func(int64) {
+			s0, err := r.readPG(ctx)
+			return func(int64) {
+				s1, err1 := r.readPG(ctx)
+				if perr = errors.Join(err, err1); perr == nil {
+					st := s1.sub(s0)
+					cell.PG = &st
+				}
 			}
 		}
 	}
-	res.LoadEnd, _ = loadAverage()
-	return res, nil
+	rep, err := Run(ctx, rc)
+	if rep != nil {
+		r.fresh[onPG] += int(rep.freshUsed)
+	}
+	if errors.Is(err, ErrFreshExhausted) {
+		return cell, fmt.Errorf("%s, %s, %d clients: %w: give more tasks (-tasks, now %d)", d, op, clients, err, r.cfg.Tasks)
+	}
+	if err = errors.Join(err, perr); err != nil {
+		return cell, fmt.Errorf("%s, %s, %d clients: %w", d, op, clients, err)
+	}
+	cell.Report = rep
+	return cell, nil
 }
 
 // rotate returns ds starting at its (i mod len)-th element.
